@@ -1,0 +1,30 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "LiveList",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
+    products: [
+        .library(name: "ListDiff", targets: ["ListDiff"]),
+        .library(name: "ListTesting", targets: ["ListTesting"]),
+        .executable(name: "livelist", targets: ["livelist"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+    ],
+    targets: [
+        .target(name: "ListDiff"),
+        .target(name: "ListTesting", dependencies: ["ListDiff"]),
+        .executableTarget(
+            name: "livelist",
+            dependencies: [
+                "ListDiff",
+                "ListTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
+        .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

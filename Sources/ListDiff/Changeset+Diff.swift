@@ -1,0 +1,114 @@
+extension Changeset {
+    /// Computes the changes that turn `old` into `new`, and stages them into UIKit-safe batches.
+    ///
+    /// Rows and sections are paired by identity (`id`); a paired row whose content differs
+    /// (``ListElement/isContentEqual(to:)``) is reloaded. Rows that keep their relative order are
+    /// never reported as moved: within a section the moves are the complement of a longest
+    /// increasing subsequence; a row that changes section is always a move.
+    ///
+    /// Complexity: O(n + m) hashing and passes for n old and m new rows, plus O(k log k) for the
+    /// longest-increasing-subsequence step over the k rows that stay in their section (O(k) when
+    /// few rows moved). Memory is linear. Duplicated identifiers pair up occurrence by occurrence,
+    /// in order, and are listed in ``duplicates``.
+    @inlinable
+    public init(from old: ListSnapshot<SectionModel, Item>, to new: ListSnapshot<SectionModel, Item>) {
+        let matching = _SnapshotMatching(old: old, new: new)
+        self = matching.makeChangeset()
+    }
+}
+
+/// The identity pairing of two snapshots, sections and items, flattened into index arrays.
+@usableFromInline
+struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
+    @usableFromInline let old: ListSnapshot<SectionModel, Item>
+    @usableFromInline let new: ListSnapshot<SectionModel, Item>
+    @usableFromInline var oldSectionToNew: [Int32]
+    @usableFromInline var newSectionToOld: [Int32]
+    /// Flat index of each section's first item; one extra entry holds the total.
+    @usableFromInline var oldStart: [Int]
+    @usableFromInline var newStart: [Int]
+    @usableFromInline var oldSectionOf: [Int32]
+    @usableFromInline var newSectionOf: [Int32]
+    @usableFromInline var oldToNew: [Int32]
+    @usableFromInline var newToOld: [Int32]
+    @usableFromInline var duplicates = DuplicateReport<SectionModel.ID, Item.ID>()
+
+    @inlinable
+    init(old: ListSnapshot<SectionModel, Item>, new: ListSnapshot<SectionModel, Item>) {
+        self.old = old
+        self.new = new
+
+        var sectionTable = _IdentityTable<SectionModel.ID>(oldCount: old.sections.count, newCount: new.sections.count)
+        for (index, section) in old.sections.enumerated() { sectionTable.addOld(section.model.id, at: index) }
+        var newSectionToOld = [Int32]()
+        newSectionToOld.reserveCapacity(new.sections.count)
+        for section in new.sections { newSectionToOld.append(sectionTable.pairNew(section.model.id)) }
+        var oldSectionToNew = [Int32](repeating: -1, count: old.sections.count)
+        for (newIndex, oldIndex) in newSectionToOld.enumerated() where oldIndex >= 0 {
+            oldSectionToNew[Int(oldIndex)] = Int32(truncatingIfNeeded: newIndex)
+        }
+        self.newSectionToOld = newSectionToOld
+        self.oldSectionToNew = oldSectionToNew
+        duplicates.sectionIDs = sectionTable.duplicates
+
+        oldStart = Self.starts(of: old)
+        newStart = Self.starts(of: new)
+        let oldTotal = oldStart[old.sections.count]
+        let newTotal = newStart[new.sections.count]
+
+        var itemTable = _IdentityTable<Item.ID>(oldCount: oldTotal, newCount: newTotal)
+        var oldSectionOf = [Int32]()
+        oldSectionOf.reserveCapacity(oldTotal)
+        var flat = 0
+        for (sectionIndex, section) in old.sections.enumerated() {
+            for item in section.items {
+                itemTable.addOld(item.id, at: flat)
+                flat += 1
+            }
+            oldSectionOf.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: sectionIndex), count: section.items.count))
+        }
+        var newSectionOf = [Int32]()
+        newSectionOf.reserveCapacity(newTotal)
+        var newToOld = [Int32]()
+        newToOld.reserveCapacity(newTotal)
+        for (sectionIndex, section) in new.sections.enumerated() {
+            for item in section.items { newToOld.append(itemTable.pairNew(item.id)) }
+            newSectionOf.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: sectionIndex), count: section.items.count))
+        }
+        var oldToNew = [Int32](repeating: -1, count: oldTotal)
+        for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex >= 0 {
+            oldToNew[Int(oldIndex)] = Int32(truncatingIfNeeded: newIndex)
+        }
+        self.oldSectionOf = oldSectionOf
+        self.newSectionOf = newSectionOf
+        self.oldToNew = oldToNew
+        self.newToOld = newToOld
+        duplicates.itemIDs = itemTable.duplicates
+    }
+
+    @inlinable
+    static func starts(of snapshot: ListSnapshot<SectionModel, Item>) -> [Int] {
+        var starts = [Int]()
+        starts.reserveCapacity(snapshot.sections.count + 1)
+        var total = 0
+        for section in snapshot.sections {
+            starts.append(total)
+            total += section.items.count
+        }
+        starts.append(total)
+        return starts
+    }
+
+    /// Whether the old row `oldIndex`, paired with new row `newIndex`, stays in a surviving
+    /// section on both sides — the only rows UIKit can move or reload rather than delete+insert.
+    @inlinable
+    func isCarried(old oldIndex: Int, new newIndex: Int) -> Bool {
+        oldSectionToNew[Int(oldSectionOf[oldIndex])] >= 0 && newSectionToOld[Int(newSectionOf[newIndex])] >= 0
+    }
+
+    @inlinable
+    func newItem(_ flat: Int) -> Item {
+        let section = Int(newSectionOf[flat])
+        return new.sections[section].items[flat - newStart[section]]
+    }
+}

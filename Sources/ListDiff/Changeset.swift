@@ -1,0 +1,50 @@
+/// Everything that changed between two snapshots of a sectioned list, and how to apply it safely.
+///
+/// Create one with ``init(from:to:)`` (the diff) or receive one from a live query. Read
+/// ``changes`` to know what happened (which rows left, entered, moved or changed); apply
+/// ``stages`` to a `UICollectionView`/`UITableView`, one `performBatchUpdates` per stage, to get
+/// there without an inconsistency exception.
+///
+/// ```swift
+/// let changeset = Changeset(from: displayed, to: latest)
+/// for stage in changeset.stages {
+///     collectionView.performBatchUpdates {
+///         dataSource.snapshot = stage.snapshot
+///         collectionView.apply(stage.changes)
+///     }
+/// }
+/// ```
+///
+/// Index conventions (UIKit's and Realm's): deletes, reloads and move sources are indices of the
+/// old snapshot; inserts and move destinations are indices of the new snapshot.
+public struct Changeset<SectionModel: ListElement, Item: ListElement> {
+    /// The whole transition in one place, for reading: every row that left (also the rows of
+    /// deleted sections), entered (also the rows of inserted sections), moved between or within
+    /// surviving sections, or changed content. An item can be both moved and reloaded here.
+    ///
+    /// A row whose old or new section is deleted or inserted is reported as deleted and inserted,
+    /// not moved, because UIKit cannot move items out of a deleted or into an inserted section.
+    public var changes: ListChanges
+    /// The transition split into batches that each obey every UIKit batch rule, in order. Empty
+    /// when nothing changed.
+    public var stages: [ChangesetStage<SectionModel, Item>]
+    /// Identifiers that were not unique in the old or new snapshot.
+    public var duplicates: DuplicateReport<SectionModel.ID, Item.ID>
+
+    /// Creates a changeset from its parts; producers other than the diff (a live query) use this.
+    @inlinable
+    public init(
+        changes: ListChanges,
+        stages: [ChangesetStage<SectionModel, Item>],
+        duplicates: DuplicateReport<SectionModel.ID, Item.ID> = DuplicateReport()
+    ) {
+        self.changes = changes
+        self.stages = stages
+        self.duplicates = duplicates
+    }
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool { stages.isEmpty }
+}
+
+extension Changeset: Sendable where SectionModel: Sendable, Item: Sendable, SectionModel.ID: Sendable, Item.ID: Sendable {}
