@@ -39,10 +39,14 @@ struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
         self.new = new
 
         var sectionTable = _IdentityTable<SectionModel.ID>(oldCount: old.sections.count, newCount: new.sections.count)
-        for (index, section) in old.sections.enumerated() { sectionTable.addOld(section.model.id, at: index) }
+        for (index, section) in old.sections.enumerated().reversed() {
+            sectionTable.addOld(section.model.id, hash: sectionTable.hash(section.model.id), at: index)
+        }
         var newSectionToOld = [Int32]()
         newSectionToOld.reserveCapacity(new.sections.count)
-        for section in new.sections { newSectionToOld.append(sectionTable.pairNew(section.model.id)) }
+        for section in new.sections {
+            newSectionToOld.append(sectionTable.pairNew(section.model.id, hash: sectionTable.hash(section.model.id)))
+        }
         var oldSectionToNew = [Int32](repeating: -1, count: old.sections.count)
         for (newIndex, oldIndex) in newSectionToOld.enumerated() where oldIndex >= 0 {
             oldSectionToNew[Int(oldIndex)] = Int32(truncatingIfNeeded: newIndex)
@@ -59,20 +63,28 @@ struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
         var itemTable = _IdentityTable<Item.ID>(oldCount: oldTotal, newCount: newTotal)
         var oldSectionOf = [Int32]()
         oldSectionOf.reserveCapacity(oldTotal)
-        var flat = 0
         for (sectionIndex, section) in old.sections.enumerated() {
-            for item in section.items {
-                itemTable.addOld(item.id, at: flat)
-                flat += 1
-            }
             oldSectionOf.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: sectionIndex), count: section.items.count))
+        }
+        let oldHashes = Self.hashes(of: old, total: oldTotal, table: itemTable)
+        var flat = oldTotal
+        for section in old.sections.reversed() {
+            for item in section.items.reversed() {
+                flat -= 1
+                itemTable.addOld(item.id, hash: oldHashes[flat], at: flat)
+            }
         }
         var newSectionOf = [Int32]()
         newSectionOf.reserveCapacity(newTotal)
         var newToOld = [Int32]()
         newToOld.reserveCapacity(newTotal)
+        let newHashes = Self.hashes(of: new, total: newTotal, table: itemTable)
+        flat = 0
         for (sectionIndex, section) in new.sections.enumerated() {
-            for item in section.items { newToOld.append(itemTable.pairNew(item.id)) }
+            for item in section.items {
+                newToOld.append(itemTable.pairNew(item.id, hash: newHashes[flat]))
+                flat += 1
+            }
             newSectionOf.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: sectionIndex), count: section.items.count))
         }
         var oldToNew = [Int32](repeating: -1, count: oldTotal)
@@ -84,6 +96,28 @@ struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
         self.oldToNew = oldToNew
         self.newToOld = newToOld
         duplicates.itemIDs = itemTable.duplicates
+    }
+
+    /// Every item's hash under `table`, in flat order (see `_IdentityTable` for why a separate pass).
+    @inlinable
+    static func hashes(of snapshot: ListSnapshot<SectionModel, Item>, total: Int, table: borrowing _IdentityTable<Item.ID>) -> [Int] {
+        [Int](unsafeUninitializedCapacity: total) { buffer, count in
+            if let seed = table.byteHashSeed {
+                for section in snapshot.sections {
+                    for item in section.items {
+                        buffer[count] = _IdentifierHashing.bytesHash(item.id, seed: seed)
+                        count += 1
+                    }
+                }
+            } else {
+                for section in snapshot.sections {
+                    for item in section.items {
+                        buffer[count] = item.id.hashValue
+                        count += 1
+                    }
+                }
+            }
+        }
     }
 
     @inlinable

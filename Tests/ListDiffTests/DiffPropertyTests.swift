@@ -85,3 +85,40 @@ struct DiffPropertyTests {
         #expect(Changeset(from: new, to: new).isEmpty)
     }
 }
+
+/// A row keyed by a string: exercises the standard `Hasher` path of the identity table (integer
+/// identifiers take the byte-hash path).
+private struct NamedRow: ListElement, Hashable {
+    var id: String
+    var version: Int
+}
+
+private struct NamedHeader: ListElement, Hashable {
+    var id: String
+    var version: Int
+}
+
+@MainActor
+struct DiffHashingPathTests {
+    private static func named(_ snapshot: Snapshot) -> ListSnapshot<NamedHeader, NamedRow> {
+        ListSnapshot(sections: snapshot.sections.map { section in
+            SnapshotSection(NamedHeader(id: "s\(section.model.id)", version: section.model.version),
+                            items: section.items.map { NamedRow(id: "r\($0.id)", version: $0.version) })
+        })
+    }
+
+    @Test("string identifiers (standard hashing) give the same changes as integer identifiers (byte hashing)", arguments: ChangeShape.allCases)
+    func hashingPathsAgree(shape: ChangeShape) {
+        let seed = DiffPropertyTests.seed &+ 200 &+ UInt64(ChangeShape.allCases.firstIndex(of: shape) ?? 0)
+        print("DiffHashingPathTests(\(shape)): seed \(seed)")
+        var random = RandomSnapshots(seed: seed)
+        for iteration in 0..<200 {
+            let (old, new) = random.pair(shape)
+            let byBytes = Changeset(from: old, to: new)
+            let byHasher = Changeset(from: Self.named(old), to: Self.named(new))
+            #expect(byBytes.changes == byHasher.changes, "seed \(seed), \(shape) #\(iteration)")
+            #expect(byBytes.stages.map(\.changes) == byHasher.stages.map(\.changes), "seed \(seed), \(shape) #\(iteration)")
+            #expect(byBytes.duplicates.itemIDs.count == byHasher.duplicates.itemIDs.count, "seed \(seed), \(shape) #\(iteration)")
+        }
+    }
+}

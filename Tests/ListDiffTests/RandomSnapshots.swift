@@ -1,4 +1,5 @@
 import ListDiff
+import ListTesting
 
 typealias Row = VersionedItem<Int, Int>
 typealias Header = VersionedItem<Int, Int>
@@ -12,10 +13,10 @@ enum ChangeShape: CaseIterable {
 
 /// Random pairs of sectioned snapshots (old, new) of a given shape.
 struct RandomSnapshots {
-    var generator: SeededGenerator
+    var generator: SeededRandomNumberGenerator
     private var nextID = 0
 
-    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
+    init(seed: UInt64) { generator = SeededRandomNumberGenerator(seed: seed) }
 
     private mutating func freshID() -> Int {
         nextID += 1

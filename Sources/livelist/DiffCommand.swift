@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import ListDiff
+
+/// `livelist diff OLD.json NEW.json`: the changeset and its UIKit-safe stages as JSON.
+struct DiffCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract: "Diff two sectioned snapshots and print the staged changeset as JSON.",
+        discussion: """
+            Input files hold [{"id": <string|number>, "value": <any, optional>, "items": [{"id": …, "value": …}]}].
+            Output: {"stages": [{"sections": {…}, "items": {…}, "after": [{"id": …, "items": [id…]}]}…], "duplicates": {…}}.
+            """
+    )
+
+    @Argument(help: "The old snapshot (JSON file).") var old: String
+    @Argument(help: "The new snapshot (JSON file).") var new: String
+
+    func run() throws {
+        let oldSnapshot = try Self.readSnapshot(old)
+        let newSnapshot = try Self.readSnapshot(new)
+        print(Changeset(from: oldSnapshot, to: newSnapshot).json.serialized)
+    }
+
+    static func readSnapshot(_ path: String) throws(InputError) -> JSONSnapshot {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw InputError("\(path): cannot read the file (\(error.localizedDescription))")
+        }
+        do {
+            return try JSONSnapshot(json: JSONParser.parse(Array(data)))
+        } catch let error as JSONParser.SyntaxError {
+            throw InputError("\(path): invalid JSON at \(error)")
+        } catch {
+            throw InputError("\(path): \(error)")
+        }
+    }
+}
+
+/// Bad input to a command: one clear line on standard error and exit status 2.
+struct InputError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
