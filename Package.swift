@@ -25,6 +25,8 @@ let package = Package(
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
+        // Runs the built `livelist` binary, as scripts and CI do.
+        .testTarget(name: "LiveListCLITests", dependencies: ["livelist"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@Suite(.serialized)
+struct DiffCommandTests {
+    @Test("livelist diff prints stages whose last state is the new snapshot")
+    func diffPrintsStages() throws {
+        let old = try CommandRunner.temporaryFile(#"[{"id": "a", "items": [{"id": 1, "value": "x"}, {"id": 2}, {"id": 3}]}, {"id": "b", "items": [{"id": 4}]}]"#)
+        let new = try CommandRunner.temporaryFile(#"[{"id": "b", "items": [{"id": 4}, {"id": 2}]}, {"id": "a", "items": [{"id": 3}, {"id": 1, "value": "y"}]}]"#)
+        let result = try CommandRunner.run(["diff", old, new])
+        #expect(result.status == 0, "\(result.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let stages = try #require(object["stages"] as? [[String: Any]])
+        #expect(stages.count >= 2)
+        let after = try #require(stages.last?["after"] as? [[String: Any]])
+        #expect(after.map { $0["id"] as? String } == ["b", "a"])
+        #expect(after.map { ($0["items"] as? [Int]) ?? [] } == [[4, 2], [3, 1]])
+        for stage in stages {
+            let sections = try #require(stage["sections"] as? [String: Any])
+            let items = try #require(stage["items"] as? [String: Any])
+            #expect(Set(sections.keys) == ["delete", "insert", "move", "reload"])
+            #expect(Set(items.keys) == ["delete", "insert", "move", "reload"])
+        }
+        // The content change of item 1 is a reload at its old path, in the first stage.
+        let firstItems = try #require(stages.first?["items"] as? [String: Any])
+        #expect((firstItems["reload"] as? [[Int]]) == [[0, 0]])
+    }
+
+    @Test("identical snapshots give no stages")
+    func identicalGivesNoStages() throws {
+        let file = try CommandRunner.temporaryFile(#"[{"id": 1, "items": [{"id": 1}]}]"#)
+        let result = try CommandRunner.run(["diff", file, file])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.hasPrefix(#"{"stages":[]"#))
+    }
+
+    @Test("malformed JSON: one line naming the file, line and column; exit 2")
+    func malformedJSON() throws {
+        let good = try CommandRunner.temporaryFile(#"[]"#)
+        let bad = try CommandRunner.temporaryFile("[{\"id\": 1,\n  \"items\": [1,]}]", name: "bad.json")
+        let result = try CommandRunner.run(["diff", good, bad])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("bad.json"))
+        #expect(result.standardError.contains("line 2, column 15"), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test("input of the wrong shape names the JSON path; exit 2")
+    func wrongShape() throws {
+        let good = try CommandRunner.temporaryFile(#"[]"#)
+        let bad = try CommandRunner.temporaryFile(#"[{"id": 1, "items": [{"id": 1}, {"id": true}]}]"#, name: "shape.json")
+        let result = try CommandRunner.run(["diff", bad, good])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("shape.json: $[0].items[1].id"), "\(result.standardError)")
+        let missingItems = try CommandRunner.temporaryFile(#"[{"id": 1}]"#, name: "noitems.json")
+        #expect(try CommandRunner.run(["diff", missingItems, good]).standardError.contains("$[0]: a section needs an \"items\" array"))
+    }
+
+    @Test("an unreadable file: exit 2")
+    func unreadableFile() throws {
+        let good = try CommandRunner.temporaryFile(#"[]"#)
+        let result = try CommandRunner.run(["diff", good, "/nonexistent/new.json"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("/nonexistent/new.json"))
+    }
+
+    @Test("duplicate identifiers are reported, not fatal")
+    func duplicatesReported() throws {
+        let old = try CommandRunner.temporaryFile(#"[{"id": 1, "items": [{"id": 7}, {"id": 7}]}]"#)
+        let new = try CommandRunner.temporaryFile(#"[{"id": 1, "items": [{"id": 7}]}]"#)
+        let result = try CommandRunner.run(["diff", old, new])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains(#""duplicates":{"sections":[],"items":[7]}"#), "\(result.standardOutput)")
+    }
+}
+
+struct BenchCommandTests {
+    @Test("livelist bench --json prints one object per line with the contract's keys")
+    func benchJSON() throws {
+        let result = try CommandRunner.run(["bench", "--quick", "--json", "--filter", "diff.uuid.5k"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n")
+        #expect(lines.count == 1)
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["bench"] as? String == "diff.uuid.5k")
+            #expect((object["median_ms"] as? Double).map { $0 > 0 } == true)
+            #expect(object["baseline"] as? String == "CollectionDifference.inferringMoves")
+            #expect(object["baseline_median_ms"] is Double)
+        }
+    }
+}
