@@ -11,22 +11,34 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
     ],
     targets: [
         .target(name: "ListDiff"),
         .target(name: "ListTesting", dependencies: ["ListDiff"]),
+        // Code shared by the command-line tools: JSON values and the benchmarks.
+        .target(name: "LiveListTools", dependencies: ["ListDiff", "ListTesting"]),
         .executableTarget(
             name: "livelist",
             dependencies: [
                 "ListDiff",
                 "ListTesting",
+                "LiveListTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "livelist-allocations",
+            dependencies: [
+                "LiveListTools",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
         // Runs the built `livelist` binary, as scripts and CI do.
-        .testTarget(name: "LiveListCLITests", dependencies: ["livelist"]),
+        .testTarget(name: "LiveListCLITests", dependencies: ["livelist", "livelist-allocations"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiveListTools
 
 /// `livelist bench [--json] [--quick]`: the performance figures, with baselines measured in the
 /// same run. Build with `-c release`; debug figures mean nothing.
@@ -12,6 +13,8 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per benchmark and line.") var json = false
     @Flag(help: "Run a smaller set that finishes within seconds.") var quick = false
     @Flag(help: "Skip the baselines (for profiling).") var skipBaselines = false
+    @Flag(help: "Leave glibc's allocator at its defaults (large blocks go back to the system after each run).")
+    var defaultAllocator = false
     @Option(help: "Run only the benchmarks whose name starts with this prefix.") var filter: String?
 
     func run() throws {
@@ -19,6 +22,51 @@ struct BenchCommand: ParsableCommand {
         let report: (BenchResult) -> Void = { result in
             FileHandle.standardOutput.write(Data(((json ? result.json.serialized : result.line) + "\n").utf8))
         }
-        try DiffBenchmarks.run(quick: quick, baselines: !skipBaselines, selected: selected, report: report)
+        let allocations = allocationCounts()
+        if !defaultAllocator { keepFreedMemory() }
+        do {
+            try DiffBenchmarks.run(quick: quick, baselines: !skipBaselines, selected: selected,
+                                   allocations: { allocations[$0] }, report: report)
+        } catch let failure as BenchFailure {
+            throw InputError("bench: \(failure.description)")
+        }
+    }
+
+    /// A long-running app's heap is warm: memory freed by one diff is reused by the next. glibc by
+    /// default hands blocks over 128 KiB back to the system on free, so every run of a large diff
+    /// would page-fault all its memory in again (2,000 faults per 100k diff), and the figure would
+    /// swing by 2x with the allocator's history. Keep freed memory in the heap; the faults that
+    /// remain are reported per run, and `--default-allocator` measures without this.
+    private func keepFreedMemory() {
+        // mallopt is not in Swift's Glibc module (malloc.h is not part of it); look it up.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+        let trimThreshold: Int32 = -1, mmapThreshold: Int32 = -3   // M_TRIM_THRESHOLD, M_MMAP_THRESHOLD
+        _ = mallopt(mmapThreshold, 512 << 20)
+        _ = mallopt(trimThreshold, 1 << 30)
+    }
+
+    /// Allocation counts from the `livelist-allocations` helper built next to this executable,
+    /// which links a malloc interposer that must stay out of the timed runs; none if it is absent.
+    private func allocationCounts() -> [String: Int] {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let helper = executable.deletingLastPathComponent().appendingPathComponent("livelist-allocations")
+        guard FileManager.default.isExecutableFile(atPath: helper.path) else { return [:] }
+        let process = Process()
+        process.executableURL = helper
+        process.arguments = (quick ? ["--quick"] : []) + (filter.map { ["--filter", $0] } ?? [])
+        let output = Pipe()
+        process.standardOutput = output
+        guard (try? process.run()) != nil else { return [:] }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var counts: [String: Int] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let name = object["bench"] as? String, let count = object["allocations"] as? Int else { continue }
+            counts[name] = count
+        }
+        return counts
     }
 }

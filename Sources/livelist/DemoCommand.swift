@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ListDiff
+import LiveListTools
 import ListTesting
 
 /// `livelist demo`: a live list fed by a changing inbox. Until the SQLite-backed demo lands the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ListDiff
+import LiveListTools
 
 /// `livelist diff OLD.json NEW.json`: the changeset and its UIKit-safe stages as JSON.
 struct DiffCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import ListDiff
+import LiveListTools
 
 /// A section or item read from `livelist diff` input: an identifier (string or number) and an
 /// optional value whose equality is the element's content equality.

@@ -1,13 +1,25 @@
-/// One benchmark's figures, printed as a table row or as one JSON object per line.
-struct BenchResult {
-    var name: String
-    var medianMilliseconds: Double
-    var runs: Int
-    var baseline: String?
-    var baselineMedianMilliseconds: Double?
-    var extra: [(key: String, value: JSONValue)] = []
+import Foundation
 
-    var json: JSONValue {
+/// One benchmark's figures, printed as a table row or as one JSON object per line.
+public struct BenchResult: Sendable {
+    public var name: String
+    public var medianMilliseconds: Double
+    public var runs: Int
+    public var baseline: String?
+    public var baselineMedianMilliseconds: Double?
+    public var extra: [JSONValue.Member] = []
+
+    public init(name: String, medianMilliseconds: Double, runs: Int) {
+        self.name = name
+        self.medianMilliseconds = medianMilliseconds
+        self.runs = runs
+    }
+
+    public mutating func add(_ key: String, _ value: JSONValue) {
+        extra.append(JSONValue.Member(key: key, value: value))
+    }
+
+    public var json: JSONValue {
         var members: [JSONValue.Member] = [
             .init(key: "bench", value: .string(name)),
             .init(key: "median_ms", value: .double(Self.rounded(medianMilliseconds))),
@@ -18,16 +30,15 @@ struct BenchResult {
             members.append(.init(key: "baseline_median_ms", value: .double(Self.rounded(baselineMedianMilliseconds))))
             members.append(.init(key: "speedup", value: .double(Self.rounded(baselineMedianMilliseconds / medianMilliseconds))))
         }
-        for (key, value) in extra { members.append(.init(key: key, value: value)) }
-        return .object(members)
+        return .object(members + extra)
     }
 
-    var line: String {
+    public var line: String {
         var text = "\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) median \(Self.format(medianMilliseconds)) ms (\(runs) runs)"
         if let baseline, let baselineMedianMilliseconds {
             text += "; \(baseline) \(Self.format(baselineMedianMilliseconds)) ms, \(Self.format(baselineMedianMilliseconds / medianMilliseconds))x"
         }
-        for (key, value) in extra { text += "; \(key) \(value.serialized)" }
+        for member in extra { text += "; \(member.key) \(member.value.serialized)" }
         return text
     }
 

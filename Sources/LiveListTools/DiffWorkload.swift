@@ -40,4 +40,5 @@ struct DiffWorkload<ID: Hashable & Sendable> {
     }
 }
 
+/// UUIDs are 16 plain bytes compared bytewise, so the diff may hash them by their bytes.
 extension UUID: BitwiseIdentifier {}

@@ -1,11 +1,11 @@
 /// A strict RFC 8259 JSON parser that says where it stopped: Foundation's parsers on Linux accept
 /// trailing commas and report no line or column, and the CLI contract promises a position.
-struct JSONParser {
-    struct SyntaxError: Error, CustomStringConvertible {
-        var message: String
-        var line: Int
-        var column: Int
-        var description: String { "line \(line), column \(column): \(message)" }
+public struct JSONParser {
+    public struct SyntaxError: Error, CustomStringConvertible {
+        public var message: String
+        public var line: Int
+        public var column: Int
+        public var description: String { "line \(line), column \(column): \(message)" }
     }
 
     private let bytes: [UInt8]
@@ -15,7 +15,7 @@ struct JSONParser {
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
         var parser = JSONParser(bytes)
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()

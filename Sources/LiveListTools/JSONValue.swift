@@ -1,6 +1,6 @@
-/// A JSON value as the CLI reads and writes it. Integers stay exact (`Int64`); other numbers are
+/// A JSON value as the `livelist` tools read and write it. Integers stay exact (`Int64`); other numbers are
 /// `Double`. Object keys keep their order so that output is stable.
-indirect enum JSONValue: Hashable, Sendable {
+public indirect enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -9,25 +9,29 @@ indirect enum JSONValue: Hashable, Sendable {
     case array([JSONValue])
     case object([Member])
 
-    struct Member: Hashable, Sendable {
-        var key: String
-        var value: JSONValue
+    public struct Member: Hashable, Sendable {
+        public var key: String
+        public var value: JSONValue
+        public init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     /// The value of `key` in an object.
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard case let .object(members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// Compact JSON text.
-    var serialized: String {
+    public var serialized: String {
         var output = ""
         write(to: &output)
         return output
     }
 
-    func write(to output: inout String) {
+    public func write(to output: inout String) {
         switch self {
         case .null: output += "null"
         case let .bool(value): output += value ? "true" : "false"
@@ -80,10 +84,10 @@ indirect enum JSONValue: Hashable, Sendable {
 }
 
 extension JSONValue: ExpressibleByArrayLiteral, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
-    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int64) { self = .integer(value) }
-    init(_ members: KeyValuePairs<String, JSONValue>) {
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(_ members: KeyValuePairs<String, JSONValue>) {
         self = .object(members.map { Member(key: $0.key, value: $0.value) })
     }
 }
