@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
+        .library(name: "ListPresenter", targets: ["ListPresenter"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -16,7 +17,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "ListDiff"),
-        .target(name: "ListTesting", dependencies: ["ListDiff"]),
+        .target(name: "ListPresenter", dependencies: ["ListDiff"]),
+        // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
+        .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: ["ListDiff", "ListTesting"]),
         .executableTarget(

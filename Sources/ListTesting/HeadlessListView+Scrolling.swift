@@ -72,6 +72,22 @@ extension HeadlessListView {
         onScrollAnimationEnded?()
     }
 
+    /// Scrolls to `offset` (clamped to the content). Animated: stays in flight until
+    /// ``finishScrollAnimation()`` — unless the view is already there, in which case nothing
+    /// animates and the end callback is never called (§4.3).
+    public func setContentOffset(_ offset: Int, animated: Bool) throws(BatchUpdateViolation) {
+        guard batchDepth == 0 else { throw .scrollDuringBatch }
+        layoutIfNeeded()
+        let target = max(0, min(offset, maximumContentOffset))
+        guard animated else {
+            scrollAnimationTarget = nil
+            contentOffset = target
+            return
+        }
+        guard target != contentOffset else { return }
+        scrollAnimationTarget = target
+    }
+
     /// Sets the content offset directly, as a user's drag would (clamped to the content).
     public func setContentOffset(_ offset: Int) {
         layoutIfNeeded()

@@ -64,6 +64,11 @@ public final class HeadlessListView<Cell, Header> {
     public internal(set) var scrollAnimationTarget: Int?
     /// Violations tolerated by UIKit that a non-strict view only records.
     public internal(set) var warnings: [BatchUpdateViolation] = []
+    /// Violations raised while the view was driven as a `ListTarget` (whose methods cannot throw,
+    /// as UIKit's cannot): a test asserts this stays empty.
+    public internal(set) var violations: [BatchUpdateViolation] = []
+    /// Whether the view is "in a window"; a presenter reloads instead of animating when it is not.
+    public var isOnScreen = true
     /// Statistics: batches applied, full reloads, cells read from the data source.
     public internal(set) var batchCount = 0
     public internal(set) var reloadDataCount = 0
@@ -72,6 +77,9 @@ public final class HeadlessListView<Cell, Header> {
     var batchDepth = 0
     var pending = PendingBatch()
     var reloadedSinceLayout = false
+    /// Completions of the batch being recorded (nested calls add theirs), then of batches whose
+    /// animation is in flight.
+    var batchCompletions: [@MainActor (Bool) -> Void] = []
     var pendingCompletions: [@MainActor (Bool) -> Void] = []
     var animatingBatches = 0
 
@@ -161,20 +169,26 @@ public final class HeadlessListView<Cell, Header> {
             try updates()
         } catch {
             batchDepth -= 1
-            if batchDepth == 0 { pending = PendingBatch() }
+            if batchDepth == 0 {
+                pending = PendingBatch()
+                batchCompletions = []
+            }
             throw error
         }
         batchDepth -= 1
-        if let completion { pendingCompletions.append(completion) }
+        if let completion { batchCompletions.append(completion) }
         guard batchDepth == 0 else { return }
         let batch = pending
         pending = PendingBatch()
+        let completions = batchCompletions
+        batchCompletions = []
         do {
             try commit(batch, dataSource: dataSource)
         } catch {
             displayed = nil
             throw error
         }
+        pendingCompletions += completions
         batchCount += 1
         animatingBatches += 1
         if completesBatchAnimationsImmediately { finishBatchAnimations() }

@@ -1,0 +1,78 @@
+import ListDiff
+
+extension ListPresenter {
+    /// The one step function of the state machine: when idle, run the next stage in flight, else
+    /// the next update, else a deferred scroll.
+    func advance() {
+        guard phase == .idle, let target else { return }
+        if !remainingStages.isEmpty {
+            runNextStage(on: target)
+        } else if needsUpdate {
+            needsUpdate = false
+            startUpdate(on: target)
+        } else if let scroll = pendingScroll {
+            pendingScroll = nil
+            performScroll(to: scroll.id, animated: scroll.animated, on: target)
+        }
+    }
+
+    private func startUpdate(on target: any ListTarget) {
+        let presented = compose()
+        let changeset = Changeset(from: displayed, to: presented)
+        guard !changeset.isEmpty else {
+            displayed = presented   // content-equal, but hand the data source the newest values
+            advance()
+            return
+        }
+        if changeset.changes.count > configuration.reloadThreshold || !target.isOnScreen {
+            reload(to: presented, on: target)
+            advance()
+            return
+        }
+        statistics.changesets += 1
+        stagesTarget = presented
+        remainingStages = changeset.stages[...]
+        runNextStage(on: target)
+    }
+
+    private func runNextStage(on target: any ListTarget) {
+        guard let stage = remainingStages.popFirst() else { return }
+        let context = captureContext(on: target)
+        let reconfigureOnly = configuration.prefersReconfigure && target.supportsReconfigure
+            && stage.changes.itemReloads.count == stage.changes.count
+        phase = .applyingBatch
+        statistics.batches += 1
+        target.performBatch({
+            // The data source switches inside the batch, right before the view is told (§3.1).
+            self.displayed = stage.snapshot
+            if reconfigureOnly {
+                target.recordReconfigures(stage.changes.itemReloads)
+            } else {
+                target.recordChanges(stage.changes)
+            }
+        }, completion: { [weak self] in
+            self?.stageDidFinish(context)
+        })
+    }
+
+    private func stageDidFinish(_ context: BatchContext<Row.ID>) {
+        guard let target else { return }
+        restore(context, on: target)
+        phase = .idle
+        // New data arrived during the animation: the next diff starts from this valid intermediate
+        // state and covers the remaining stages too, so they are dropped rather than replayed.
+        if needsUpdate { remainingStages = [] }
+        advance()
+    }
+
+    /// Large or off-screen changes: one reload, with the anchor and the selection restored.
+    private func reload(to presented: Displayed, on target: any ListTarget) {
+        let context = captureContext(on: target)
+        stagesTarget = presented
+        displayed = presented
+        statistics.reloads += 1
+        target.reloadAll()
+        target.layoutNow()
+        restore(context, on: target)
+    }
+}
