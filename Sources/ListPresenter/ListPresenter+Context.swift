@@ -5,6 +5,10 @@ import ListDiff
 struct BatchContext<RowID: Hashable> {
     var anchors: [(id: RowID, screenOffset: Double)]
     var selected: [RowID]
+    /// The rows whose cells the batch replaces (reloads, inserts, reloaded sections), which lose
+    /// their selection in UIKit; `nil` for a full reload. Only these are reselected, so that a
+    /// row the user deselected while the batch animated stays deselected.
+    var replaced: Set<RowID>?
 }
 
 extension ListPresenter {
@@ -19,7 +23,24 @@ extension ListPresenter {
         for path in target.selectedItemPaths {
             if let item = displayed.row(at: path)?.item { selected.append(.item(item.id)) }
         }
-        return BatchContext(anchors: anchors, selected: selected)
+        deselectedInFlight = []
+        return BatchContext(anchors: anchors, selected: selected, replaced: nil)
+    }
+
+    /// The rows whose cells `stage` replaces when applied to what is displayed now.
+    func replacedRows(by stage: ChangesetStage<PresentedSection<SectionModel>, Row>, reconfiguring: Bool) -> Set<Row.ID> {
+        var replaced = Set<Row.ID>()
+        if !reconfiguring {
+            for path in stage.changes.itemReloads { if let row = displayed.row(at: path) { replaced.insert(row.id) } }
+        }
+        for path in stage.changes.itemInserts { if let row = stage.snapshot.row(at: path) { replaced.insert(row.id) } }
+        for section in stage.changes.sectionInserts where stage.snapshot.sections.indices.contains(section) {
+            replaced.formUnion(stage.snapshot.sections[section].items.map(\.id))
+        }
+        for section in stage.changes.sectionReloads where displayed.sections.indices.contains(section) {
+            replaced.formUnion(displayed.sections[section].items.map(\.id))
+        }
+        return replaced
     }
 
     /// Puts the first visible row that survived back where it was on screen, and reselects the
@@ -38,10 +59,16 @@ extension ListPresenter {
         var desired = Set<ItemPath>()
         var missing: [Row.ID] = []
         for id in context.selected {
-            if let path = positions[id] { desired.insert(path) } else { missing.append(id) }
+            if case let .item(itemID) = id, deselectedInFlight.contains(itemID) { continue }
+            guard let path = positions[id] else {
+                missing.append(id)
+                continue
+            }
+            if context.replaced?.contains(id) ?? true { desired.insert(path) }
         }
+        // Only lost selections are restored: rows the user selected while the batch animated are
+        // not in the context and must stay as they are.
         let current = Set(target.selectedItemPaths)
-        for path in current.subtracting(desired) { target.setSelected(false, at: path) }
         for path in desired.subtracting(current) { target.setSelected(true, at: path) }
 
         let inFinalState = missing.isEmpty ? [:] : stagesTarget.paths(of: Set(missing))

@@ -40,6 +40,7 @@ extension ListPresenter {
     @discardableResult
     public func selectItem(id: Item.ID) -> Bool {
         guard let target, let path = displayed.paths(of: [.item(id)])[.item(id)] else { return false }
+        deselectedInFlight.remove(id)
         target.setSelected(true, at: path)
         return true
     }
@@ -47,6 +48,7 @@ extension ListPresenter {
     /// Deselects the item `id`.
     public func deselectItem(id: Item.ID) {
         selectionInTransit.removeAll { $0 == id }
+        if phase == .applyingBatch { deselectedInFlight.insert(id) }
         guard let target, let path = displayed.paths(of: [.item(id)])[.item(id)] else { return }
         target.setSelected(false, at: path)
     }

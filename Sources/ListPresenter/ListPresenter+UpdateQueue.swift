@@ -24,7 +24,8 @@ extension ListPresenter {
             advance()
             return
         }
-        if changeset.changes.count > configuration.reloadThreshold || !target.isOnScreen {
+        // Nothing on display yet (first load): there is nothing to animate from.
+        if displayed.sections.isEmpty || changeset.changes.count > configuration.reloadThreshold || !target.isOnScreen {
             reload(to: presented, on: target)
             advance()
             return
@@ -37,9 +38,10 @@ extension ListPresenter {
 
     private func runNextStage(on target: any ListTarget) {
         guard let stage = remainingStages.popFirst() else { return }
-        let context = captureContext(on: target)
         let reconfigureOnly = configuration.prefersReconfigure && target.supportsReconfigure
             && stage.changes.itemReloads.count == stage.changes.count
+        var context = captureContext(on: target)
+        context.replaced = replacedRows(by: stage, reconfiguring: reconfigureOnly)
         phase = .applyingBatch
         statistics.batches += 1
         target.performBatch({

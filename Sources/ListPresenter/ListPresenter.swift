@@ -101,6 +101,8 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     /// Selected items not on display right now (between the stages that remove and re-insert a row).
     var selectionInTransit: [Item.ID] = []
     var pendingScroll: (id: Item.ID, animated: Bool)?
+    /// Items deselected through the presenter while a batch was in flight.
+    var deselectedInFlight: Set<Item.ID> = []
 
     /// Creates a presenter; attach the view with ``target``.
     public init(configuration: Configuration = Configuration()) {

@@ -36,3 +36,10 @@ extension HeadlessListView {
         displayed = sections
     }
 }
+
+extension HeadlessListView {
+    /// Selects or deselects as a user's tap would, without throwing (out-of-range paths are ignored).
+    public func setSelectedIgnoringErrors(_ isSelected: Bool, at path: ItemPath) {
+        try? (isSelected ? selectItem(at: path) : deselectItem(at: path))
+    }
+}
