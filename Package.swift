@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
+        .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
     dependencies: [
@@ -18,6 +19,8 @@ let package = Package(
     targets: [
         .target(name: "ListDiff"),
         .target(name: "ListPresenter", dependencies: ["ListDiff"]),
+        // Thin UIKit/AppKit adapters; empty on Linux.
+        .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.

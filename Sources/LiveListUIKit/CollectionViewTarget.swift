@@ -1,0 +1,88 @@
+#if canImport(UIKit)
+import ListDiff
+import ListPresenter
+import UIKit
+
+/// Drives a `UICollectionView` for a ``ListPresenter``. No logic lives here: every decision is the
+/// presenter's and is tested through the headless view.
+///
+/// ```swift
+/// let target = CollectionViewTarget(collectionView)
+/// presenter.target = target
+/// // In the collection view's delegate:
+/// func scrollViewDidEndScrollingAnimation(_ scrollView: UIScrollView) { target.scrollAnimationDidEnd?() }
+/// func scrollViewWillBeginDragging(_ scrollView: UIScrollView) { presenter.userDidInterruptScrolling() }
+/// ```
+///
+/// The data source reads `presenter.displayed` for counts and cells.
+@MainActor
+public final class CollectionViewTarget: ListTarget {
+    public unowned let collectionView: UICollectionView
+    public var scrollAnimationDidEnd: (@MainActor () -> Void)?
+
+    public init(_ collectionView: UICollectionView) {
+        self.collectionView = collectionView
+    }
+
+    public func performBatch(_ updates: () -> Void, completion: @escaping @MainActor () -> Void) {
+        withoutActuallyEscaping(updates) { updates in
+            collectionView.performBatchUpdates(updates, completion: { _ in MainActor.assumeIsolated { completion() } })
+        }
+    }
+
+    public func recordChanges(_ changes: ListChanges) {
+        collectionView.deleteSections(IndexSet(changes.sectionDeletes))
+        collectionView.insertSections(IndexSet(changes.sectionInserts))
+        for move in changes.sectionMoves { collectionView.moveSection(move.from, toSection: move.to) }
+        collectionView.reloadSections(IndexSet(changes.sectionReloads))
+        collectionView.deleteItems(at: changes.itemDeletes.map(IndexPath.init))
+        collectionView.insertItems(at: changes.itemInserts.map(IndexPath.init))
+        for move in changes.itemMoves { collectionView.moveItem(at: IndexPath(move.from), to: IndexPath(move.to)) }
+        collectionView.reloadItems(at: changes.itemReloads.map(IndexPath.init))
+    }
+
+    public func recordReconfigures(_ paths: [ItemPath]) {
+        collectionView.reconfigureItems(at: paths.map(IndexPath.init))
+    }
+
+    public var supportsReconfigure: Bool { true }
+    public func reloadAll() { collectionView.reloadData() }
+    public func layoutNow() { collectionView.layoutIfNeeded() }
+    public var isOnScreen: Bool { collectionView.window != nil }
+
+    public var visibleItemPaths: [ItemPath] {
+        collectionView.indexPathsForVisibleItems.sorted().map(ItemPath.init)
+    }
+
+    public func contentTop(of path: ItemPath) -> Double? {
+        collectionView.layoutAttributesForItem(at: IndexPath(path)).map { Double($0.frame.minY) }
+    }
+
+    /// Offsets count from the top of the content inset, so that 0 is "scrolled to the top".
+    public var scrollOffset: Double {
+        Double(collectionView.contentOffset.y + collectionView.adjustedContentInset.top)
+    }
+
+    public var maximumScrollOffset: Double {
+        let insets = collectionView.adjustedContentInset
+        return max(0, Double(collectionView.contentSize.height + insets.top + insets.bottom - collectionView.bounds.height))
+    }
+
+    public func scroll(to offset: Double, animated: Bool) {
+        let y = CGFloat(offset) - collectionView.adjustedContentInset.top
+        collectionView.setContentOffset(CGPoint(x: collectionView.contentOffset.x, y: y), animated: animated)
+    }
+
+    public var selectedItemPaths: [ItemPath] {
+        (collectionView.indexPathsForSelectedItems ?? []).sorted().map(ItemPath.init)
+    }
+
+    public func setSelected(_ isSelected: Bool, at path: ItemPath) {
+        if isSelected {
+            collectionView.selectItem(at: IndexPath(path), animated: false, scrollPosition: [])
+        } else {
+            collectionView.deselectItem(at: IndexPath(path), animated: false)
+        }
+    }
+}
+#endif
