@@ -2,16 +2,27 @@ import ListDiff
 
 /// What a batch must not lose: the selected rows and the visible rows' screen positions, both by
 /// identity, recorded before the batch and restored after it.
+@usableFromInline
 struct BatchContext<RowID: Hashable> {
+    @usableFromInline
     var anchors: [(id: RowID, screenOffset: Double)]
+    @usableFromInline
     var selected: [RowID]
     /// The rows whose cells the batch replaces (reloads, inserts, reloaded sections), which lose
     /// their selection in UIKit; `nil` for a full reload. Only these are reselected, so that a
     /// row the user deselected while the batch animated stays deselected.
-    var replaced: Set<RowID>?
+    @usableFromInline var replaced: Set<RowID>?
+
+    @inlinable
+    init(anchors: [(id: RowID, screenOffset: Double)], selected: [RowID], replaced: Set<RowID>?) {
+        self.anchors = anchors
+        self.selected = selected
+        self.replaced = replaced
+    }
 }
 
 extension ListPresenter {
+    @inlinable
     func captureContext(on target: any ListTarget) -> BatchContext<Row.ID> {
         let offset = target.scrollOffset
         var anchors: [(id: Row.ID, screenOffset: Double)] = []
@@ -28,6 +39,7 @@ extension ListPresenter {
     }
 
     /// The rows whose cells `stage` replaces when applied to what is displayed now.
+    @inlinable
     func replacedRows(by stage: ChangesetStage<PresentedSection<SectionModel>, Row>, reconfiguring: Bool) -> Set<Row.ID> {
         var replaced = Set<Row.ID>()
         if !reconfiguring {
@@ -46,6 +58,7 @@ extension ListPresenter {
     /// Puts the first visible row that survived back where it was on screen, and reselects the
     /// selected rows where they are now. Rows missing now but present in the state the stages lead
     /// to stay selected in transit; the others are reported as dropped.
+    @inlinable
     func restore(_ context: BatchContext<Row.ID>, on target: any ListTarget) {
         let wanted = Set(context.anchors.map(\.id)).union(context.selected)
         let positions = displayed.paths(of: wanted)
@@ -85,6 +98,7 @@ extension ListPresenter {
 extension ListSnapshot {
     /// The first path of each of `ids` present in the snapshot, in one pass that stops when all
     /// are found.
+    @inlinable
     func paths(of ids: Set<Item.ID>) -> [Item.ID: ItemPath] {
         guard !ids.isEmpty else { return [:] }
         var result: [Item.ID: ItemPath] = [:]

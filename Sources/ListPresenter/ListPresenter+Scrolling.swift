@@ -4,19 +4,21 @@ extension ListPresenter {
     /// Scrolls so that the item `id` is at the top of the viewport — after any update in flight or
     /// pending has landed, at the item's position then. If the item is gone by then, nothing
     /// scrolls and ``onScrollTargetMissing`` is called. A later request replaces an earlier one.
+    @inlinable
     public func scrollToItem(id: Item.ID, animated: Bool) {
         pendingScroll = (id, animated)
         advance()
     }
 
+    @inlinable
     func performScroll(to id: Item.ID, animated: Bool, on target: any ListTarget) {
         guard let path = displayed.paths(of: [.item(id)])[.item(id)], let top = target.contentTop(of: path) else {
-            statistics.scrollsDropped += 1
+            _statistics.scrollsDropped += 1
             onScrollTargetMissing?(id)
             advance()
             return
         }
-        statistics.scrollsPerformed += 1
+        _statistics.scrollsPerformed += 1
         let offset = min(max(0, top), target.maximumScrollOffset)
         // A scroll to where the view already is animates nothing and never reports an end
         // (uikit-batch-rules.md §4.3): arming the wait then would stall every later update.
@@ -24,7 +26,7 @@ extension ListPresenter {
             advance()
             return
         }
-        if animated { phase = .scrolling }
+        if animated { _phase = .scrolling }
         target.scroll(to: offset, animated: animated)
         if !animated { advance() }
     }
@@ -37,6 +39,7 @@ extension ListPresenter {
     }
 
     /// Selects the item `id` if it is displayed; returns whether it is.
+    @inlinable
     @discardableResult
     public func selectItem(id: Item.ID) -> Bool {
         guard let target, let path = displayed.paths(of: [.item(id)])[.item(id)] else { return false }
@@ -46,6 +49,7 @@ extension ListPresenter {
     }
 
     /// Deselects the item `id`.
+    @inlinable
     public func deselectItem(id: Item.ID) {
         selectionInTransit.removeAll { $0 == id }
         if phase == .applyingBatch { deselectedInFlight.insert(id) }

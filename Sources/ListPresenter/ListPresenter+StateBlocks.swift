@@ -7,6 +7,7 @@ extension ListPresenter {
     /// Rules: the list shows a loading or error row while loading or failed (above any rows it
     /// still has), and an empty row when it has no rows at all; a section shows a loading or
     /// error row after its rows, and an empty row when it has none and is loaded or empty.
+    @inlinable
     func compose() -> Displayed {
         var sections: [SnapshotSection<PresentedSection<SectionModel>, Row>] = []
         sections.reserveCapacity(model.sections.count + 1)
@@ -22,16 +23,19 @@ extension ListPresenter {
         return Displayed(sections: sections)
     }
 
-    private func listBlock(isEmpty: Bool) -> StateBlock<SectionModel.ID>? {
+    @inlinable
+    func listBlock(isEmpty: Bool) -> StateBlock<SectionModel.ID>? {
         block(for: listState, scope: .list, isEmpty: isEmpty)
     }
 
-    private func sectionBlock(for id: SectionModel.ID, isEmpty: Bool) -> StateBlock<SectionModel.ID>? {
+    @inlinable
+    func sectionBlock(for id: SectionModel.ID, isEmpty: Bool) -> StateBlock<SectionModel.ID>? {
         guard let state = sectionStates[id] else { return nil }
         return block(for: state, scope: .section(id), isEmpty: isEmpty)
     }
 
-    private func block(for state: LoadState, scope: StateBlock<SectionModel.ID>.Scope, isEmpty: Bool)
+    @inlinable
+    func block(for state: LoadState, scope: StateBlock<SectionModel.ID>.Scope, isEmpty: Bool)
         -> StateBlock<SectionModel.ID>?
     {
         switch state {

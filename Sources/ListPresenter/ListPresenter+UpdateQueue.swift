@@ -3,6 +3,7 @@ import ListDiff
 extension ListPresenter {
     /// The one step function of the state machine: when idle, run the next stage in flight, else
     /// the next update, else a deferred scroll.
+    @inlinable
     func advance() {
         guard phase == .idle, let target else { return }
         if !remainingStages.isEmpty {
@@ -16,11 +17,12 @@ extension ListPresenter {
         }
     }
 
-    private func startUpdate(on target: any ListTarget) {
+    @inlinable
+    func startUpdate(on target: any ListTarget) {
         let presented = compose()
         let changeset = Changeset(from: displayed, to: presented)
         guard !changeset.isEmpty else {
-            displayed = presented   // content-equal, but hand the data source the newest values
+            _displayed = presented   // content-equal, but hand the data source the newest values
             advance()
             return
         }
@@ -30,23 +32,24 @@ extension ListPresenter {
             advance()
             return
         }
-        statistics.changesets += 1
+        _statistics.changesets += 1
         stagesTarget = presented
         remainingStages = changeset.stages[...]
         runNextStage(on: target)
     }
 
-    private func runNextStage(on target: any ListTarget) {
+    @inlinable
+    func runNextStage(on target: any ListTarget) {
         guard let stage = remainingStages.popFirst() else { return }
         let reconfigureOnly = configuration.prefersReconfigure && target.supportsReconfigure
             && stage.changes.itemReloads.count == stage.changes.count
         var context = captureContext(on: target)
         context.replaced = replacedRows(by: stage, reconfiguring: reconfigureOnly)
-        phase = .applyingBatch
-        statistics.batches += 1
+        _phase = .applyingBatch
+        _statistics.batches += 1
         target.performBatch({
             // The data source switches inside the batch, right before the view is told (§3.1).
-            self.displayed = stage.snapshot
+            self._displayed = stage.snapshot
             if reconfigureOnly {
                 target.recordReconfigures(stage.changes.itemReloads)
             } else {
@@ -57,10 +60,11 @@ extension ListPresenter {
         })
     }
 
-    private func stageDidFinish(_ context: BatchContext<Row.ID>) {
+    @inlinable
+    func stageDidFinish(_ context: BatchContext<Row.ID>) {
         guard let target else { return }
         restore(context, on: target)
-        phase = .idle
+        _phase = .idle
         // New data arrived during the animation: the next diff starts from this valid intermediate
         // state and covers the remaining stages too, so they are dropped rather than replayed.
         if needsUpdate { remainingStages = [] }
@@ -68,11 +72,12 @@ extension ListPresenter {
     }
 
     /// Large or off-screen changes: one reload, with the anchor and the selection restored.
-    private func reload(to presented: Displayed, on target: any ListTarget) {
+    @inlinable
+    func reload(to presented: Displayed, on target: any ListTarget) {
         let context = captureContext(on: target)
         stagesTarget = presented
-        displayed = presented
-        statistics.reloads += 1
+        _displayed = presented
+        _statistics.reloads += 1
         target.reloadAll()
         target.layoutNow()
         restore(context, on: target)

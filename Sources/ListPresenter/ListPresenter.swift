@@ -42,6 +42,7 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         /// target supports it.
         public var prefersReconfigure: Bool
 
+        @inlinable
         public init(reloadThreshold: Int = 5_000, prefersReconfigure: Bool = true) {
             self.reloadThreshold = reloadThreshold
             self.prefersReconfigure = prefersReconfigure
@@ -61,21 +62,29 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         /// Deferred scrolls performed, and dropped because their item was gone.
         public var scrollsPerformed = 0
         public var scrollsDropped = 0
+
+        public init() {}
     }
 
     /// What the view shows now; the view's data source reads this.
-    public internal(set) var displayed = Displayed()
+    public var displayed: Displayed { _displayed }
+    @usableFromInline var _displayed: Displayed = Displayed()
     /// The latest model, which ``displayed`` converges to.
-    public internal(set) var model = Model()
+    public var model: Model { _model }
+    @usableFromInline var _model: Model = Model()
     /// The list's own load state.
-    public internal(set) var listState: LoadState = .loaded
+    public var listState: LoadState { _listState }
+    @usableFromInline var _listState: LoadState = .loaded
+    @usableFromInline
     var sectionStates: [SectionModel.ID: LoadState] = [:]
     /// What the presenter is doing.
-    public internal(set) var phase: Phase = .idle
+    public var phase: Phase { _phase }
+    @usableFromInline var _phase: Phase = .idle
     /// Tuning.
     public var configuration: Configuration
     /// Counters.
-    public internal(set) var statistics = Statistics()
+    public var statistics: Statistics { _statistics }
+    @usableFromInline var _statistics: Statistics = Statistics()
     /// Called with the identities of selected items that left the list (and were deselected).
     public var onSelectionDropped: (([Item.ID]) -> Void)?
     /// Called with the identity of an item whose deferred scroll was dropped because it is gone.
@@ -86,7 +95,7 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         didSet {
             oldValue?.scrollAnimationDidEnd = nil
             target?.scrollAnimationDidEnd = { [weak self] in self?.scrollAnimationDidEnd() }
-            phase = .idle
+            _phase = .idle
             remainingStages = []
             target?.reloadAll()
             target?.layoutNow()
@@ -94,52 +103,65 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         }
     }
 
+    @usableFromInline
     var needsUpdate = false
+    @usableFromInline
     var remainingStages: ArraySlice<ChangesetStage<PresentedSection<SectionModel>, Row>> = []
     /// The state the stages in flight lead to.
+    @usableFromInline
     var stagesTarget = Displayed()
     /// Selected items not on display right now (between the stages that remove and re-insert a row).
+    @usableFromInline
     var selectionInTransit: [Item.ID] = []
+    @usableFromInline
     var pendingScroll: (id: Item.ID, animated: Bool)?
     /// Items deselected through the presenter while a batch was in flight.
+    @usableFromInline
     var deselectedInFlight: Set<Item.ID> = []
 
     /// Creates a presenter; attach the view with ``target``.
+    @inlinable
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Presents `snapshot` as the new model: the view animates to it as soon as it is idle.
+    @inlinable
     public func update(_ snapshot: Model) {
-        model = snapshot
+        _model = snapshot
         setNeedsUpdate()
     }
 
     /// Presents the state a changeset leads to (from a live query). The presenter diffs against
     /// what is displayed, so a changeset that arrives while another is animating is never lost.
+    @inlinable
     public func apply(_ changeset: Changeset<SectionModel, Item>) {
         guard let last = changeset.stages.last else { return }
         update(last.snapshot)
     }
 
     /// Sets the list's load state, shown as an inline row at the top.
+    @inlinable
     public func setLoadState(_ state: LoadState) {
-        listState = state
+        _listState = state
         setNeedsUpdate()
     }
 
     /// Sets a section's load state, shown as an inline row at the end of the section.
+    @inlinable
     public func setLoadState(_ state: LoadState, forSection id: SectionModel.ID) {
         sectionStates[id] = state
         setNeedsUpdate()
     }
 
     /// The load state of the section `id` (`.loaded` when none was set).
+    @inlinable
     public func loadState(forSection id: SectionModel.ID) -> LoadState {
         sectionStates[id] ?? .loaded
     }
 
     /// Handles a tap on the row at `path`: an error row runs its retry. Returns whether it did.
+    @inlinable
     @discardableResult
     public func activateRow(at path: ItemPath) -> Bool {
         guard let row = displayed.row(at: path), case let .block(block) = row, let retry = block.retry else { return false }
@@ -149,27 +171,31 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
 
     /// Adapters call this when the user starts dragging: UIKit ends a programmatic scroll
     /// animation without its end callback then, and waiting for it would stall every update.
+    @inlinable
     public func userDidInterruptScrolling() {
         guard phase == .scrolling else { return }
-        phase = .idle
+        _phase = .idle
         advance()
     }
 
+    @inlinable
     func setNeedsUpdate() {
-        if phase != .idle && needsUpdate { statistics.coalescedUpdates += 1 }
+        if phase != .idle && needsUpdate { _statistics.coalescedUpdates += 1 }
         needsUpdate = true
         advance()
     }
 
+    @inlinable
     func scrollAnimationDidEnd() {
         guard phase == .scrolling else { return }
-        phase = .idle
+        _phase = .idle
         advance()
     }
 }
 
 extension ListSnapshot {
     /// The item at `path`, or `nil` when the path is outside the snapshot.
+    @inlinable
     func row(at path: ItemPath) -> Item? {
         guard sections.indices.contains(path.section), sections[path.section].items.indices.contains(path.item) else { return nil }
         return sections[path.section].items[path.item]

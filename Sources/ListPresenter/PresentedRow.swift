@@ -22,6 +22,7 @@ public enum PresentedRow<SectionModel: ListElement, Item: ListElement>: ListElem
         case block(StateBlock<SectionModel.ID>.Scope, StateBlock<SectionModel.ID>.Kind)
     }
 
+    @inlinable
     public var id: ID {
         switch self {
         case let .item(item): .item(item.id)
@@ -30,11 +31,13 @@ public enum PresentedRow<SectionModel: ListElement, Item: ListElement>: ListElem
     }
 
     /// The model item, if this row is one.
+    @inlinable
     public var item: Item? {
         if case let .item(item) = self { return item }
         return nil
     }
 
+    @inlinable
     public func isContentEqual(to other: PresentedRow) -> Bool {
         switch (self, other) {
         case let (.item(lhs), .item(rhs)): lhs.isContentEqual(to: rhs)
@@ -69,6 +72,7 @@ public struct StateBlock<SectionID: Hashable> {
     public var retry: (@Sendable () -> Void)?
 
     /// Creates a block.
+    @inlinable
     public init(scope: Scope, kind: Kind, message: String? = nil, retry: (@Sendable () -> Void)? = nil) {
         self.scope = scope
         self.kind = kind
@@ -88,6 +92,7 @@ public enum PresentedSection<SectionModel: ListElement>: ListElement {
         case listStatus
     }
 
+    @inlinable
     public var id: ID {
         switch self {
         case let .section(model): .section(model.id)
@@ -96,11 +101,13 @@ public enum PresentedSection<SectionModel: ListElement>: ListElement {
     }
 
     /// The model section, if this is one.
+    @inlinable
     public var model: SectionModel? {
         if case let .section(model) = self { return model }
         return nil
     }
 
+    @inlinable
     public func isContentEqual(to other: PresentedSection) -> Bool {
         switch (self, other) {
         case let (.section(lhs), .section(rhs)): lhs.isContentEqual(to: rhs)

@@ -6,8 +6,9 @@ extension HeadlessListView {
     public var selectedItems: [ItemPath] {
         guard let displayed else { return [] }
         var result: [ItemPath] = []
-        for (section, displayedSection) in displayed.enumerated() {
-            for (item, cell) in displayedSection.cells.enumerated() where cell.isSelected {
+        for section in displayed.indices {
+            let cells = displayed[section].cells
+            for item in cells.indices where cells[item].isSelected {
                 result.append(ItemPath(section: section, item: item))
             }
         }

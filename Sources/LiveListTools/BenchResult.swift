@@ -42,7 +42,7 @@ public struct BenchResult: Sendable {
         return text
     }
 
-    static func rounded(_ value: Double) -> Double { (value * 10_000).rounded() / 10_000 }
+    public static func rounded(_ value: Double) -> Double { (value * 10_000).rounded() / 10_000 }
 
     static func format(_ value: Double) -> String {
         value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)

@@ -27,6 +27,9 @@ struct BenchCommand: ParsableCommand {
         do {
             try DiffBenchmarks.run(quick: quick, baselines: !skipBaselines, selected: selected,
                                    allocations: { allocations[$0] }, report: report)
+            let quick = quick, filter = filter
+            // The CLI runs on the main thread; the presenter and the headless view are main-actor bound.
+            try MainActor.assumeIsolated { try PresenterBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
         }

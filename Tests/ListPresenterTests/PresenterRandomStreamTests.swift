@@ -39,7 +39,7 @@ struct PresenterRandomStreamTests {
         return Model(sections: sections)
     }
 
-    @Test("random updates, animations, scrolls and selections: no violation ever; the view converges to the latest model with selection by identity", arguments: 0..<4)
+    @Test("random updates, animations, scrolls and selections: no violation ever; the view converges to the latest model with selection by identity", arguments: 0..<8)
     func randomStreams(stream: Int) {
         let seed = Self.seed &+ UInt64(stream)
         print("PresenterRandomStreamTests.randomStreams: seed \(seed)")
@@ -51,7 +51,7 @@ struct PresenterRandomStreamTests {
         var expectedSelection = Set<Int>()
         fixture.presenter.onSelectionDropped = { expectedSelection.subtract($0) }
 
-        for step in 0..<600 {
+        for step in 0..<1_000 {
             let context = "seed \(seed), step \(step)"
             let event = Int.random(in: 0..<100, using: &random)
             switch event {
