@@ -7,18 +7,25 @@ let package = Package(
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
+        .library(name: "LiveQuery", targets: ["LiveQuery"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
         .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
     ],
     targets: [
         .target(name: "ListDiff"),
         .target(name: "ListPresenter", dependencies: ["ListDiff"]),
+        .target(name: "LiveQuery", dependencies: [
+            "ListDiff",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
@@ -43,6 +50,7 @@ let package = Package(
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
+        .testTarget(name: "LiveQueryTests", dependencies: ["ListDiff", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: ["livelist", "livelist-allocations"]),
