@@ -118,16 +118,16 @@ struct OrderIndex: Sendable {
         }
     }
 
-    /// Replaces the entry equal to `entry` (same rowid and key) with `entry`, to record a new
-    /// version in place; returns its position.
+    /// Replaces `old` with `new`, which must sort at the same place (its key compares equal,
+    /// though its values may differ: `'a'` and `'A'` under NOCASE); returns the position.
     @discardableResult
-    mutating func replace(_ entry: IndexEntry) -> Int? {
+    mutating func replace(_ old: IndexEntry, with new: IndexEntry) -> Int? {
         guard !chunks.isEmpty else { return nil }
-        let chunkIndex = chunkIndex(for: entry)
-        let index = lowerBound(of: entry, in: chunks[chunkIndex].entries)
-        guard index < chunks[chunkIndex].entries.count, chunks[chunkIndex].entries[index] == entry else { return nil }
+        let chunkIndex = chunkIndex(for: old)
+        let index = lowerBound(of: old, in: chunks[chunkIndex].entries)
+        guard index < chunks[chunkIndex].entries.count, chunks[chunkIndex].entries[index] == old else { return nil }
         makeUnique(chunkIndex)
-        chunks[chunkIndex].entries[index] = entry
+        chunks[chunkIndex].entries[index] = new
         return offset(ofChunk: chunkIndex) + index
     }
 

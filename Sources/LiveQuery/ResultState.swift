@@ -82,7 +82,8 @@ struct ResultState {
                 let path = Self.path(ofPosition: position, sectionIndex: sectionIndex, in: oldSections)
                 if index.comparator.compareKeys(old.key, new.key) != 0 || sectionKey(of: old) != sectionKey(of: new) {
                     moved.append((change, path))
-                } else if old.version != new.version {
+                } else if old.version != new.version || old.key != new.key {
+                    // Same place; new content, or new values that compare equal ('a' → 'A').
                     reloadedInPlace.append((change, path))
                 }
             case let (old?, nil):
@@ -104,7 +105,9 @@ struct ResultState {
             adjustSection(sectionKey(of: old), by: -1)
         }
         for (change, _) in reloadedInPlace {
-            if let new = change.new { index.replace(new) }
+            guard let old = change.old, let new = change.new else { continue }
+            index.replace(old, with: new)
+            keys[change.rowid] = new.key
         }
         for change in added + moved.map(\.change) {
             guard let new = change.new else { continue }
