@@ -31,7 +31,10 @@ let package = Package(
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
-        .target(name: "LiveListTools", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
+        .target(name: "LiveListTools", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         .executableTarget(
             name: "livelist",
             dependencies: [

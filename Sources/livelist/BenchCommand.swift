@@ -30,9 +30,24 @@ struct BenchCommand: ParsableCommand {
             let quick = quick, filter = filter
             // The CLI runs on the main thread; the presenter and the headless view are main-actor bound.
             try MainActor.assumeIsolated { try PresenterBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try waitFor { try await LiveQueryBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
         }
+    }
+
+    /// Runs async work from this synchronous command and waits for it; the work never needs the
+    /// main thread (live queries deliver on the database queue here).
+    private func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        guard let result = box.result else { throw BenchFailure("benchmark did not finish") }
+        return try result.get()
     }
 
     /// A long-running app's heap is warm: memory freed by one diff is reused by the next. glibc by
@@ -72,4 +87,9 @@ struct BenchCommand: ParsableCommand {
         }
         return counts
     }
+}
+
+/// Carries an async result to the thread that waits for it; the semaphore orders the accesses.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
