@@ -49,7 +49,13 @@ public enum LiveQueryBenchmarks {
         if selected("live.update.100k") {
             results.append(try await update(name: "live.update.100k", rows: 100_000, runs: quick ? 21 : 101, baselineRuns: quick ? 3 : 11))
         }
+        if selected("paging.scroll.100k") {
+            results.append(try await pagingScroll(runs: quick ? 1 : 3))
+        }
         guard !quick else { return results }
+        if selected("paging.first_screen.1m") {
+            results.append(try await firstScreen())
+        }
         if selected("live.update.1m") || selected("live.open.1m") || selected("live.criteria.1m") {
             results += try await million(selected: selected)
         }
@@ -169,6 +175,65 @@ public enum LiveQueryBenchmarks {
         }
         withExtendedLifetime(query) {}
         return results
+    }
+
+    /// Scrolls 100k rows from top to bottom in windows of 40 with 40 rows of prefetch, loading
+    /// rows from SQLite (name, version) with one query per page of 50.
+    static func pagingScroll(runs: Int) async throws -> BenchResult {
+        let rows = 100_000
+        let (queue, _) = try makeDatabase(rows: rows, seed: 100)
+        let request = LiveQueryRequest(table: "item", sort: [SortTerm("name")], version: "version")
+        let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil))
+        var totals: [Double] = []
+        var pageQueries = 0, peakCached = 0
+        for _ in 0..<runs {
+            let cache = RowCache<String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
+                row["name"]
+            })
+            cache.update(result: query.initialResult)
+            let clock = ContinuousClock()
+            let start = clock.now
+            peakCached = 0
+            for window in stride(from: 0, to: rows, by: 40) {
+                _ = cache.rows(in: window..<window + 40, prefetch: 40)
+                await cache.waitForLoads()
+                peakCached = max(peakCached, cache.cachedRowCount)
+            }
+            totals.append(Stopwatch.milliseconds(start.duration(to: clock.now)))
+            let last = cache.rows(in: rows - 40..<rows)
+            guard last.allSatisfy({ if case .loaded = $0 { true } else { false } }) else {
+                throw BenchFailure("paging.scroll.100k: the last window is not loaded")
+            }
+            pageQueries = cache.statistics.pageQueries
+        }
+        var result = BenchResult(name: "paging.scroll.100k", medianMilliseconds: median(totals), runs: runs)
+        result.add("page_queries", .integer(Int64(pageQueries)))
+        result.add("minimum_page_queries", .integer(Int64(rows / 50)))
+        result.add("peak_cached_rows", .integer(Int64(peakCached)))
+        withExtendedLifetime(query) {}
+        return result
+    }
+
+    /// From opening a live query over 1M rows to its first visible page loaded.
+    static func firstScreen() async throws -> BenchResult {
+        let (queue, _) = try makeDatabase(rows: 1_000_000, seed: 11)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil))
+        let opened = clock.now
+        let cache = RowCache<String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
+            row["name"]
+        })
+        cache.update(result: query.initialResult)
+        _ = cache.rows(in: 0..<40)
+        await cache.waitForLoads()
+        let total = Stopwatch.milliseconds(start.duration(to: clock.now))
+        var result = BenchResult(name: "paging.first_screen.1m", medianMilliseconds: total, runs: 1)
+        result.add("open_ms", .double(BenchResult.rounded(Stopwatch.milliseconds(start.duration(to: opened)))))
+        result.add("first_page_ms", .double(BenchResult.rounded(Stopwatch.milliseconds(opened.duration(to: clock.now)))))
+        result.add("page_queries", .integer(Int64(cache.statistics.pageQueries)))
+        withExtendedLifetime(query) {}
+        return result
     }
 
     static func median(_ values: [Double]) -> Double {

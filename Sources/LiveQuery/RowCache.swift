@@ -1,0 +1,281 @@
+import Foundation
+import GRDB
+import ListDiff
+
+/// The rows behind a live query's result, loaded lazily in pages, cached by identity and version,
+/// bounded in memory, and honest about what is loading or failed.
+///
+/// Ask for the rows of the visible range: what is cached comes back at once, and the missing
+/// pages (the visible ones and `prefetch` rows on either side) are loaded with one query per page,
+/// off the calling thread. When a page lands, `onRowsLoaded` receives its rowids, so exactly those
+/// cells can be reconfigured.
+///
+/// ```swift
+/// let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(
+///     writer: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in
+///         Conversation(sender: row["sender"], subject: row["subject"]) })
+/// cache.onRowsLoaded = { ids in DispatchQueue.main.async { reconfigure(ids) } }
+/// cache.update(result: update.result)               // after every live query update
+/// let slots = cache.rows(in: visibleRange, prefetch: 40)
+/// ```
+///
+/// Rows are cached by rowid and version: a row that moved keeps its content; a row whose version
+/// changed is stale and reloads with its page's next request. Thread-safe; callbacks arrive on an
+/// arbitrary thread.
+public final class RowCache<Content: Sendable>: @unchecked Sendable {
+    /// Loads the content of rows by rowid; rows missing from the answer no longer exist.
+    public typealias Loader = @Sendable ([Int64]) async throws -> [Int64: Content]
+
+    /// Counters a developer can read.
+    public struct Statistics: Sendable, Equatable {
+        public var pageQueries = 0
+        public var cacheHits = 0
+        public var evictions = 0
+        public var rowsLoaded = 0
+        public var failedQueries = 0
+    }
+
+    private struct Entry {
+        var version: SQLValue
+        var content: Content
+    }
+
+    public let pageSize: Int
+    public let maximumPages: Int
+    private let loader: Loader
+    // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
+    private let lock = NSLock()
+    private var result: LiveResult?
+    private var entries: [Int64: Entry] = [:]
+    /// rowid → last use, kept apart from the (generic) entries so that touching and evicting
+    /// rows never copies their content.
+    private var lastUse: [Int64: Int] = [:]
+    private var inFlight: [Int: [Int64: SQLValue]] = [:]     // page → rowids being loaded, at the versions asked for
+    private var failures: [Int: LoadFailure] = [:]
+    private var visible: Range<Int> = 0..<0
+    private var tick = 0
+    private var stats = Statistics()
+    private var callback: (@Sendable ([Int64]) -> Void)?
+    private var stateCallback: (@Sendable () -> Void)?
+    private var tasks: [Task<Void, Never>] = []
+
+    public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
+        self.pageSize = max(1, pageSize)
+        self.maximumPages = max(1, maximumPages)
+        self.loader = loader
+    }
+
+    /// Called with the rowids of rows that just loaded (on an arbitrary thread).
+    public var onRowsLoaded: (@Sendable ([Int64]) -> Void)? {
+        get { lock.withLock { callback } }
+        set { lock.withLock { callback = newValue } }
+    }
+
+    /// Called when a page or the list changes state (loading, failed…), on an arbitrary thread.
+    public var onStateChanged: (@Sendable () -> Void)? {
+        get { lock.withLock { stateCallback } }
+        set { lock.withLock { stateCallback = newValue } }
+    }
+
+    public var statistics: Statistics { lock.withLock { stats } }
+
+    /// The number of rows held.
+    public var cachedRowCount: Int { lock.withLock { entries.count } }
+
+    /// Follows a new result: positions change, cached content stays (by identity); rows whose
+    /// version changed become stale.
+    public func update(result: LiveResult) {
+        lock.withLock {
+            self.result = result
+            failures = [:]
+        }
+    }
+
+    /// The list's state: loading until a result is known, then empty or loaded.
+    public var listState: LoadState {
+        lock.withLock {
+            guard let result else { return .loading }
+            return result.count == 0 ? .empty : .loaded
+        }
+    }
+
+    /// The state of the section at `index` of the current result.
+    public func sectionState(_ index: Int) -> LoadState {
+        lock.withLock {
+            guard let result else { return .loading }
+            guard result.sections.indices.contains(index) else { return .empty }
+            return result.sections[index].count == 0 ? .empty : .loaded
+        }
+    }
+
+    /// The state of page `page` (positions `page * pageSize ..< (page + 1) * pageSize`).
+    public func pageState(_ page: Int) -> PageState {
+        lock.withLock { pageStateLocked(page) }
+    }
+
+    private func pageStateLocked(_ page: Int) -> PageState {
+        if let failure = failures[page] { return .failed(failure) }
+        if inFlight[page] != nil { return .loading }
+        guard let result else { return .notLoaded }
+        let rows = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
+        if rows.isEmpty { return .loaded }
+        return rows.allSatisfy { entries[$0.id]?.version == $0.version } ? .loaded : .notLoaded
+    }
+
+    /// The rows at flat positions `range`: cached content at once, placeholders for the rest,
+    /// and page loads scheduled for the missing pages within `prefetch` rows of the range.
+    public func rows(in range: Range<Int>, prefetch: Int = 0) -> [RowSlot<Content>] {
+        let (slots, loads) = lock.withLock { () -> ([RowSlot<Content>], [(page: Int, ids: [Int64])]) in
+            guard let result else { return ([], []) }
+            let clamped = range.clamped(to: 0..<result.count)
+            visible = clamped
+            tick += 1
+            var slots: [RowSlot<Content>] = []
+            slots.reserveCapacity(clamped.count)
+            for row in result.rows(in: clamped) {
+                if let entry = entries[row.id], entry.version == row.version {
+                    lastUse[row.id] = tick
+                    stats.cacheHits += 1
+                    slots.append(.loaded(row, entry.content))
+                } else {
+                    slots.append(.placeholder(row))
+                }
+            }
+            let wanted = max(0, clamped.lowerBound - prefetch) ..< min(result.count, clamped.upperBound + prefetch)
+            var loads: [(page: Int, ids: [Int64])] = []
+            guard !wanted.isEmpty else { return (slots, loads) }
+            for page in (wanted.lowerBound / pageSize)...((wanted.upperBound - 1) / pageSize) {
+                guard inFlight[page] == nil, failures[page] == nil else { continue }
+                let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
+                    .filter { entries[$0.id]?.version != $0.version }
+                guard !missing.isEmpty else { continue }
+                let ids = missing.map(\.id)
+                inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+                stats.pageQueries += 1
+                loads.append((page, ids))
+            }
+            return (slots, loads)
+        }
+        for load in loads { start(load.page, ids: load.ids) }
+        if !loads.isEmpty { lock.withLock { stateCallback }?() }
+        return slots
+    }
+
+    /// The content of `rowid` if it is cached at `version`.
+    public func content(of rowid: Int64, version: SQLValue) -> Content? {
+        lock.withLock {
+            guard let entry = entries[rowid], entry.version == version else { return nil }
+            return entry.content
+        }
+    }
+
+    /// Waits until every load started so far has finished (tests, benchmarks, first screen).
+    public func waitForLoads() async {
+        while true {
+            let pending = lock.withLock { () -> [Task<Void, Never>] in
+                let current = tasks
+                tasks = []
+                return current
+            }
+            if pending.isEmpty { return }
+            for task in pending { await task.value }
+        }
+    }
+
+    private func start(_ page: Int, ids: [Int64]) {
+        let task = Task { [weak self] in
+            guard let self else { return }
+            do {
+                let loaded = try await loader(ids)
+                finish(page, ids: ids, loaded: loaded)
+            } catch {
+                fail(page, ids: ids, error: error)
+            }
+        }
+        lock.withLock { tasks.append(task) }
+    }
+
+    private func finish(_ page: Int, ids: [Int64], loaded: [Int64: Content]) {
+        let (announce, callback, stateCallback) = lock.withLock { () -> ([Int64], (@Sendable ([Int64]) -> Void)?, (@Sendable () -> Void)?) in
+            let versions = inFlight[page] ?? [:]
+            inFlight[page] = nil
+            failures[page] = nil
+            tick += 1
+            var announce: [Int64] = []
+            for id in ids {
+                guard let content = loaded[id], let version = versions[id] else { continue }
+                // Stored at the version the page asked for: if the row changed meanwhile, it is
+                // stale and reloads with the next request.
+                entries[id] = Entry(version: version, content: content)
+                lastUse[id] = tick
+                announce.append(id)
+            }
+            stats.rowsLoaded += announce.count
+            evictIfNeeded()
+            return (announce, self.callback, self.stateCallback)
+        }
+        if !announce.isEmpty { callback?(announce) }
+        stateCallback?()
+    }
+
+    private func fail(_ page: Int, ids: [Int64], error: any Error) {
+        let stateCallback = lock.withLock { () -> (@Sendable () -> Void)? in
+            inFlight[page] = nil
+            stats.failedQueries += 1
+            failures[page] = LoadFailure(error, retry: { [weak self] in self?.retry(page) })
+            return self.stateCallback
+        }
+        stateCallback?()
+    }
+
+    /// Runs the failed load of `page` again (the rows it is made of now).
+    public func retry(_ page: Int) {
+        let ids = lock.withLock { () -> [Int64]? in
+            guard failures[page] != nil, inFlight[page] == nil, let result else { return nil }
+            failures[page] = nil
+            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { entries[$0.id]?.version != $0.version }
+            guard !missing.isEmpty else { return nil }
+            inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+            let ids = missing.map(\.id)
+            stats.pageQueries += 1
+            return ids
+        }
+        if let ids { start(page, ids: ids) }
+    }
+
+    /// Keeps at most `maximumPages` pages of rows, dropping the least recently used first and
+    /// never a visible row. When over the bound it drops a quarter of the cache at once (whole
+    /// pages), so the sort by last use runs once per several page loads, not on every one.
+    private func evictIfNeeded() {
+        let limit = maximumPages * pageSize
+        guard entries.count > limit, let result else { return }
+        let visibleIDs = Set(result.rows(in: visible).map(\.id))
+        let candidates = lastUse.filter { !visibleIDs.contains($0.key) }.sorted { $0.value < $1.value }
+        let target = max(pageSize, limit - max(pageSize, (limit / 4 / pageSize) * pageSize))
+        let excess = entries.count - target
+        let evicted = min(excess, candidates.count)
+        for (id, _) in candidates.prefix(evicted) {
+            entries[id] = nil
+            lastUse[id] = nil
+        }
+        stats.evictions += (evicted + pageSize - 1) / pageSize
+    }
+
+    /// A loader that reads `columns` of `table` by rowid, one query per page, on the writer's
+    /// read path (a pool's reader, a queue's serial queue) — never on the caller's thread.
+    public static func tableLoader(
+        reader: any DatabaseReader, table: String, columns: [String], decode: @escaping @Sendable (Row) -> Content
+    ) -> Loader {
+        let selected = (["rowid AS \"livelist_identity\""] + columns.map(\.quotedIdentifier)).joined(separator: ", ")
+        return { ids in
+            try await reader.read { db in
+                let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
+                let sql = "SELECT \(selected) FROM \(table.quotedIdentifier) WHERE rowid IN (\(placeholders))"
+                var contents: [Int64: Content] = [:]
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(ids.map { $0 as any DatabaseValueConvertible }))
+                while let row = try rows.next() { contents[row[0]] = decode(row) }
+                return contents
+            }
+        }
+    }
+}

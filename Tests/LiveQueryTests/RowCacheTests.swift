@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+import ListDiff
+import ListTesting
+import Testing
+@testable import LiveQuery
+
+/// Counts the loader's calls and fails on demand.
+final class LoaderProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var calls: [[Int64]] = []
+    private var failing: Set<Int64> = []
+
+    func failWhenLoading(_ ids: Set<Int64>) { lock.withLock { failing = ids } }
+    var loadedIDs: [[Int64]] { lock.withLock { calls } }
+    func reset() { lock.withLock { calls = [] } }
+
+    struct InjectedFailure: Error {}
+
+    var loader: RowCache<String>.Loader {
+        { [self] ids in
+            try lock.withLock {
+                if !failing.isDisjoint(with: ids) { throw InjectedFailure() }
+                calls.append(ids)
+            }
+            return Dictionary(uniqueKeysWithValues: ids.map { ($0, "row \($0)") })
+        }
+    }
+}
+
+struct RowCacheTests {
+    static func database(rows: Int) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: try TestDatabase.path())
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, version INTEGER NOT NULL DEFAULT 0)")
+            let statement = try db.makeStatement(sql: "INSERT INTO item(name) VALUES (?)")
+            for index in 0..<rows { try statement.execute(arguments: [String(format: "name%06d", index)]) }
+        }
+        return queue
+    }
+
+    static let byName = LiveQueryRequest(table: "item", sort: [SortTerm("name")], version: "version")
+
+    @Test("scrolling 100k rows down and back in windows of 40 serves every row with one query per page and a bounded cache")
+    func scrollDownAndBack() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let queue = try Self.database(rows: 100_000)
+        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        print("RowCacheTests.scrollDownAndBack: setup \(start.duration(to: clock.now))")
+        let probe = LoaderProbe()
+        let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
+        cache.update(result: query.initialResult)
+        let windows = Array(stride(from: 0, to: 100_000, by: 40))
+        var maximumCached = 0
+        for start in windows + windows.reversed() {
+            _ = cache.rows(in: start..<start + 40, prefetch: 40)
+            await cache.waitForLoads()
+            let slots = cache.rows(in: start..<start + 40)
+            let placeholders = slots.filter { if case .placeholder = $0 { true } else { false } }
+            #expect(placeholders.isEmpty, "window at \(start)")
+            maximumCached = max(maximumCached, cache.cachedRowCount)
+        }
+        let statistics = cache.statistics
+        // Down: each of the 2,000 pages once. Back up: the cache holds 20 pages, so the rest reload.
+        #expect(statistics.pageQueries >= 2_000 && statistics.pageQueries <= 4_000)
+        let loaded = probe.loadedIDs.flatMap { $0 }
+        #expect(loaded.count == statistics.rowsLoaded)
+        #expect(maximumCached <= 20 * 50)
+        #expect(statistics.evictions > 0)
+        // No page was loaded twice while it was still cached: each load asks for rows not cached.
+        #expect(probe.loadedIDs.allSatisfy { $0.count <= 50 })
+        print("RowCacheTests.scrollDownAndBack: \(statistics)")
+        withExtendedLifetime(query) {}
+    }
+
+    @Test("writes while scrolling: changed rows reload, moved rows keep their content, deleted rows leave their pages")
+    func writesWhileScrolling() async throws {
+        let queue = try Self.database(rows: 500)
+        let log = EventLog()
+        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let probe = LoaderProbe()
+        let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
+        cache.update(result: query.initialResult)
+        _ = cache.rows(in: 0..<100)
+        await cache.waitForLoads()
+        probe.reset()
+
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE item SET version = version + 1 WHERE id = 3")              // content change
+            try db.execute(sql: "UPDATE item SET name = 'name000001x' WHERE id = 10")              // moves up to position 2
+            try db.execute(sql: "DELETE FROM item WHERE id = 5")
+        }
+        for event in log.drain() { if case let .update(update) = event { cache.update(result: update.result) } }
+        let before = cache.rows(in: 0..<100)
+        let placeholders = before.compactMap { slot -> Int64? in if case let .placeholder(row) = slot { row.id } else { nil } }
+        // Row 3 changed; row 101 slid into the range when row 5 left. Row 10 moved: still cached.
+        #expect(placeholders == [3, 101])
+        await cache.waitForLoads()
+        #expect(probe.loadedIDs.flatMap { $0 }.sorted() == [3, 101])
+        let after = cache.rows(in: 0..<100)
+        #expect(!after.contains { if case let .loaded(row, _) = $0 { row.id == 5 } else { false } })
+        #expect(after.allSatisfy { if case .loaded = $0 { true } else { false } })
+        if case let .loaded(row, content) = after[2] { #expect(row.id == 10 && content == "row 10") }
+        withExtendedLifetime(query) {}
+    }
+
+    @Test("a failed page reports failed with retry, other pages are unaffected, retry recovers")
+    func failedPageRetries() async throws {
+        let queue = try Self.database(rows: 300)
+        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        let probe = LoaderProbe()
+        probe.failWhenLoading([60])        // a row of page 1
+        let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
+        #expect(cache.listState.description == "loading")
+        cache.update(result: query.initialResult)
+        _ = cache.rows(in: 0..<150)
+        await cache.waitForLoads()
+        guard case let .failed(failure) = cache.pageState(1) else {
+            Issue.record("page 1 should have failed, is \(cache.pageState(1))")
+            return
+        }
+        #expect(failure.error is LoaderProbe.InjectedFailure)
+        #expect(cache.pageState(0).description == "loaded" && cache.pageState(2).description == "loaded")
+        // A failed page is not reloaded behind the user's back…
+        _ = cache.rows(in: 0..<150)
+        await cache.waitForLoads()
+        #expect(cache.statistics.failedQueries == 1)
+        // …but its retry runs exactly that load again.
+        probe.failWhenLoading([])
+        failure.retry()
+        await cache.waitForLoads()
+        #expect(cache.pageState(1).description == "loaded")
+        #expect(probe.loadedIDs.last?.count == 50)
+        withExtendedLifetime(query) {}
+    }
+
+    @Test("the table loader reads a page in one query; a locked database fails the page, retry recovers")
+    func tableLoaderAndLockedDatabase() async throws {
+        let path = try TestDatabase.path()
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, version INTEGER NOT NULL DEFAULT 0)")
+            for index in 0..<120 { try db.execute(sql: "INSERT INTO item(name) VALUES (?)", arguments: ["n\(1000 + index)"]) }
+        }
+        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        var configuration = Configuration()
+        configuration.busyMode = .immediateError
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        let cache = RowCache<String>(pageSize: 50, maximumPages: 10, loader: RowCache.tableLoader(reader: reader, table: "item", columns: ["name"]) { row in
+            row["name"]
+        })
+        cache.update(result: query.initialResult)
+        var blockerConfiguration = Configuration()
+        blockerConfiguration.allowsUnsafeTransactions = true
+        let blocker = try DatabaseQueue(path: path, configuration: blockerConfiguration)
+        try await blocker.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE") }
+        _ = cache.rows(in: 0..<50)
+        await cache.waitForLoads()
+        guard case let .failed(failure) = cache.pageState(0) else {
+            Issue.record("expected a failed page while the database is locked, got \(cache.pageState(0))")
+            return
+        }
+        try await blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+        failure.retry()
+        await cache.waitForLoads()
+        let slots = cache.rows(in: 0..<50)
+        if case let .loaded(_, name) = slots[0] { #expect(name == "n1000") } else { Issue.record("row 0 not loaded") }
+        #expect(cache.statistics.pageQueries == 2)
+        withExtendedLifetime(query) {}
+    }
+}
