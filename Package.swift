@@ -41,6 +41,9 @@ let package = Package(
                 "ListDiff",
                 "ListTesting",
                 "LiveListTools",
+                "ListPresenter",
+                "LiveQuery",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -146,12 +146,21 @@ extension HeadlessListView {
         // The batch is valid: build the state after it.
         var moveSourceOf: [ItemPath: ItemPath] = [:]
         for move in changes.itemMoves { moveSourceOf[move.to] = move.from }
+        // Sections no item operation touches keep their cells as they are (most sections of a
+        // large list, for a small batch).
+        var touchedOld = Set<Int>(), touchedFinal = Set<Int>()
+        for path in deleted.union(reloaded).union(reconfigured).union(movedFrom) { touchedOld.insert(path.section) }
+        for path in inserted.union(movedTo) { touchedFinal.insert(path.section) }
         var after: [DisplayedSection] = []
         after.reserveCapacity(sectionsAfter)
         for final in 0..<sectionsAfter {
             let old = finalToOld[final]
             if old < 0 || reloadedSections.contains(old) {
                 after.append(readSection(final, from: dataSource))
+                continue
+            }
+            if !touchedOld.contains(old) && !touchedFinal.contains(final) {
+                after.append(before[old])
                 continue
             }
             // Survivors keep their cell; a reload replaces the cell (selection lost, §4.5), a

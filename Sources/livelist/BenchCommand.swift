@@ -36,20 +36,6 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    /// Runs async work from this synchronous command and waits for it; the work never needs the
-    /// main thread (live queries deliver on the database queue here).
-    private func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        guard let result = box.result else { throw BenchFailure("benchmark did not finish") }
-        return try result.get()
-    }
-
     /// A long-running app's heap is warm: memory freed by one diff is reused by the next. glibc by
     /// default hands blocks over 128 KiB back to the system on free, so every run of a large diff
     /// would page-fault all its memory in again (2,000 faults per 100k diff), and the figure would
@@ -87,9 +73,4 @@ struct BenchCommand: ParsableCommand {
         }
         return counts
     }
-}
-
-/// Carries an async result to the thread that waits for it; the semaphore orders the accesses.
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
 }

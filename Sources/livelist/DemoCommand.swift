@@ -1,23 +1,35 @@
 import ArgumentParser
 import Foundation
+import GRDB
 import ListDiff
-import LiveListTools
 import ListTesting
+import LiveListTools
+import LiveQuery
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `livelist demo`: a live list fed by a changing inbox. Until the SQLite-backed demo lands the
-/// data lives in memory; the pipeline (diff → stages → a strict headless list view) is the real one.
+/// Set by SIGTERM/SIGHUP so the screen loop restores the terminal before leaving.
+nonisolated(unsafe) private var terminationRequested: sig_atomic_t = 0
+
+/// `livelist demo`: a live terminal list over an embedded SQLite inbox that keeps changing.
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run a live list over a changing inbox and report every batch.",
-        discussion: "Ends with: demo: B batches, C changes, I inconsistencies, p50 X ms, p99 Y ms (exit 0 only when I is 0 and the list equals a fresh query)."
+        abstract: "A live list over a changing SQLite inbox, in the terminal.",
+        discussion: """
+            Keys: ↑↓ PgUp PgDn Home End scroll, Space selects, / edits the filter, s cycles the sort, p pauses the writer, q quits.
+            With --headless (automatic when stdout is not a terminal) a scripted viewport runs for --duration seconds, one line is
+            printed per applied batch, and the last line is: demo: B batches, C changes, I inconsistencies, p50 X ms, p99 Y ms.
+            """
     )
 
-    @Option(help: "Conversations in the generated inbox.") var rows = 20_000
+    @Option(help: "A database file to use (created with the demo schema when missing).") var db: String?
+    @Option(help: "Conversations to generate in a new database.") var rows = 100_000
     @Option(help: "Seed of the generated data and of the writer.") var seed: UInt64 = 1
-    @Option(help: "Seconds to run.") var duration: Double = 5
-    @Option(help: "Changes the writer makes per second.") var writesPerSecond = 50
-    @Flag(help: "Print one line per batch instead of drawing a screen.") var headless = false
+    @Option(help: "Changes the writer makes per second.") var writesPerSecond = 40
+    @Option(help: "Seconds to run in headless mode.") var duration: Double = 10
+    @Flag(help: "Run the scripted, non-interactive demo.") var headless = false
 
     func validate() throws {
         guard rows >= 0 else { throw ValidationError("--rows must not be negative") }
@@ -26,58 +38,148 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        // The CLI's synchronous entry point runs on the main thread; the view is main-actor bound.
-        try MainActor.assumeIsolated { try runOnMainActor() }
+        let path: String
+        if let db {
+            path = db
+        } else {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-demo-\(UUID().uuidString)")
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            path = directory.appendingPathComponent("inbox.sqlite").path
+        }
+        let database = try InboxDatabase.open(path: path, rows: rows, seed: seed)
+        let interactive = !headless && isatty(STDOUT_FILENO) == 1 && isatty(STDIN_FILENO) == 1
+        let writesPerSecond = writesPerSecond, seed = seed, duration = duration
+        let code = try MainActor.assumeIsolated {
+            interactive
+                ? try Self.runInteractive(database: database, writesPerSecond: writesPerSecond, seed: seed)
+                : try Self.runHeadless(database: database, writesPerSecond: writesPerSecond, seed: seed, duration: duration)
+        }
+        if code != 0 { throw ExitCode(code) }
     }
 
     @MainActor
-    private func runOnMainActor() throws {
-        if !headless {
-            print("livelist demo: the interactive terminal screen arrives with the SQLite demo; running headless.")
-        }
-        var model = InboxModel(rows: rows, seed: seed)
-        let dataSource = SnapshotDataSource(model.snapshot())
-        let view = HeadlessListView(dataSource: dataSource, viewportRows: 40)
-        view.layoutIfNeeded()
-        let ticksPerSecond = 10.0
-        let changesPerTick = max(1, Int((Double(writesPerSecond) / ticksPerSecond).rounded()))
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: .milliseconds(Int(duration * 1000)))
-        var latencies: [Double] = []
-        var batches = 0, changes = 0, inconsistencies = 0, tick = 0
-        while clock.now < end {
-            tick += 1
-            // Every tenth tick is a burst: many changes in one transaction.
-            let touched = model.write(count: tick % 10 == 0 ? changesPerTick * 20 : changesPerTick)
-            let started = clock.now
-            let target = model.snapshot()
-            let changeset = Changeset(from: dataSource.snapshot, to: target)
-            do {
-                try view.apply(changeset, to: dataSource)
-                if !view.staleCells().isEmpty { inconsistencies += 1 }
-            } catch {
-                inconsistencies += 1
-                print("batch \(batches + 1): inconsistency: \(error)")
-                dataSource.snapshot = target
-                try? view.reloadData()
-                view.layoutIfNeeded()
+    static func runHeadless(database: DatabaseQueue, writesPerSecond: Int, seed: UInt64, duration: Double) throws -> Int32 {
+        let session = try DemoSession(database: database, viewportRows: 30)
+        let writer = DemoWriter()
+        writer.start(database: database, writesPerSecond: writesPerSecond, seed: seed)
+        var random = SeededRandomNumberGenerator(seed: seed &+ 2)
+        let ticks = max(3, Int(duration * 10))
+        for tick in 1...ticks {
+            Thread.sleep(forTimeInterval: 0.1)
+            for line in session.applyEvents() { print(line) }
+            // The scripted viewport: scroll, select, change the filter and the sort.
+            if tick % 5 == 0 { session.view.setContentOffset(Int.random(in: 0...max(0, min(2_000, session.view.maximumContentOffset)), using: &random)) }
+            if tick % 7 == 0, let path = session.view.visibleItems.randomElement(using: &random),
+               let id = session.presenter.displayed.sections[safe: path.section]?.items[safe: path.item]?.item?.id {
+                session.presenter.selectItem(id: id)
             }
-            let latency = Stopwatch.milliseconds(started.duration(to: clock.now))
-            latencies.append(latency)
-            if !changeset.isEmpty {
-                batches += 1
-                changes += changeset.changes.count
-                let c = changeset.changes
-                print("batch \(batches): \(touched) writes -> \(c.itemInserts.count) inserted, \(c.itemDeletes.count) deleted, \(c.itemMoves.count) moved, \(c.itemReloads.count) reloaded, \(c.sectionInserts.count + c.sectionDeletes.count) section changes in \(changeset.stages.count) stages, \(String(format: "%.2f", latency)) ms")
+            if tick == ticks / 3 {
+                print("script: filter \"a\"")
+                session.setCriteria(sort: session.sort, filter: "a")
             }
-            Thread.sleep(forTimeInterval: 1 / ticksPerSecond)
+            if tick == 2 * ticks / 3 {
+                print("script: sort \(DemoSort.bySender.title)")
+                session.setCriteria(sort: .bySender, filter: session.filter)
+            }
+            session.requestVisibleRows()
         }
-        if !view.staleCells().isEmpty || !dataSource.snapshot.isContentEqual(to: model.snapshot()) { inconsistencies += 1 }
-        latencies.sort()
-        func percentile(_ p: Double) -> Double {
-            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        try waitFor { await writer.stop() }
+        for line in session.applyEvents() { print(line) }
+        try waitFor { await session.cache.waitForLoads() }
+        var inconsistencies = session.view.violations.count + session.view.staleCells().count
+        if !(try session.matchesFreshQuery()) {
+            inconsistencies += 1
+            print("inconsistency: the displayed list differs from a fresh query")
         }
-        print("demo: \(batches) batches, \(changes) changes, \(inconsistencies) inconsistencies, p50 \(String(format: "%.2f", percentile(0.5))) ms, p99 \(String(format: "%.2f", percentile(0.99))) ms")
-        if inconsistencies > 0 { throw ExitCode(1) }
+        let (p50, p99) = session.statusCounts
+        print("demo: \(session.batches) batches, \(session.changes) changes, \(inconsistencies) inconsistencies, p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms")
+        return inconsistencies == 0 ? 0 : 1
+    }
+
+    @MainActor
+    static func runInteractive(database: DatabaseQueue, writesPerSecond: Int, seed: UInt64) throws -> Int32 {
+        let terminal = Terminal()
+        var size = terminal.size
+        let session = try DemoSession(database: database, viewportRows: max(1, size.rows - 3))
+        let writer = DemoWriter()
+        writer.start(database: database, writesPerSecond: writesPerSecond, seed: seed)
+        signal(SIGTERM) { _ in terminationRequested = 1 }
+        signal(SIGHUP) { _ in terminationRequested = 1 }
+        terminal.enter()
+        defer { terminal.leave() }
+        var screen = DemoScreen()
+        loop: while terminationRequested == 0 {
+            let current = terminal.size
+            if current != size {
+                size = current
+                session.view.viewportRows = max(1, size.rows - 3)
+                session.view.setContentOffset(session.view.contentOffset)
+                terminal.write("\u{1B}[2J")
+            }
+            for key in terminal.readKeys(timeout: 50) {
+                if screen.editingFilter != nil {
+                    switch key {
+                    case .enter:
+                        session.setCriteria(sort: session.sort, filter: screen.editingFilter ?? "")
+                        screen.editingFilter = nil
+                    case .escape: screen.editingFilter = nil
+                    case .backspace:
+                        if var text = screen.editingFilter, !text.isEmpty {
+                            text.removeLast()
+                            screen.editingFilter = text
+                        }
+                    case let .character(character): screen.editingFilter?.append(character)
+                    case .interrupt: break loop
+                    default: break
+                    }
+                    continue
+                }
+                switch key {
+                case .character("q"), .interrupt: break loop
+                case .up: moveCursor(session, by: -1)
+                case .down: moveCursor(session, by: 1)
+                case .pageUp: moveCursor(session, by: -session.view.viewportRows)
+                case .pageDown: moveCursor(session, by: session.view.viewportRows)
+                case .home: moveCursor(session, by: -Int.max / 2)
+                case .end: moveCursor(session, by: Int.max / 2)
+                case .character(" "):
+                    if let id = session.cursor {
+                        if session.presenter.selectedItemIDs.contains(id) { session.presenter.deselectItem(id: id) } else { session.presenter.selectItem(id: id) }
+                    }
+                case .character("/"): screen.editingFilter = session.filter
+                case .character("s"):
+                    let next = DemoSort(rawValue: (session.sort.rawValue + 1) % DemoSort.allCases.count) ?? .byActivity
+                    session.setCriteria(sort: next, filter: session.filter)
+                case .character("p"):
+                    writer.isPaused.toggle()
+                    screen.writerPaused = writer.isPaused
+                default: break
+                }
+            }
+            _ = session.applyEvents()
+            session.requestVisibleRows()
+            terminal.write(screen.render(session, size: size))
+        }
+        writer.isPaused = true
+        return 0
+    }
+
+    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view.
+    @MainActor
+    static func moveCursor(_ session: DemoSession, by delta: Int) {
+        var paths: [(ItemPath, Int64)] = []
+        for (sectionIndex, section) in session.presenter.displayed.sections.enumerated() {
+            for (itemIndex, row) in section.items.enumerated() {
+                if let id = row.item?.id { paths.append((ItemPath(section: sectionIndex, item: itemIndex), id)) }
+            }
+        }
+        guard !paths.isEmpty else { return }
+        let current = paths.firstIndex { $0.1 == session.cursor } ?? 0
+        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), paths.count - 1)
+        session.cursor = paths[target].1
+        guard let row = session.view.row(of: paths[target].0) else { return }
+        let view = session.view
+        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
+        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
     }
 }

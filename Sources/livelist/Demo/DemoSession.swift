@@ -1,0 +1,165 @@
+import Foundation
+import GRDB
+import ListDiff
+import ListPresenter
+import ListTesting
+import LiveQuery
+
+/// The demo's pipeline, shared by the terminal screen and the headless run: a live query over the
+/// inbox, a row cache for the cells, and a presenter driving a strict list view model.
+@MainActor
+final class DemoSession {
+    typealias Row = PresentedRow<LiveSection, LiveRow>
+    enum Mark { case inserted, moved, updated }
+
+    /// Events from the live query, appended on the database queue, taken on the main thread.
+    final class Inbox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events: [LiveQueryEvent] = []
+        func append(_ event: LiveQueryEvent) { lock.withLock { events.append(event) } }
+        func drain() -> [LiveQueryEvent] { lock.withLock { defer { events = [] }; return events } }
+    }
+
+    let database: DatabaseQueue
+    let inbox = Inbox()
+    private(set) var query: LiveQuery
+    let presenter = ListPresenter<LiveSection, LiveRow>()
+    let view: HeadlessListView<Row, PresentedSection<LiveSection>>
+    let dataSource: PresenterDataSource<LiveSection, LiveRow>
+    let cache: RowCache<InboxDatabase.Conversation>
+    private(set) var sort = DemoSort.byActivity
+    private(set) var filter = ""
+    private(set) var result: LiveResult
+    private(set) var latencies: [Double] = []
+    private(set) var batches = 0
+    private(set) var changes = 0
+    private(set) var lastFailure: String?
+    private(set) var marks: [Int64: (mark: Mark, until: ContinuousClock.Instant)] = [:]
+    private(set) var recentlyDeleted: (count: Int, until: ContinuousClock.Instant)?
+    /// The row the keyboard cursor is on, by identity.
+    var cursor: Int64?
+
+    init(database: DatabaseQueue, viewportRows: Int) throws {
+        self.database = database
+        let inbox = inbox
+        let request = DemoSort.byActivity.request(filter: "")
+        do {
+            query = try waitFor {
+                try await LiveQuery.open(request, in: database, options: .init(dataVersionPollInterval: .milliseconds(250)),
+                                         callbackQueue: nil, onEvent: { inbox.append($0) })
+            }
+        } catch {
+            throw InputError("cannot open the live query: \(error)")
+        }
+        result = query.initialResult
+        cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(
+            reader: database, table: "conversation", columns: ["sender", "subject", "unread", "last_activity"]) { row in
+                InboxDatabase.Conversation(sender: row["sender"], subject: row["subject"], isUnread: row["unread"], lastActivity: row["last_activity"])
+            })
+        cache.update(result: result)
+        (view, dataSource) = presenter.attachHeadlessView(viewportRows: viewportRows, sectionHeaderRows: 1)
+        presenter.update(result.snapshot())
+        view.layoutIfNeeded()
+        cursor = result.row(at: 0)?.id
+    }
+
+    /// Applies what the live query delivered since the last call; returns one line per batch.
+    func applyEvents() -> [String] {
+        var lines: [String] = []
+        let clock = ContinuousClock()
+        let events = inbox.drain()
+        for event in events {
+            switch event {
+            case let .update(update):
+                let previous = result
+                result = update.result
+                cache.update(result: update.result)
+                markChanges(update.changeset.changes, before: previous, after: update.result, now: clock.now)
+                let milliseconds = Double(update.latency.components.attoseconds) / 1e15 + Double(update.latency.components.seconds) * 1000
+                latencies.append(milliseconds)
+                batches += 1
+                changes += update.changeset.changes.count
+                lastFailure = nil
+                let c = update.changeset.changes
+                let path = update.path == .incremental ? "incremental" : "refetch"
+                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(update.changeset.stages.count) stages, \(String(format: "%.3f", milliseconds)) ms (\(path)), \(update.result.count) rows")
+            case let .failure(error):
+                lastFailure = error.description
+                lines.append("failure: \(error)")
+            }
+        }
+        // Several commits since the last frame: the presenter animates once, to the newest result.
+        if events.contains(where: { if case .update = $0 { true } else { false } }) {
+            presenter.update(result.snapshot())
+        }
+        return lines
+    }
+
+    private func markChanges(_ changes: ListChanges, before: LiveResult, after: LiveResult, now: ContinuousClock.Instant) {
+        let until = now.advanced(by: .milliseconds(1_500))
+        func id(_ path: ItemPath, in result: LiveResult) -> Int64? { result.position(of: path).flatMap { result.row(at: $0)?.id } }
+        for path in changes.itemReloads { if let id = id(path, in: before) { marks[id] = (.updated, until) } }
+        for move in changes.itemMoves { if let id = id(move.to, in: after) { marks[id] = (.moved, until) } }
+        for path in changes.itemInserts { if let id = id(path, in: after) { marks[id] = (.inserted, until) } }
+        if !changes.itemDeletes.isEmpty { recentlyDeleted = (changes.itemDeletes.count, until) }
+        marks = marks.filter { $0.value.until > now }
+    }
+
+    func mark(of id: Int64, now: ContinuousClock.Instant) -> Mark? {
+        guard let mark = marks[id], mark.until > now else { return nil }
+        return mark.mark
+    }
+
+    func deletedBadge(now: ContinuousClock.Instant) -> Int? {
+        guard let deleted = recentlyDeleted, deleted.until > now else { return nil }
+        return deleted.count
+    }
+
+    /// Changes the order or the filter: one changeset from what is shown to the new result.
+    func setCriteria(sort: DemoSort, filter: String) {
+        self.sort = sort
+        self.filter = filter
+        let request = sort.request(filter: filter)
+        let query = query
+        do {
+            try waitFor { try await query.setRequest(request) }
+        } catch {
+            lastFailure = "\(error)"
+        }
+    }
+
+    /// Loads the pages around the visible rows.
+    func requestVisibleRows() {
+        let positions = view.visibleItems.compactMap(flatPosition)
+        guard let first = positions.min(), let last = positions.max() else { return }
+        _ = cache.rows(in: first..<last + 1, prefetch: 50)
+    }
+
+    /// The position in the live result of a displayed path (status rows have none).
+    func flatPosition(_ path: ItemPath) -> Int? {
+        guard case .item? = presenter.displayed.sections[safe: path.section]?.items[safe: path.item] else { return nil }
+        var position = path.item
+        for section in presenter.displayed.sections[0..<path.section] where section.model.model != nil {
+            position += section.items.count
+        }
+        return position
+    }
+
+    var statusCounts: (p50: Double, p99: Double) {
+        let sorted = latencies.sorted()
+        guard !sorted.isEmpty else { return (0, 0) }
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
+    }
+
+    /// Whether the displayed list equals a fresh query of the database now.
+    func matchesFreshQuery() throws -> Bool {
+        let (sql, arguments) = sort.oracleSQL(filter: filter)
+        let expected = try database.read { db in try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) }
+        let shown = presenter.displayed.sections.flatMap { $0.items.compactMap(\.item?.id) }
+        return shown == expected
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
