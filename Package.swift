@@ -59,7 +59,9 @@ let package = Package(
         .testTarget(name: "LiveQueryTests", dependencies: ["ListDiff", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         // Runs the built `livelist` binary, as scripts and CI do.
-        .testTarget(name: "LiveListCLITests", dependencies: ["livelist", "livelist-allocations"]),
+        .testTarget(name: "LiveListCLITests", dependencies: [
+            "livelist", "livelist-allocations", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -40,8 +40,10 @@ public final class LiveQuery: Sendable {
         }
     }
 
-    /// Every change and failure, in commit order. One consumer; nothing is dropped.
-    public let events: AsyncStream<LiveQueryEvent>
+    /// Every change and failure, in commit order, from the first access on. One consumer;
+    /// nothing is dropped while it iterates. Until it is first read nothing is buffered, so an app
+    /// that only uses the callback does not accumulate results.
+    public var events: AsyncStream<LiveQueryEvent> { channel.stream() }
     /// The result when the query opened.
     public let initialResult: LiveResult
     /// Whether the query is maintained incrementally, or refetches (and why).
@@ -49,29 +51,27 @@ public final class LiveQuery: Sendable {
 
     private let core: LiveQueryCore
     private let writer: any DatabaseWriter
-    private let continuation: AsyncStream<LiveQueryEvent>.Continuation
+    private let channel: EventChannel
     private let poller: Task<Void, Never>?
 
-    private init(core: LiveQueryCore, writer: any DatabaseWriter, events: AsyncStream<LiveQueryEvent>,
-                 continuation: AsyncStream<LiveQueryEvent>.Continuation, options: Options) {
+    private init(core: LiveQueryCore, writer: any DatabaseWriter, channel: EventChannel, options: Options) {
         self.core = core
         self.writer = writer
-        self.events = events
-        self.continuation = continuation
+        self.channel = channel
         initialResult = core.state.result
         mode = switch core.plan.mode {
         case .incremental: .incremental
         case let .refetch(reason): .refetch(reason: reason)
         }
         if let interval = options.dataVersionPollInterval {
-            poller = Task { [weak core, writer, continuation] in
+            poller = Task { [weak core, writer, channel] in
                 let path = writer.path
                 var reportedGone = false
                 while !Task.isCancelled {
                     try? await Task.sleep(for: interval)
                     guard let core, !Task.isCancelled else { return }
                     if path != ":memory:" && !path.isEmpty && !FileManager.default.fileExists(atPath: path) {
-                        if !reportedGone { continuation.yield(.failure(.databaseGone("\(path) was removed"))) }
+                        if !reportedGone { channel.deliver(.failure(.databaseGone("\(path) was removed"))) }
                         reportedGone = true
                         continue
                     }
@@ -80,7 +80,7 @@ public final class LiveQuery: Sendable {
                             try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
                         }
                     } catch {
-                        continuation.yield(.failure(LiveQueryError.from(error, sql: nil)))
+                        channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
                     }
                 }
             }
@@ -91,7 +91,7 @@ public final class LiveQuery: Sendable {
 
     deinit {
         poller?.cancel()
-        continuation.finish()
+        channel.finish()
     }
 
     /// Validates `request` against the schema, builds its index off the main actor, and starts
@@ -103,12 +103,8 @@ public final class LiveQuery: Sendable {
         _ request: LiveQueryRequest, in writer: any DatabaseWriter, options: Options = Options(),
         callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent) -> Void)? = nil
     ) async throws(LiveQueryError) -> LiveQuery {
-        let (events, continuation) = AsyncStream<LiveQueryEvent>.makeStream(bufferingPolicy: .unbounded)
-        let deliver: @Sendable (LiveQueryEvent) -> Void = { event in
-            continuation.yield(event)
-            guard let onEvent else { return }
-            if let callbackQueue { callbackQueue.async { onEvent(event) } } else { onEvent(event) }
-        }
+        let channel = EventChannel(callbackQueue: callbackQueue, onEvent: onEvent)
+        let deliver: @Sendable (LiveQueryEvent) -> Void = { channel.deliver($0) }
         let core: LiveQueryCore
         do {
             core = try await retrying(options.busyRetries) {
@@ -123,7 +119,7 @@ public final class LiveQuery: Sendable {
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
-        return LiveQuery(core: core, writer: writer, events: events, continuation: continuation, options: options)
+        return LiveQuery(core: core, writer: writer, channel: channel, options: options)
     }
 
     /// Changes the filter, sort or sections. Delivers one changeset from the displayed result to
@@ -159,7 +155,7 @@ public final class LiveQuery: Sendable {
     /// Stops following the database and finishes ``events``.
     public func cancel() {
         poller?.cancel()
-        continuation.finish()
+        channel.finish()
         let core = core
         writer.asyncWriteWithoutTransaction { db in db.remove(transactionObserver: core) }
     }

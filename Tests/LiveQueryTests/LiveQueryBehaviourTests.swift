@@ -46,9 +46,9 @@ struct LiveQueryBehaviourTests {
     func pollerFindsExternalCommit() async throws {
         let (queue, path) = try Self.makeQueue()
         let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
+        var iterator = query.events.makeAsyncIterator()   // events are buffered from the first access on
         let other = try DatabaseQueue(path: path)
         try await other.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 3") }
-        var iterator = query.events.makeAsyncIterator()
         guard case let .update(update)? = await iterator.next() else {
             Issue.record("expected an update")
             return
@@ -176,8 +176,8 @@ struct LiveQueryBehaviourTests {
     func vanishedDatabase() async throws {
         let (queue, path) = try Self.makeQueue()
         let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
-        try FileManager.default.removeItem(atPath: path)
         var iterator = query.events.makeAsyncIterator()
+        try FileManager.default.removeItem(atPath: path)
         guard case let .failure(error)? = await iterator.next() else {
             Issue.record("expected a failure")
             return

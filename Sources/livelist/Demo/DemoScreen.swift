@@ -60,10 +60,7 @@ struct DemoScreen {
         let title: String
         switch (sort, model.id) {
         case let (.byActivity, .integer(day)):
-            let formatter = DateFormatter()
-            formatter.dateFormat = "EEEE d MMMM yyyy"
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            title = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(day * InboxDatabase.secondsPerDay)))
+            title = Self.dayFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(day * InboxDatabase.secondsPerDay)))
         case let (.unreadFirst, .integer(unread)): title = unread == 1 ? "Unread" : "Read"
         default: title = "All conversations"
         }
@@ -92,9 +89,7 @@ struct DemoScreen {
             let text: String
             if let conversation = session.cache.content(of: liveRow.id, version: liveRow.version) {
                 let time = Date(timeIntervalSince1970: TimeInterval(conversation.lastActivity))
-                let formatter = DateFormatter()
-                formatter.dateFormat = "HH:mm"
-                formatter.timeZone = TimeZone(identifier: "UTC")
+                let formatter = Self.timeFormatter
                 let sender = conversation.sender.padding(toLength: 18, withPad: " ", startingAt: 0)
                 text = "\(conversation.isUnread ? "•" : " ") \(sender) \(conversation.subject)  \(formatter.string(from: time))"
                 if conversation.isUnread && color == "0" { color = "1" }
@@ -106,6 +101,20 @@ struct DemoScreen {
             return Self.style("\(gutter)\(check)\(text)", codes, width: width)
         }
     }
+
+    private static let dayFormatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "EEEE d MMMM yyyy"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
+    }()
+
+    private static let timeFormatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
+    }()
 
     static func style(_ text: String, _ codes: String, width: Int, fill: Character = " ") -> String {
         var clipped = String(text.prefix(width))

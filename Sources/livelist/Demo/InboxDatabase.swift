@@ -35,10 +35,9 @@ enum InboxDatabase {
         }
         do {
             let hasSchema = try queue.read { db in try db.tableExists("conversation") }
-            if exists && !hasSchema {
-                if try queue.read({ db in try db.tableExists("sqlite_master") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0 : 0 }) > 0 {
-                    throw InputError("\(path) is not a livelist demo database (no conversation table)")
-                }
+            // Never add the demo's tables to someone else's database.
+            if exists && !hasSchema, try queue.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0 }) > 0 {
+                throw InputError("\(path) is not a livelist demo database (no conversation table)")
             }
             if !hasSchema { try create(queue, rows: rows, seed: seed) }
             let columns = try queue.read { db in Set(try db.columns(in: "conversation").map(\.name)) }

@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.serialized)
+struct DemoCommandTests {
+    @Test("the headless demo runs the whole pipeline and ends with the contract's line, zero inconsistencies")
+    func headlessRun() throws {
+        let result = try CommandRunner.run(["demo", "--headless", "--duration", "3", "--rows", "3000", "--writes-per-second", "40"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n")
+        let last = try #require(lines.last.map(String.init))
+        #expect(last.wholeMatch(of: /demo: \d+ batches, \d+ changes, 0 inconsistencies, p50 [0-9.]+ ms, p99 [0-9.]+ ms/) != nil, "\(last)")
+        #expect(lines.contains { $0.hasPrefix("batch ") })
+        #expect(lines.contains { $0.hasPrefix("script: filter") })
+        #expect(lines.contains { $0.hasPrefix("script: sort") })
+    }
+
+    @Test("bad input: one clear line and exit status 2")
+    func badInput() throws {
+        let missingDirectory = try CommandRunner.run(["demo", "--headless", "--db", "/nonexistent/dir/inbox.sqlite"])
+        #expect(missingDirectory.status == 2)
+        #expect(missingDirectory.standardError.split(separator: "\n").count == 1)
+        #expect(missingDirectory.standardError.contains("/nonexistent/dir/inbox.sqlite"))
+
+        let otherSchema = try CommandRunner.temporaryFile("", name: "other.sqlite")
+        try FileManager.default.removeItem(atPath: otherSchema)
+        try DatabaseQueue(path: otherSchema).write { db in try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY)") }
+        let wrongSchema = try CommandRunner.run(["demo", "--headless", "--db", otherSchema])
+        #expect(wrongSchema.status == 2)
+        #expect(wrongSchema.standardError.contains("not a livelist demo database"), "\(wrongSchema.standardError)")
+
+        let notSQLite = try CommandRunner.temporaryFile("this is not a database", name: "text.sqlite")
+        let garbage = try CommandRunner.run(["demo", "--headless", "--db", notSQLite])
+        #expect(garbage.status == 2)
+        #expect(garbage.standardError.contains("file is not a database"), "\(garbage.standardError)")
+
+        for options in [["--duration", "0"], ["--writes-per-second", "0"], ["--rows", "lots"], ["--bogus"]] {
+            let invalid = try CommandRunner.run(["demo", "--headless"] + options)
+            #expect(invalid.status == 2, "\(options)")
+            #expect(invalid.standardError.split(separator: "\n").count == 1, "\(options): \(invalid.standardError)")
+        }
+    }
+
+    @Test("the interactive screen in tmux: rows and status, scrolling, a selection that survives a forced move, a filter, a clean quit")
+    func interactiveScreen() throws {
+        guard let tmux = Tmux() else {
+            Issue.record("tmux is not installed (.ci/run installs it)")
+            return
+        }
+        let database = try CommandRunner.temporaryFile("", name: "inbox.sqlite")
+        try FileManager.default.removeItem(atPath: database)
+        let binary = CommandRunner.executable.path
+        try tmux.start("\(binary) demo --db \(database) --rows 3000 --writes-per-second 20; echo EXITED:$?; sleep 30")
+        defer { tmux.kill() }
+        let started = try tmux.waitForScreen { $0.contains("rows · changeset p50") }
+        #expect(started.contains("LiveList demo — inbox"))
+        #expect(started.contains("q quit"))
+
+        try tmux.send("p")                       // pause the writer so positions are stable
+        _ = try tmux.waitForScreen { $0.contains("writer pause") }
+        try tmux.send("Home", "Down", "Down", "Down", "Down", "Down", "Space")
+        let selected = try tmux.waitForScreen { $0.contains("●") }
+        let selectedLine = try #require(selected.split(separator: "\n").first { $0.contains("●") })
+
+        // Another process moves the selected row to the top; the demo sees it through data_version.
+        let queue = try DatabaseQueue(path: database)
+        let (id, sender, subject) = try queue.write { db -> (Int64, String, String) in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, sender, subject FROM conversation WHERE archived = 0 ORDER BY day DESC, last_activity DESC, id LIMIT 6")
+            let row = rows[5]
+            let now = Int64(Date().timeIntervalSince1970) + 600
+            try db.execute(sql: "UPDATE conversation SET last_activity = ?, day = ?, version = version + 1 WHERE id = ?", arguments: [now, now / 86_400, row["id"]])
+            return (row["id"], row["sender"], row["subject"])
+        }
+        #expect(selectedLine.contains(sender) && selectedLine.contains(subject), "selected \(selectedLine), row \(id)")
+        try tmux.send("Home")
+        // The moved row is now the first row of the list, still selected.
+        let moved = try tmux.waitForScreen { screen in
+            let rows = screen.split(separator: "\n").dropFirst().filter { !$0.contains("──") }
+            return rows.first.map { $0.contains("●") && $0.contains(sender) } ?? false
+        }
+        #expect(moved.split(separator: "\n").filter { $0.contains("●") }.count == 1)
+
+        try tmux.send("/", "M", "a", "r", "g", "Enter")
+        let filtered = try tmux.waitForScreen { $0.contains("filter: Marg") }
+        let rows = filtered.split(separator: "\n").dropFirst(2).prefix(5).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        #expect(rows.allSatisfy { $0.contains("Margaret") || $0.contains("──") || $0.contains("Marg") }, "\(rows)")
+
+        try tmux.send("q")
+        let after = try tmux.waitForScreen { $0.contains("EXITED:0") }
+        #expect(!after.contains("q quit"), "the alternate screen was not left")
+    }
+}
+
+/// Drives a program in a detached tmux session on a private server.
+struct Tmux {
+    let socket = "livelist-test-\(UUID().uuidString.prefix(8))"
+    let path: String
+
+    init?() {
+        let candidates = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        path = found
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], capturesOutput: Bool = true) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-L", socket] + arguments
+        let output = Pipe()
+        // The first command forks the tmux server, which would inherit (and hold open) a pipe.
+        process.standardOutput = capturesOutput ? output : FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = capturesOutput ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Spawned directly (posix_spawn + waitpid) with every standard stream on /dev/null: the tmux
+    /// client forks a server, and Foundation's `Process` never reported the client's exit then.
+    func start(_ command: String) throws {
+        let arguments = [path, "-L", socket, "new-session", "-d", "-s", "demo", "-x", "110", "-y", "30", command]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor in [Int32(0), 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, nil, &argv, environ)
+        guard status == 0 else { throw CocoaError(.fileNoSuchFile) }
+        var exitStatus: Int32 = 0
+        waitpid(pid, &exitStatus, 0)
+    }
+
+    func send(_ keys: String...) throws {
+        for key in keys {
+            try run(["send-keys", "-t", "demo", key], capturesOutput: false)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    func screen() throws -> String { try run(["capture-pane", "-p", "-t", "demo"]) }
+
+    /// Polls the screen until `condition` holds (15 s at most).
+    func waitForScreen(_ condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(15)
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if condition(last) { return last }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        Issue.record("screen never matched; last screen:\n\(last)")
+        return last
+    }
+
+    func kill() { _ = try? run(["kill-server"], capturesOutput: false) }
+}
