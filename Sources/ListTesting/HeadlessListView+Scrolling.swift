@@ -53,14 +53,7 @@ extension HeadlessListView {
             let items = displayed.flatMap { $0.indices.contains(path.section) ? $0[path.section].cells.count : nil }
             throw .itemOutOfRange(.scroll, path: path, sectionCount: sections, itemCount: items)
         }
-        let target = min(row, maximumContentOffset)
-        guard animated else {
-            scrollAnimationTarget = nil
-            contentOffset = target
-            return
-        }
-        guard target != contentOffset else { return }
-        scrollAnimationTarget = target
+        try setContentOffset(row, animated: animated)
     }
 
     /// Ends the programmatic scroll animation in flight, as the display link would, and calls
