@@ -11,6 +11,10 @@ extension ListPresenter {
         } else if needsUpdate {
             needsUpdate = false
             startUpdate(on: target)
+        } else if !pendingReconfigures.isEmpty {
+            let ids = pendingReconfigures
+            pendingReconfigures = []
+            reconfigureVisible(ids, on: target)
         } else if let scroll = pendingScroll {
             pendingScroll = nil
             performScroll(to: scroll.id, animated: scroll.animated, on: target)
@@ -69,6 +73,33 @@ extension ListPresenter {
         // state and covers the remaining stages too, so they are dropped rather than replayed.
         if needsUpdate { remainingStages = [] }
         advance()
+    }
+
+    /// Re-reads the visible cells of `ids` in one batch; cells off screen will read fresh content
+    /// when they appear anyway.
+    @inlinable
+    func reconfigureVisible(_ ids: Set<Item.ID>, on target: any ListTarget) {
+        let visible = target.visibleItemPaths.filter { path in
+            displayed.row(at: path)?.item.map { ids.contains($0.id) } ?? false
+        }
+        guard !visible.isEmpty else {
+            advance()
+            return
+        }
+        var changes = ListChanges()
+        changes.itemReloads = visible
+        let useReconfigure = configuration.prefersReconfigure && target.supportsReconfigure
+        let context = captureContext(on: target)
+        _phase = .applyingBatch
+        _statistics.batches += 1
+        target.performBatch({
+            if useReconfigure { target.recordReconfigures(visible) } else { target.recordChanges(changes) }
+        }, completion: { [weak self] in
+            guard let self, let target = self.target else { return }
+            self.restore(context, on: target)
+            self._phase = .idle
+            self.advance()
+        })
     }
 
     /// Large or off-screen changes: one reload, with the anchor and the selection restored.

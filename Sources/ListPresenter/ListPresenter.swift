@@ -115,6 +115,9 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     var selectionInTransit: [Item.ID] = []
     @usableFromInline
     var pendingScroll: (id: Item.ID, animated: Bool)?
+    /// Items whose visible cells must re-read their content (a page of rows loaded).
+    @usableFromInline
+    var pendingReconfigures: Set<Item.ID> = []
     /// Items deselected through the presenter while a batch was in flight.
     @usableFromInline
     var deselectedInFlight: Set<Item.ID> = []
@@ -138,6 +141,15 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     public func apply(_ changeset: Changeset<SectionModel, Item>) {
         guard let last = changeset.stages.last else { return }
         update(last.snapshot)
+    }
+
+    /// Refreshes the visible cells of `ids` in place — their content arrived (a page of rows
+    /// loaded) but the list did not change. Reconfigures where the target can (cells and
+    /// selection stay), reloads otherwise; waits, like any update, while something animates.
+    @inlinable
+    public func reconfigureItems(ids: some Sequence<Item.ID>) {
+        pendingReconfigures.formUnion(ids)
+        advance()
     }
 
     /// Sets the list's load state, shown as an inline row at the top.

@@ -126,3 +126,35 @@ final class NSLockLike: @unchecked Sendable {
         return body()
     }
 }
+
+@MainActor
+struct PresenterReconfigureTests {
+    @Test("loaded rows refresh exactly their visible cells in place, keeping selection; off-screen ids cost nothing")
+    func reconfigureVisibleOnly() {
+        let fixture = PresenterFixture(flat(Array(0..<50)), viewportRows: 5)
+        fixture.presenter.selectItem(id: 2)
+        let reads = fixture.view.cellReads
+        let batches = fixture.view.batchCount
+        fixture.presenter.reconfigureItems(ids: [2, 3, 40])
+        fixture.settle()
+        #expect(fixture.view.cellReads == reads + 2)
+        #expect(fixture.view.batchCount == batches + 1)
+        #expect(fixture.selectedIDs == [2])
+        #expect(fixture.isConsistent)
+        fixture.presenter.reconfigureItems(ids: [45])
+        #expect(fixture.view.batchCount == batches + 1)
+    }
+
+    @Test("a reconfigure requested during an animation waits for it")
+    func reconfigureWaits() {
+        let fixture = PresenterFixture(flat(Array(0..<20)), viewportRows: 5)
+        fixture.presenter.update(flat(Array(1..<20)))
+        #expect(fixture.view.isAnimatingBatch)
+        let reads = fixture.view.cellReads
+        fixture.presenter.reconfigureItems(ids: [1])
+        #expect(fixture.view.cellReads == reads)
+        fixture.settle()
+        #expect(fixture.view.cellReads > reads)
+        #expect(fixture.view.violations.isEmpty)
+    }
+}

@@ -12,12 +12,16 @@ final class DemoSession {
     typealias Row = PresentedRow<LiveSection, LiveRow>
     enum Mark { case inserted, moved, updated }
 
-    /// Events from the live query, appended on the database queue, taken on the main thread.
+    /// Events from the live query (appended on the database queue) and rows the cache loaded
+    /// (appended on a loader thread), taken on the main thread.
     final class Inbox: @unchecked Sendable {
         private let lock = NSLock()
         private var events: [LiveQueryEvent] = []
+        private var loaded: [Int64] = []
         func append(_ event: LiveQueryEvent) { lock.withLock { events.append(event) } }
         func drain() -> [LiveQueryEvent] { lock.withLock { defer { events = [] }; return events } }
+        func rowsLoaded(_ ids: [Int64]) { lock.withLock { loaded += ids } }
+        func drainLoaded() -> [Int64] { lock.withLock { defer { loaded = [] }; return loaded } }
     }
 
     let database: DatabaseQueue
@@ -57,6 +61,7 @@ final class DemoSession {
                 InboxDatabase.Conversation(sender: row["sender"], subject: row["subject"], isUnread: row["unread"], lastActivity: row["last_activity"])
             })
         cache.update(result: result)
+        cache.onRowsLoaded = { [inbox] ids in inbox.rowsLoaded(ids) }
         (view, dataSource) = presenter.attachHeadlessView(viewportRows: viewportRows, sectionHeaderRows: 1)
         presenter.update(result.snapshot())
         view.layoutIfNeeded()
@@ -86,10 +91,17 @@ final class DemoSession {
             case let .failure(error):
                 lastFailure = error.description
                 lines.append("failure: \(error)")
+                // Shown inline as the list's error row; the query keeps following the database,
+                // and the next good update clears it.
+                presenter.setLoadState(.failed(LoadFailure(error, retry: {})))
             }
         }
+        // Cells whose rows just loaded re-read their content in place.
+        let loaded = inbox.drainLoaded()
+        if !loaded.isEmpty { presenter.reconfigureItems(ids: loaded) }
         // Several commits since the last frame: the presenter animates once, to the newest result.
         if events.contains(where: { if case .update = $0 { true } else { false } }) {
+            if case .failed = presenter.listState { presenter.setLoadState(.loaded) }
             presenter.update(result.snapshot())
         }
         return lines
