@@ -116,7 +116,7 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
             let batch = ids[offset..<min(offset + 500, ids.count)]
             offset += batch.count
             let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ",")
-            let sql = plan.selectSQL + (plan.request.filter == nil ? " WHERE " : " AND ") + "\(plan.identityExpression) IN (\(placeholders))"
+            let sql = plan.rereadPrefixSQL + placeholders + ")"
             var arguments = plan.arguments
             arguments += StatementArguments(batch.map { $0 as any DatabaseValueConvertible })
             do {

@@ -212,6 +212,20 @@ struct LiveQueryBehaviourTests {
         }
     }
 
+    @Test("changed rows are re-read by rowid, not by scanning an index that serves the filter")
+    func rereadUsesRowidLookup() throws {
+        let queue = try DatabaseQueue(path: try TestDatabase.path())
+        let plans = try queue.write { db -> [String] in
+            try db.execute(sql: TestDatabase.schema)
+            try db.execute(sql: "CREATE INDEX item_flag_score ON item(flag, score)")
+            let plan = try QueryPlan(LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("score")]), db)
+            let sql = "EXPLAIN QUERY PLAN " + plan.rereadPrefixSQL + "?, ?)"
+            return try Row.fetchAll(db, sql: sql, arguments: [1, 2, 3]).map { $0["detail"] as String }
+        }
+        #expect(plans.contains { $0.contains("INTEGER PRIMARY KEY") || $0.contains("rowid") }, "\(plans)")
+        #expect(!plans.contains { $0.contains("item_flag_score") }, "\(plans)")
+    }
+
     @Test("huge values, NULLs and mixed storage classes in the sort column are ordered as SQLite orders them")
     func extremeValues() async throws {
         let queue = try DatabaseQueue(path: try TestDatabase.path())
