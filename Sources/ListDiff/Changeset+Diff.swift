@@ -142,6 +142,8 @@ struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
 
     @inlinable
     func newItem(_ flat: Int) -> Item {
+        // A flat list (the common case) reads its one array directly.
+        if new.sections.count == 1 { return new.sections[0].items[flat] }
         let section = Int(newSectionOf[flat])
         return new.sections[section].items[flat - newStart[section]]
     }
