@@ -86,20 +86,13 @@ extension ListPresenter {
             advance()
             return
         }
-        var changes = ListChanges()
-        changes.itemReloads = visible
-        let useReconfigure = configuration.prefersReconfigure && target.supportsReconfigure
-        let context = captureContext(on: target)
-        _phase = .applyingBatch
-        _statistics.batches += 1
-        target.performBatch({
-            if useReconfigure { target.recordReconfigures(visible) } else { target.recordChanges(changes) }
-        }, completion: { [weak self] in
-            guard let self, let target = self.target else { return }
-            self.restore(context, on: target)
-            self._phase = .idle
-            self.advance()
-        })
+        // A one-stage batch of reloads over what is displayed: runNextStage turns it into
+        // reconfigures where the target supports them.
+        var reloads = ListChanges()
+        reloads.itemReloads = visible
+        stagesTarget = displayed
+        remainingStages = [ChangesetStage(changes: reloads, snapshot: displayed)]
+        runNextStage(on: target)
     }
 
     /// Large or off-screen changes: one reload, with the anchor and the selection restored.

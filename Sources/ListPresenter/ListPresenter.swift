@@ -19,8 +19,11 @@ import ListDiff
 /// a deferred scroll; `scrolling` while its own animated scroll runs.
 @MainActor
 public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
+    /// The model snapshots the presenter takes.
     public typealias Model = ListSnapshot<SectionModel, Item>
+    /// A displayed row: a model item or a state row.
     public typealias Row = PresentedRow<SectionModel, Item>
+    /// What the view shows: the model with its state rows.
     public typealias Displayed = ListSnapshot<PresentedSection<SectionModel>, Row>
 
     /// What the presenter is doing.
@@ -43,6 +46,7 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         public var prefersReconfigure: Bool
 
         @inlinable
+        /// Creates a configuration.
         public init(reloadThreshold: Int = 5_000, prefersReconfigure: Bool = true) {
             self.reloadThreshold = reloadThreshold
             self.prefersReconfigure = prefersReconfigure
@@ -59,10 +63,12 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         public var reloads = 0
         /// Updates that arrived while something was in flight and were merged into a later diff.
         public var coalescedUpdates = 0
-        /// Deferred scrolls performed, and dropped because their item was gone.
+        /// Deferred scrolls performed.
         public var scrollsPerformed = 0
+        /// Deferred scrolls dropped because their item was gone.
         public var scrollsDropped = 0
 
+        /// Creates zeroed counters.
         public init() {}
     }
 

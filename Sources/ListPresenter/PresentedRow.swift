@@ -84,9 +84,12 @@ public struct StateBlock<SectionID: Hashable> {
 /// A section the presenter shows: one of the model's sections, or the list-level status section
 /// that holds the list's own state block.
 public enum PresentedSection<SectionModel: ListElement>: ListElement {
+    /// A section of the model.
     case section(SectionModel)
+    /// The section on top that holds the list's state row.
     case listStatus
 
+    /// Model sections keep their identity; the status section has its own.
     public enum ID: Hashable {
         case section(SectionModel.ID)
         case listStatus

@@ -61,6 +61,7 @@ extension HeadlessListView: ListTarget {
 /// `presenter.displayed` would.
 @MainActor
 public final class PresenterDataSource<SectionModel: ListElement, Item: ListElement>: HeadlessListDataSource {
+    /// The presenter type this data source reads.
     public typealias Presenter = ListPresenter<SectionModel, Item>
     /// The presenter whose `displayed` snapshot this data source shows.
     public weak var presenter: Presenter?

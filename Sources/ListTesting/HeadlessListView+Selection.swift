@@ -15,6 +15,13 @@ extension HeadlessListView {
         return result
     }
 
+    /// Whether the item at `path` is selected (false when there is no such item).
+    public func isSelected(_ path: ItemPath) -> Bool {
+        guard let displayed, displayed.indices.contains(path.section),
+              displayed[path.section].cells.indices.contains(path.item) else { return false }
+        return displayed[path.section].cells[path.item].isSelected
+    }
+
     /// Selects the item at `path`.
     public func selectItem(at path: ItemPath) throws(BatchUpdateViolation) {
         try setSelected(true, at: path, operation: .select)
@@ -27,20 +34,13 @@ extension HeadlessListView {
 
     private func setSelected(_ isSelected: Bool, at path: ItemPath, operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
         layoutIfNeeded()
-        guard var sections = displayed, sections.indices.contains(path.section),
-              sections[path.section].cells.indices.contains(path.item) else {
+        let exists = displayed.map { $0.indices.contains(path.section) && $0[path.section].cells.indices.contains(path.item) } ?? false
+        guard exists else {
             let sectionCount = displayed?.count ?? 0
             let itemCount = displayed.flatMap { $0.indices.contains(path.section) ? $0[path.section].cells.count : nil }
             throw .itemOutOfRange(operation, path: path, sectionCount: sectionCount, itemCount: itemCount)
         }
-        sections[path.section].cells[path.item].isSelected = isSelected
-        displayed = sections
-    }
-}
-
-extension HeadlessListView {
-    /// Selects or deselects as a user's tap would, without throwing (out-of-range paths are ignored).
-    public func setSelectedIgnoringErrors(_ isSelected: Bool, at path: ItemPath) {
-        try? (isSelected ? selectItem(at: path) : deselectItem(at: path))
+        // In place: copying `displayed` first would copy the whole section's cells on every tap.
+        displayed?[path.section].cells[path.item].isSelected = isSelected
     }
 }

@@ -69,9 +69,11 @@ public final class HeadlessListView<Cell, Header> {
     public internal(set) var violations: [BatchUpdateViolation] = []
     /// Whether the view is "in a window"; a presenter reloads instead of animating when it is not.
     public var isOnScreen = true
-    /// Statistics: batches applied, full reloads, cells read from the data source.
+    /// Batches applied.
     public internal(set) var batchCount = 0
+    /// Calls of `reloadData`.
     public internal(set) var reloadDataCount = 0
+    /// Cells read from the data source (created, reloaded or reconfigured).
     public internal(set) var cellReads = 0
 
     var batchDepth = 0

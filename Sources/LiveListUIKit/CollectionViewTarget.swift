@@ -17,9 +17,12 @@ import UIKit
 /// The data source reads `presenter.displayed` for counts and cells.
 @MainActor
 public final class CollectionViewTarget: ListTarget {
+    /// The driven collection view.
     public unowned let collectionView: UICollectionView
+    /// Call from the delegate's `scrollViewDidEndScrollingAnimation` (set by the presenter).
     public var scrollAnimationDidEnd: (@MainActor () -> Void)?
 
+    /// Adapts `collectionView` for a presenter.
     public init(_ collectionView: UICollectionView) {
         self.collectionView = collectionView
     }

@@ -8,9 +8,12 @@ import ListPresenter
 /// ``scrollAnimationDidEnd`` (AppKit animates `scroll(_:)` through the clip view's animator).
 @MainActor
 public final class NSCollectionViewTarget: ListTarget {
+    /// The driven collection view.
     public unowned let collectionView: NSCollectionView
+    /// Call from the delegate's `scrollViewDidEndScrollingAnimation` (set by the presenter).
     public var scrollAnimationDidEnd: (@MainActor () -> Void)?
 
+    /// Adapts `collectionView` for a presenter.
     public init(_ collectionView: NSCollectionView) {
         self.collectionView = collectionView
     }

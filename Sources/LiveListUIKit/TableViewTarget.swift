@@ -6,11 +6,14 @@ import UIKit
 /// Drives a `UITableView` for a ``ListPresenter``; see ``CollectionViewTarget`` for the wiring.
 @MainActor
 public final class TableViewTarget: ListTarget {
+    /// The driven table view.
     public unowned let tableView: UITableView
+    /// Call from the delegate's `scrollViewDidEndScrollingAnimation` (set by the presenter).
     public var scrollAnimationDidEnd: (@MainActor () -> Void)?
     /// The row animation for inserts, deletes and reloads.
     public var animation: UITableView.RowAnimation = .automatic
 
+    /// Adapts `tableView` for a presenter.
     public init(_ tableView: UITableView) {
         self.tableView = tableView
     }

@@ -33,6 +33,7 @@ public final class LiveQuery: Sendable {
         /// How many times a busy or locked database is retried before a failure is delivered.
         public var busyRetries: Int
 
+        /// Creates options; the defaults suit an app's main list.
         public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3) {
             self.refetchThreshold = refetchThreshold
             self.dataVersionPollInterval = dataVersionPollInterval
@@ -125,11 +126,13 @@ public final class LiveQuery: Sendable {
     /// Changes the filter, sort or sections. Delivers one changeset from the displayed result to
     /// the new one; an invalid request throws and changes nothing.
     public func setRequest(_ request: LiveQueryRequest) async throws(LiveQueryError) {
-        let core = core
+        let core = core, writer = writer
         do {
-            try await writer.writeWithoutTransaction { db in
-                let plan = try QueryPlan(request, db)
-                try core.change(to: plan, db)
+            try await Self.retrying(core.options.busyRetries) {
+                try await writer.writeWithoutTransaction { db in
+                    let plan = try QueryPlan(request, db)
+                    try core.change(to: plan, db)
+                }
             }
         } catch {
             throw LiveQueryError.from(error, sql: nil)
@@ -138,9 +141,11 @@ public final class LiveQuery: Sendable {
 
     /// Looks for commits by other connections now, instead of waiting for the next poll.
     public func checkForExternalChanges() async throws(LiveQueryError) {
-        let core = core
+        let core = core, writer = writer
         do {
-            try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
+            try await Self.retrying(core.options.busyRetries) {
+                try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
+            }
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }

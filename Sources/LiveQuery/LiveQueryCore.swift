@@ -83,10 +83,11 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
     func databaseDidCommit(_ db: Database) {
         let clock = ContinuousClock()
         let start = clock.now
+        // No PRAGMA data_version here: our own commits do not move it, and reading it now would
+        // swallow a commit another connection made meanwhile, which the poller must still see.
         defer {
             touched = []
             needsRefetch = nil
-            lastDataVersion = try? Int.fetchOne(db, sql: "PRAGMA data_version")
         }
         do {
             if let reason = needsRefetch {
@@ -151,10 +152,14 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
 
     /// Fetches the whole result again and diffs it against what was delivered last.
     func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant) throws {
+        try replaceState(db, reason: reason, start: start, deliversEmptyChange: false)
+    }
+
+    private func replaceState(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool) throws {
         let newState = try Self.fetchState(plan, db, previous: state)
         let changeset = LiveChangeset(from: state.result.snapshot(), to: newState.result.snapshot())
         state = newState
-        guard !changeset.isEmpty else { return }
+        guard deliversEmptyChange || !changeset.isEmpty else { return }
         deliver(.update(LiveQueryUpdate(changeset: changeset, result: state.result, path: .refetch(reason: reason), latency: start.duration(to: .now))))
     }
 
@@ -167,13 +172,15 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
     }
 
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
-    /// result to the new one.
+    /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
-        let start = ContinuousClock.now
-        let newState = try Self.fetchState(plan, db, previous: state)
-        let changeset = LiveChangeset(from: state.result.snapshot(), to: newState.result.snapshot())
+        let previous = self.plan
         self.plan = plan
-        state = newState
-        deliver(.update(LiveQueryUpdate(changeset: changeset, result: state.result, path: .refetch(reason: "criteria changed"), latency: start.duration(to: .now))))
+        do {
+            try replaceState(db, reason: "criteria changed", start: ContinuousClock.now, deliversEmptyChange: true)
+        } catch {
+            self.plan = previous   // a failed fetch changes nothing
+            throw error
+        }
     }
 }

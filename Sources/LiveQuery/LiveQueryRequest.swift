@@ -19,17 +19,23 @@ import GRDB
 public struct LiveQueryRequest: Sendable {
     /// A WHERE clause and its arguments, evaluated by SQLite itself.
     public struct Filter: Sendable {
+        /// The WHERE expression, without `WHERE`.
         public var sql: String
+        /// The values of the expression's `?` placeholders.
         public var arguments: StatementArguments
 
+        /// Creates a filter.
         public init(_ sql: String, arguments: StatementArguments = StatementArguments()) {
             self.sql = sql
             self.arguments = arguments
         }
     }
 
+    /// The table the rows come from.
     public var table: String
+    /// Which rows are in the result; `nil` for all.
     public var filter: Filter?
+    /// The order, first term first; the rowid breaks ties.
     public var sort: [SortTerm]
     /// The column whose value groups rows into sections; must be the first sort term's column.
     public var section: String?
@@ -37,6 +43,7 @@ public struct LiveQueryRequest: Sendable {
     /// Without one, any update of a row that stays in place reloads it.
     public var version: String?
 
+    /// Creates a request.
     public init(table: String, filter: Filter? = nil, sort: [SortTerm] = [], section: String? = nil, version: String? = nil) {
         self.table = table
         self.filter = filter

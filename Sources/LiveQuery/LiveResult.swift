@@ -10,7 +10,9 @@ import ListDiff
 public struct LiveResult: Sendable {
     /// One section: its key and how many rows it holds.
     public struct Section: Hashable, Sendable {
+        /// The section column's value shared by its rows (normalized under the collation).
         public var key: SQLValue
+        /// How many rows the section holds.
         public var count: Int
     }
 

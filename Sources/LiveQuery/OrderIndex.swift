@@ -64,14 +64,23 @@ struct OrderIndex: Sendable {
         return total
     }
 
-    /// The position of `entry`, or `nil` when it is not in the index.
-    func position(of entry: IndexEntry) -> Int? {
+    /// Where `entry` (same rowid and key) sits: its chunk and its index in the chunk.
+    private func locate(_ entry: IndexEntry) -> (chunk: Int, index: Int)? {
         guard !chunks.isEmpty else { return nil }
         let chunk = chunkIndex(for: entry)
-        let entries = chunks[chunk].entries
-        let index = lowerBound(of: entry, in: entries)
-        guard index < entries.count, entries[index] == entry else { return nil }
-        return offset(ofChunk: chunk) + index
+        let index = lowerBound(of: entry, in: chunks[chunk].entries)
+        guard index < chunks[chunk].entries.count, chunks[chunk].entries[index] == entry else { return nil }
+        return (chunk, index)
+    }
+
+    /// The position of `entry`, or `nil` when it is not in the index.
+    func position(of entry: IndexEntry) -> Int? {
+        locate(entry).map { offset(ofChunk: $0.chunk) + $0.index }
+    }
+
+    /// The stored entry equal to `probe` (same rowid and key), with its version.
+    func stored(matching probe: IndexEntry) -> IndexEntry? {
+        locate(probe).map { chunks[$0.chunk].entries[$0.index] }
     }
 
     /// Inserts `entry` and returns its position.
@@ -100,10 +109,7 @@ struct OrderIndex: Sendable {
     /// Removes `entry` and returns the position it had, or `nil` when it was not there.
     @discardableResult
     mutating func remove(_ entry: IndexEntry) -> Int? {
-        guard !chunks.isEmpty else { return nil }
-        let chunkIndex = chunkIndex(for: entry)
-        let index = lowerBound(of: entry, in: chunks[chunkIndex].entries)
-        guard index < chunks[chunkIndex].entries.count, chunks[chunkIndex].entries[index] == entry else { return nil }
+        guard let (chunkIndex, index) = locate(entry) else { return nil }
         let position = offset(ofChunk: chunkIndex) + index
         makeUnique(chunkIndex)
         chunks[chunkIndex].entries.remove(at: index)
@@ -122,10 +128,7 @@ struct OrderIndex: Sendable {
     /// though its values may differ: `'a'` and `'A'` under NOCASE); returns the position.
     @discardableResult
     mutating func replace(_ old: IndexEntry, with new: IndexEntry) -> Int? {
-        guard !chunks.isEmpty else { return nil }
-        let chunkIndex = chunkIndex(for: old)
-        let index = lowerBound(of: old, in: chunks[chunkIndex].entries)
-        guard index < chunks[chunkIndex].entries.count, chunks[chunkIndex].entries[index] == old else { return nil }
+        guard let (chunkIndex, index) = locate(old) else { return nil }
         makeUnique(chunkIndex)
         chunks[chunkIndex].entries[index] = new
         return offset(ofChunk: chunkIndex) + index

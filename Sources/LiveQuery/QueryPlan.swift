@@ -16,22 +16,18 @@ struct QueryPlan: Sendable {
     let table: String
     let mode: Mode
     let comparator: SortKeyComparator
-    /// SELECT identity, sort columns…, version FROM table WHERE filter — without ORDER BY.
-    let selectSQL: String
+    /// SELECT identity, sort columns…, version FROM table WHERE filter ORDER BY terms…, identity.
+    let fetchAllSQL: String
     /// The same columns for given rowids, up to the opening parenthesis of the IN list.
     /// `NOT INDEXED` makes SQLite look rows up by rowid instead of scanning an index that serves
     /// the filter (seen: a 100k-entry scan on every commit with an index on the filter column).
     let rereadPrefixSQL: String
-    let orderBySQL: String
     let arguments: StatementArguments
-    let identityExpression: String
     let sortColumnCount: Int
     let hasVersionColumn: Bool
     /// What the query reads: its table's columns and any other table the filter reads.
     let region: DatabaseRegion
     let otherTables: Set<String>
-
-    var fetchAllSQL: String { selectSQL + " ORDER BY " + orderBySQL }
 
     init(_ request: LiveQueryRequest, _ db: Database) throws(LiveQueryError) {
         self.request = request
@@ -74,7 +70,6 @@ struct QueryPlan: Sendable {
             identity = primaryKey.columns[0].quotedIdentifier
             reasons.append("WITHOUT ROWID tables report no row changes")
         }
-        identityExpression = identity
 
         var collations: [SortTerm.Collation] = []
         for (term, column) in zip(request.sort, sortColumns) {
@@ -88,18 +83,14 @@ struct QueryPlan: Sendable {
 
         var selected = [identity + " AS \"livelist_identity\""] + sortColumns.map(\.quotedIdentifier)
         selected.append(versionColumn?.quotedIdentifier ?? "NULL")
-        let whereClause = request.filter.map { " WHERE (\($0.sql))" } ?? ""
-        selectSQL = "SELECT " + selected.joined(separator: ", ") + " FROM " + table.quotedIdentifier + whereClause
-        let filterTerm = request.filter.map { "(" + $0.sql + ") AND " } ?? ""
-        rereadPrefixSQL = "SELECT " + selected.joined(separator: ", ") + " FROM " + table.quotedIdentifier
-            + " NOT INDEXED WHERE " + filterTerm + identity + " IN ("
-        var orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) }
-        orderTerms.append("\"livelist_identity\"")
-        orderBySQL = orderTerms.joined(separator: ", ")
+        let selectFrom = "SELECT " + selected.joined(separator: ", ") + " FROM " + table.quotedIdentifier
+        let orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) } + ["\"livelist_identity\""]
+        fetchAllSQL = selectFrom + (request.filter.map { " WHERE (\($0.sql))" } ?? "") + " ORDER BY " + orderTerms.joined(separator: ", ")
+        rereadPrefixSQL = selectFrom + " NOT INDEXED WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "") + identity + " IN ("
         arguments = request.filter?.arguments ?? StatementArguments()
 
         let statement: Statement
-        let sql = selectSQL + " ORDER BY " + orderBySQL
+        let sql = fetchAllSQL
         do {
             statement = try db.makeStatement(sql: sql)
             try statement.validateArguments(arguments)
@@ -131,14 +122,14 @@ struct QueryPlan: Sendable {
         }
     }
 
-    /// Reads a fetched row into an index entry; `version` replaces the version when the query
-    /// has no version column.
-    func entry(from row: Row, version: SQLValue? = nil) -> IndexEntry {
+    /// Reads a fetched row into an index entry; without a version column the version starts at 0
+    /// (the core hands out local revisions).
+    func entry(from row: Row) -> IndexEntry {
         let rowid: Int64 = row[0]
         var values: [SQLValue] = []
         values.reserveCapacity(sortColumnCount)
         for column in 0..<sortColumnCount { values.append(SQLValue(row[column + 1] as DatabaseValue)) }
         let stored = SQLValue(row[sortColumnCount + 1] as DatabaseValue)
-        return IndexEntry(key: SortKey(values), rowid: rowid, version: hasVersionColumn ? stored : (version ?? .integer(0)))
+        return IndexEntry(key: SortKey(values), rowid: rowid, version: hasVersionColumn ? stored : .integer(0))
     }
 }

@@ -37,8 +37,8 @@ struct ResultState {
     var result: LiveResult { LiveResult(index: index, sections: sections) }
 
     func entry(for rowid: Int64) -> IndexEntry? {
-        guard let key = keys[rowid], let position = index.position(of: IndexEntry(key: key, rowid: rowid, version: .null)) else { return nil }
-        return index.entry(at: position)
+        guard let key = keys[rowid] else { return nil }
+        return index.stored(matching: IndexEntry(key: key, rowid: rowid, version: .null))
     }
 
     func sectionKey(of entry: IndexEntry) -> SQLValue {

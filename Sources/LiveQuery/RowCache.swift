@@ -28,10 +28,15 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
 
     /// Counters a developer can read.
     public struct Statistics: Sendable, Equatable {
+        /// Page queries issued.
         public var pageQueries = 0
+        /// Rows served from the cache.
         public var cacheHits = 0
+        /// Pages' worth of rows evicted.
         public var evictions = 0
+        /// Rows loaded by page queries.
         public var rowsLoaded = 0
+        /// Page queries that failed.
         public var failedQueries = 0
     }
 
@@ -40,7 +45,9 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         var content: Content
     }
 
+    /// Rows per page (one query each).
     public let pageSize: Int
+    /// Pages' worth of rows kept at most.
     public let maximumPages: Int
     private let loader: Loader
     // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
@@ -59,6 +66,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
     private var stateCallback: (@Sendable () -> Void)?
     private var tasks: [Task<Void, Never>] = []
 
+    /// Creates a cache that loads rows with `loader`.
     public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
         self.pageSize = max(1, pageSize)
         self.maximumPages = max(1, maximumPages)
@@ -77,6 +85,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         set { lock.withLock { stateCallback = newValue } }
     }
 
+    /// The counters so far.
     public var statistics: Statistics { lock.withLock { stats } }
 
     /// The number of rows held.

@@ -20,6 +20,7 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the value is NULL.
     public var isNull: Bool {
         if case .null = self { return true }
         return false

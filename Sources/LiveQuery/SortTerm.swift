@@ -5,7 +5,9 @@
 /// SortTerm("name", collation: .nocase, nulls: .last)
 /// ```
 public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
+    /// ASC or DESC.
     public enum Direction: Hashable, Sendable { case ascending, descending }
+    /// NULLS FIRST or NULLS LAST.
     public enum NullsOrder: Hashable, Sendable { case first, last }
 
     /// Text comparison, as SQLite does it.
@@ -30,13 +32,16 @@ public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The column to sort by.
     public var column: String
+    /// ASC or DESC.
     public var direction: Direction
     /// `nil`: SQLite's default (first when ascending, last when descending).
     public var nulls: NullsOrder?
     /// `nil`: the column's declared collation, else BINARY.
     public var collation: Collation?
 
+    /// Creates a term.
     public init(_ column: String, _ direction: Direction = .ascending, collation: Collation? = nil, nulls: NullsOrder? = nil) {
         self.column = column
         self.direction = direction

@@ -105,12 +105,10 @@ struct LiveQueryOracleTests {
         try await writer.write { db in
             try db.execute(sql: TestDatabase.schema)
         }
-        for _ in 0..<40 {
-            try await writer.write { [random] db in
-                var random = random
-                try TestDatabase.insertRandomRow(db, &random)
-            }
-            _ = random.next()
+        let setupSeed = random.next()
+        try await writer.write { db in
+            var random = SeededRandomNumberGenerator(seed: setupSeed)
+            for _ in 0..<40 { try TestDatabase.insertRandomRow(db, &random) }
         }
         let log = EventLog()
         let query = try await LiveQuery.open(

@@ -19,7 +19,6 @@ struct DemoScreen {
 
         let view = session.view
         let displayed = session.presenter.displayed
-        let selected = Set(view.selectedItems)
         var row = 0
         let first = view.contentOffset, last = view.contentOffset + view.viewportRows
         for (sectionIndex, section) in displayed.sections.enumerated() {
@@ -35,7 +34,7 @@ struct DemoScreen {
                 guard row >= first else { continue }
                 if row >= last { break }
                 let path = ItemPath(section: sectionIndex, item: itemIndex)
-                lines.append(line(for: item, isSelected: selected.contains(path), session: session, now: now, width: width))
+                lines.append(line(for: item, isSelected: view.isSelected(path), session: session, now: now, width: width))
             }
         }
         while lines.count < view.viewportRows + 1 { lines.append(String(repeating: " ", count: width)) }

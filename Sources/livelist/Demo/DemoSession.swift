@@ -142,8 +142,10 @@ final class DemoSession {
 
     /// Loads the pages around the visible rows.
     func requestVisibleRows() {
-        let positions = view.visibleItems.compactMap(flatPosition)
-        guard let first = positions.min(), let last = positions.max() else { return }
+        let visible = view.visibleItems
+        // Positions only grow along the visible paths: the first and the last item rows suffice.
+        guard let first = visible.lazy.compactMap(flatPosition).first,
+              let last = visible.reversed().lazy.compactMap(flatPosition).first else { return }
         _ = cache.rows(in: first..<last + 1, prefetch: 50)
     }
 

@@ -46,7 +46,7 @@ final class Terminal {
         text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(STDOUT_FILENO, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                let written = writeToStandardOutput(bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
                 if written <= 0 { return }
                 offset += written
             }
@@ -95,4 +95,10 @@ final class Terminal {
         }
         return keys
     }
+}
+
+/// The C `write(2)` to standard output; a free function because `Terminal.write` shadows the name
+/// inside the class (and `Glibc.write` would not build on Darwin).
+private func writeToStandardOutput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int {
+    write(STDOUT_FILENO, bytes, count)
 }
