@@ -1,22 +1,23 @@
-/// Everything that changed between two snapshots of a sectioned list, and how to apply it safely.
+/// Everything that changed between two states of a sectioned list, and how to apply it safely.
 ///
-/// Create one with ``init(from:to:)`` (the diff) or receive one from a live query. Read
-/// ``changes`` to know what happened (which rows left, entered, moved or changed); apply
-/// ``stages`` to a `UICollectionView`/`UITableView`, one `performBatchUpdates` per stage, to get
-/// there without an inconsistency exception.
+/// Create one with ``init(from:to:)`` (the diff), receive one from a live query, or stage your own
+/// logical changes with ``init(changes:from:to:duplicates:)``. Read ``changes`` to know what
+/// happened (which rows left, entered, moved or changed); apply ``stages`` to a
+/// `UICollectionView`/`UITableView`, one `performBatchUpdates` per stage, to get there without an
+/// inconsistency exception.
 ///
 /// ```swift
 /// let changeset = Changeset(from: displayed, to: latest)
 /// for stage in changeset.stages {
-///     collectionView.performBatchUpdates {
+///     try view.performBatchUpdates {
 ///         dataSource.snapshot = stage.snapshot
-///         collectionView.apply(stage.changes)
+///         try view.apply(stage.changes)
 ///     }
 /// }
 /// ```
 ///
 /// Index conventions (UIKit's and Realm's): deletes, reloads and move sources are indices of the
-/// old snapshot; inserts and move destinations are indices of the new snapshot.
+/// old state; inserts and move destinations are indices of the new state.
 public struct Changeset<SectionModel: ListElement, Item: ListElement> {
     /// The whole transition in one place, for reading: every row that left (also the rows of
     /// deleted sections), entered (also the rows of inserted sections), moved between or within
@@ -30,8 +31,12 @@ public struct Changeset<SectionModel: ListElement, Item: ListElement> {
     public var stages: [ChangesetStage<SectionModel, Item>]
     /// Identifiers that were not unique in the old or new snapshot.
     public var duplicates: DuplicateReport<SectionModel.ID, Item.ID>
+    /// The state the changeset starts from, when the producer gave it.
+    public var before: AnySectionedList<SectionModel, Item>?
+    /// The state the changeset leads to, when the producer gave it.
+    public var after: AnySectionedList<SectionModel, Item>?
 
-    /// Creates a changeset from its parts; producers other than the diff (a live query) use this.
+    /// Creates a changeset from hand-made parts.
     @inlinable
     public init(
         changes: ListChanges,
@@ -41,6 +46,8 @@ public struct Changeset<SectionModel: ListElement, Item: ListElement> {
         self.changes = changes
         self.stages = stages
         self.duplicates = duplicates
+        before = nil
+        after = stages.last?.state
     }
 
     /// Whether nothing changed.

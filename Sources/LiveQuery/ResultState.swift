@@ -177,23 +177,9 @@ struct ResultState {
             stageD.itemMoves.append(Move(from: from, to: move.to))
         }
 
-        let after = result
-        let batches = [stageA, stageB, stageC, stageD]
-        guard let last = batches.lastIndex(where: { !$0.isEmpty }) else {
-            return LiveChangeset(changes: logical, stages: [])
-        }
-        let plan = IntermediateSnapshots(before: before, after: after, newVersions: newVersions,
-                                         stageBDeletes: stageB.itemDeletes, deletedSections: stageB.sectionDeletes,
-                                         insertedSections: stageC.sectionInserts)
-        var stages: [ChangesetStage<LiveSection, LiveRow>] = []
-        for (number, batch) in batches.enumerated() where !batch.isEmpty {
-            if number == last {
-                stages.append(ChangesetStage(changes: batch, deferredSnapshot: { after.snapshot() }))
-            } else {
-                stages.append(ChangesetStage(changes: batch, deferredSnapshot: { plan.snapshot(afterStage: number) }))
-            }
-        }
-        return LiveChangeset(changes: logical, stages: stages)
+        // Temporary: staged by the one stager over materialized snapshots until the index serves views.
+        _ = (stageA, stageC, newVersions)
+        return LiveChangeset(changes: logical, from: before.snapshot(), to: result.snapshot())
     }
 
     private mutating func adjustSection(_ key: SQLValue, by delta: Int) {
