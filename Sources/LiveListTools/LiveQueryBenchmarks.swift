@@ -8,17 +8,17 @@ import LiveQuery
 /// index on (flag, name) as an app would have. The baseline is what SQLite apps do today: refetch
 /// (identity, version) in order after the commit and diff.
 public enum LiveQueryBenchmarks {
-    static let request = LiveQueryRequest(
+    static let request = LiveQueryRequest<Int64>(
         table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("name")], version: "version")
 
     /// Collects the delivered updates; written on the writer's queue, read after each write.
     final class Inbox: @unchecked Sendable {
         private let lock = NSLock()
-        private var updates: [LiveQueryUpdate] = []
-        func append(_ event: LiveQueryEvent) {
+        private var updates: [LiveQueryUpdate<Int64>] = []
+        func append(_ event: LiveQueryEvent<Int64>) {
             if case let .update(update) = event { lock.withLock { updates.append(update) } }
         }
-        func drain() -> [LiveQueryUpdate] { lock.withLock { defer { updates = [] }; return updates } }
+        func drain() -> [LiveQueryUpdate<Int64>] { lock.withLock { defer { updates = [] }; return updates } }
     }
 
     static func makeDatabase(rows: Int, seed: UInt64) throws -> (DatabaseQueue, String) {
@@ -69,9 +69,9 @@ public enum LiveQueryBenchmarks {
     }
 
     static func measureUpdates(name: String, queue: DatabaseQueue, rows: Int, runs: Int, baselineRuns: Int,
-                               query existing: LiveQuery?, inbox existingInbox: Inbox?) async throws -> BenchResult {
+                               query existing: LiveQuery<Int64>?, inbox existingInbox: Inbox?) async throws -> BenchResult {
         let inbox = existingInbox ?? Inbox()
-        let query: LiveQuery
+        let query: LiveQuery<Int64>
         if let existing { query = existing } else {
             query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
         }
@@ -92,7 +92,7 @@ public enum LiveQueryBenchmarks {
         }
         guard !latencies.isEmpty else { throw BenchFailure("\(name): no changeset delivered") }
         // Verify once: the live result equals a fresh query.
-        let current = await query.currentResult()
+        let current = query.latestResult
         let fresh = try await queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name, id") }
         guard current.rows(in: 0..<current.count).map(\.id) == fresh else { throw BenchFailure("\(name): live result differs from a fresh query") }
 
@@ -163,7 +163,7 @@ public enum LiveQueryBenchmarks {
             var changes = 0
             for flag in [0, 1, 0, 1, 0] {
                 let begin = clock.now
-                try await query.setRequest(LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [flag.databaseValue]),
+                try await query.setRequest(LiveQueryRequest<Int64>(table: "item", filter: .init("flag = ?", arguments: [flag.databaseValue]),
                                                             sort: [SortTerm("name")], version: "version"))
                 samples.append(Stopwatch.milliseconds(begin.duration(to: clock.now)))
                 changes = inbox.drain().last?.changeset.changes.count ?? 0
@@ -182,12 +182,12 @@ public enum LiveQueryBenchmarks {
     static func pagingScroll(runs: Int) async throws -> BenchResult {
         let rows = 100_000
         let (queue, _) = try makeDatabase(rows: rows, seed: 100)
-        let request = LiveQueryRequest(table: "item", sort: [SortTerm("name")], version: "version")
+        let request = LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("name")], version: "version")
         let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil))
         var totals: [Double] = []
         var pageQueries = 0, peakCached = 0
         for _ in 0..<runs {
-            let cache = RowCache<String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
+            let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
                 row["name"]
             })
             cache.update(result: query.initialResult)
@@ -221,7 +221,7 @@ public enum LiveQueryBenchmarks {
         let start = clock.now
         let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil))
         let opened = clock.now
-        let cache = RowCache<String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
+        let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
             row["name"]
         })
         cache.update(result: query.initialResult)

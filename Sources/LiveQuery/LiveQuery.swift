@@ -7,30 +7,43 @@ import ListDiff
 /// refetching and diffing the whole result.
 ///
 /// ```swift
-/// let query = try await LiveQuery.open(request, in: dbPool)
-/// show(query.initialResult)
-/// for await event in query.events {
-///     switch event {
-///     case .update(let update): presenter.apply(update.changeset)
-///     case .failure(let error): showBanner(error)
+/// func follow(_ dbQueue: DatabaseQueue) async throws {
+///     let request = LiveQueryRequest(table: "conversation", sort: [SortTerm("name")])
+///     let query = try await LiveQuery.open(request, in: dbQueue)
+///     for await event in query.events {
+///         switch event {
+///         case .initial(let result): print("\(result.count) rows")
+///         case .update(let update): print("\(update.changeset.changes.count) changes, \(update.path)")
+///         case .failure(let error): print("failed: \(error)")
+///         }
 ///     }
 /// }
 /// ```
 ///
 /// Plain column sorts (BINARY, NOCASE, RTRIM, ASC/DESC, NULLS FIRST/LAST) on rowid tables are
-/// maintained incrementally. Custom collations and WITHOUT ROWID tables, transactions touching
-/// more than ``Options/refetchThreshold`` rows, changes to other tables the filter reads, and
-/// commits by other connections or processes (seen through `PRAGMA data_version`) refetch and
-/// diff instead; ``LiveQueryUpdate/path`` says which happened. Database work runs on GRDB's
-/// writer queue, never on the main actor.
-public final class LiveQuery: Sendable {
+/// maintained incrementally, whatever the filter — unless it reads the table itself (a subquery or
+/// an aggregate over it) or calls a function that can change without a write. Those filters,
+/// custom collations and WITHOUT ROWID tables refetch and diff on every commit that concerns
+/// them; so do transactions touching more than ``Options/refetchThreshold`` rows, changes to
+/// other tables the filter reads, and commits by other connections or processes (seen through
+/// `PRAGMA data_version`). ``mode`` says which applies and why; every update's
+/// ``LiveQueryUpdate/path`` says how it was computed.
+///
+/// Rows changed by an UPDATE that changes their rowid, and rows a REPLACE deletes to make room
+/// for another, are reported by TEMP triggers on the query's own connection (SQLite's update hook
+/// says nothing about them); the database file and its schema are never changed.
+///
+/// Database work runs on GRDB's writer queue, never on the main actor.
+public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// Tuning.
     public struct Options: Sendable {
         /// Transactions touching more rows than this refetch instead.
         public var refetchThreshold: Int
-        /// How often to look for commits by other connections; `nil` to never look.
+        /// How often to look for commits by other connections, and for a removed or replaced
+        /// database file; `nil` to never look.
         public var dataVersionPollInterval: Duration?
-        /// How many times a busy or locked database is retried before a failure is delivered.
+        /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
+        /// before a failure is delivered.
         public var busyRetries: Int
 
         /// Creates options; the defaults suit an app's main list.
@@ -41,91 +54,119 @@ public final class LiveQuery: Sendable {
         }
     }
 
-    /// Every change and failure, in commit order, from the first access on. One consumer;
-    /// nothing is dropped while it iterates. Until it is first read nothing is buffered, so an app
-    /// that only uses the callback does not accumulate results.
-    public var events: AsyncStream<LiveQueryEvent> { channel.stream() }
     /// The result when the query opened.
-    public let initialResult: LiveResult
+    public let initialResult: LiveResult<ID>
     /// Whether the query is maintained incrementally, or refetches (and why).
-    public let mode: LiveQueryUpdate.Path
+    public let mode: LiveUpdatePath
 
-    private let core: LiveQueryCore
+    private let core: LiveQueryCore<ID>
     private let writer: any DatabaseWriter
-    private let channel: EventChannel
     private let poller: Task<Void, Never>?
 
-    private init(core: LiveQueryCore, writer: any DatabaseWriter, channel: EventChannel, options: Options) {
+    private init(core: LiveQueryCore<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
         self.core = core
         self.writer = writer
-        self.channel = channel
-        initialResult = core.state.result
+        self.initialResult = initialResult
         mode = switch core.plan.mode {
         case .incremental: .incremental
         case let .refetch(reason): .refetch(reason: reason)
         }
-        if let interval = options.dataVersionPollInterval {
-            poller = Task { [weak core, writer, channel] in
-                let path = writer.path
-                var reportedGone = false
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard let core, !Task.isCancelled else { return }
-                    if path != ":memory:" && !path.isEmpty && !FileManager.default.fileExists(atPath: path) {
-                        if !reportedGone { channel.deliver(.failure(.databaseGone("\(path) was removed"))) }
-                        reportedGone = true
-                        continue
-                    }
-                    do {
-                        try await Self.retrying(options.busyRetries) {
-                            try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
-                        }
-                    } catch {
-                        channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
+        guard let interval = options.dataVersionPollInterval else {
+            poller = nil
+            return
+        }
+        let path = writer.path
+        let identity = _DatabaseFileIdentity.isFile(path) ? _DatabaseFileIdentity.of(path) : nil
+        poller = Task { [weak core, writer] in
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return   // cancelled
+                }
+                guard let core, !core.channel.isFinished else { return }
+                if let identity {
+                    let now = _DatabaseFileIdentity.of(path)
+                    if now != identity {
+                        let error: LiveQueryError = now == nil ? .databaseGone("\(path) was removed") : .databaseReplaced(path: path)
+                        Self.stop(core, writer: writer, with: error)
+                        return
                     }
                 }
+                do {
+                    try await Self.retrying(options.busyRetries) {
+                        try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
+                    }
+                } catch {
+                    core.channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
+                }
             }
-        } else {
-            poller = nil
         }
     }
 
     deinit {
         poller?.cancel()
-        channel.finish()
+        Self.stop(core, writer: writer, with: nil)
     }
 
     /// Validates `request` against the schema, builds its index off the main actor, and starts
     /// following the database. Bad input throws before anything is observed.
     ///
-    /// Events go to ``events`` and, when given, to `onEvent`: on `callbackQueue`, or — when that is
-    /// `nil` — synchronously on the writer's queue right after the commit (keep it short).
+    /// Events go to ``events`` and ``results()`` and, when given, to `onEvent`: on
+    /// `callbackQueue`, or — when that is `nil` — synchronously on the writer's queue right after
+    /// the commit (keep it short). Nothing is delivered after ``cancel()``.
     public static func open(
-        _ request: LiveQueryRequest, in writer: any DatabaseWriter, options: Options = Options(),
-        callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent) -> Void)? = nil
-    ) async throws(LiveQueryError) -> LiveQuery {
-        let channel = EventChannel(callbackQueue: callbackQueue, onEvent: onEvent)
-        let deliver: @Sendable (LiveQueryEvent) -> Void = { channel.deliver($0) }
-        let core: LiveQueryCore
+        _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
+        callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent<ID>) -> Void)? = nil
+    ) async throws(LiveQueryError) -> LiveQuery<ID> {
+        let (core, initial): (LiveQueryCore<ID>, LiveResult<ID>)
         do {
-            core = try await retrying(options.busyRetries) {
+            (core, initial) = try await retrying(options.busyRetries) {
                 try await writer.writeWithoutTransaction { db in
                     let plan = try QueryPlan(request, db)
-                    let core = try LiveQueryCore(plan: plan, db: db, options: options, deliver: deliver)
+                    let core = try LiveQueryCore<ID>(plan: plan, db: db, options: options) { initial in
+                        EventChannel(initial: initial, callbackQueue: callbackQueue, onEvent: onEvent)
+                    }
                     // Added inside the same writer access as the fetch: no commit can fall between.
                     db.add(transactionObserver: core, extent: .observerLifetime)
-                    return core
+                    return (core, core.channel.latestResult)
                 }
             }
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
-        return LiveQuery(core: core, writer: writer, channel: channel, options: options)
+        let query = LiveQuery(core: core, initialResult: initial, writer: writer, options: options)
+        for problem in core.initialProblems { core.channel.deliver(.failure(problem)) }
+        return query
     }
+
+    /// Opens a query whose events are delivered to `onEvent` on the main actor, in order.
+    @MainActor
+    public static func open(
+        _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
+        onMainActor onEvent: @escaping @MainActor (LiveQueryEvent<ID>) -> Void
+    ) async throws(LiveQueryError) -> LiveQuery<ID> {
+        try await open(request, in: writer, options: options, callbackQueue: .main) { event in
+            MainActor.assumeIsolated { onEvent(event) }
+        }
+    }
+
+    /// Every change and failure from now on, starting with `.initial(latestResult)`. Each access
+    /// is a new, independent sequence, so any number of consumers may iterate. Buffering is
+    /// unbounded — every changeset starts where the one before ended, so none may be dropped — and
+    /// a sequence's buffer is released when its iteration ends.
+    public var events: AsyncStream<LiveQueryEvent<ID>> { core.channel.events() }
+
+    /// The newest result now and after every change; a slow consumer skips intermediate results
+    /// (the buffer keeps the newest one).
+    public func results() -> AsyncStream<LiveResult<ID>> { core.channel.results() }
+
+    /// The newest result delivered.
+    public var latestResult: LiveResult<ID> { core.channel.latestResult }
 
     /// Changes the filter, sort or sections. Delivers one changeset from the displayed result to
     /// the new one; an invalid request throws and changes nothing.
-    public func setRequest(_ request: LiveQueryRequest) async throws(LiveQueryError) {
+    public func setRequest(_ request: LiveQueryRequest<ID>) async throws(LiveQueryError) {
         let core = core, writer = writer
         do {
             try await Self.retrying(core.options.busyRetries) {
@@ -151,30 +192,27 @@ public final class LiveQuery: Sendable {
         }
     }
 
-    /// The current result, read on the writer's queue.
-    public func currentResult() async -> LiveResult {
-        let core = core
-        return (try? await writer.writeWithoutTransaction { _ in core.state.result }) ?? initialResult
-    }
-
-    /// Stops following the database and finishes ``events``.
+    /// Stops following the database and finishes every sequence; nothing is delivered after it.
     public func cancel() {
         poller?.cancel()
-        channel.finish()
-        let core = core
-        writer.asyncWriteWithoutTransaction { db in db.remove(transactionObserver: core) }
+        Self.stop(core, writer: writer, with: nil)
     }
 
-    /// Runs `body`, retrying when the database is busy or locked.
+    private static func stop(_ core: LiveQueryCore<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
+        core.channel.finish(with: error.map { .failure($0) })
+        writer.asyncWriteWithoutTransaction { db in core.stop(db) }
+    }
+
+    /// Runs `body`, retrying when the database is busy or locked, with pauses of 40, 80, 160 ms….
     static func retrying<T: Sendable>(_ retries: Int, _ body: () async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             do {
                 return try await body()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            } catch {
+                guard LiveQueryError.from(error, sql: nil).isBusy, attempt < retries else { throw error }
                 attempt += 1
-                if attempt > retries { throw LiveQueryError.databaseBusy(message: error.message ?? "\(error)") }
-                try? await Task.sleep(for: .milliseconds(20 << attempt))
+                try await Task.sleep(for: .milliseconds(20 << attempt))
             }
         }
     }

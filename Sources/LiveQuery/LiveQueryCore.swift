@@ -1,102 +1,159 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import ListDiff
 
 /// The machinery of one live query: a GRDB transaction observer that collects the rowids each
-/// transaction touches and, at commit, turns them into a changeset.
+/// transaction touches (from SQLite's update hook and from the query's TEMP triggers) and, at
+/// commit, turns them into a changeset.
 ///
-/// `@unchecked Sendable` because every access happens on the database writer's serial queue: GRDB
-/// calls the observer methods there, and `LiveQuery` reaches the core only through
-/// `writeWithoutTransaction`.
-final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
+/// `@unchecked Sendable`: every mutable property is only accessed on the database writer's serial
+/// queue — GRDB calls the observer methods and the trigger function there, and `LiveQuery` reaches
+/// the core only through the writer's access methods.
+final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sendable {
     private(set) var plan: QueryPlan
-    private(set) var state: ResultState
-    let options: LiveQuery.Options
-    let deliver: @Sendable (LiveQueryEvent) -> Void
+    let index: _LiveIndex
+    let options: LiveQuery<ID>.Options
+    let channel: EventChannel<ID>
+    private let source: UInt64
 
     private var touched: Set<Int64> = []
     private var needsRefetch: String?
+    /// A failure left the index behind the database: the next commit or poll refetches.
+    private var needsRecovery: String?
     private var lastDataVersion: Int?
-    /// The last local revision handed out (queries without a version column).
-    private var revision: Int64 = 0
+    private var triggers: _ChangeTriggers?
+    private var isStopped = false
 
-    init(plan: QueryPlan, db: Database, options: LiveQuery.Options, deliver: @escaping @Sendable (LiveQueryEvent) -> Void) throws(LiveQueryError) {
-        self.plan = plan
-        self.options = options
-        self.deliver = deliver
-        state = try Self.fetchState(plan, db, previous: nil)
-        lastDataVersion = try? Int.fetchOne(db, sql: "PRAGMA data_version")
+    static func canonicalizer() -> _IdentityCanonicalizer {
+        { ID(identityValue: $0)?.identityValue }
     }
 
-    /// The whole result, fetched in SQLite's own order.
-    static func fetchState(_ plan: QueryPlan, _ db: Database, previous: ResultState?) throws(LiveQueryError) -> ResultState {
-        let sql = plan.fetchAllSQL
+    /// Fetches the result of `plan` and starts tracking: must run in the writer access that adds
+    /// the core as an observer, so that no commit falls between the fetch and the observation.
+    init(plan: QueryPlan, db: Database, options: LiveQuery<ID>.Options, channelFactory: (LiveResult<ID>) -> EventChannel<ID>) throws(LiveQueryError) {
+        self.plan = plan
+        self.options = options
+        let entries = try Self.fetchEntries(plan, db)
+        index = _LiveIndex(layout: plan.layout, canonicalIdentity: Self.canonicalizer(), sorted: entries)
+        source = index.source
+        channel = channelFactory(LiveResult(index.current))
         do {
-            var entries: [IndexEntry] = []
-            if let previous { entries.reserveCapacity(previous.index.count) }
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: plan.arguments)
-            while let row = try rows.next() {
-                var entry = plan.entry(from: row)
-                // Without a version column, a row keeps its local revision across refetches.
-                if !plan.hasVersionColumn, let known = previous?.entry(for: entry.rowid) { entry.version = known.version }
-                entries.append(entry)
-            }
-            return ResultState(comparator: plan.comparator, sorted: entries, isSectioned: plan.request.section != nil)
+            lastDataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
+            try installTriggers(db)
         } catch {
-            throw LiveQueryError.from(error, sql: sql)
+            throw LiveQueryError.from(error, sql: nil)
+        }
+    }
+
+    /// Problems found by the first fetch, reported once the query is open.
+    var initialProblems: [LiveQueryError] {
+        index.initialProblems.duplicates.map { .duplicateIdentity($0) }
+            + index.initialProblems.invalid.map { .invalidIdentity(value: $0, type: "\(ID.self)") }
+    }
+
+    private func installTriggers(_ db: Database) throws {
+        guard plan.isIncremental, !db.configuration.readonly,
+              let triggers = _ChangeTriggers(schema: plan.schema, source: source) else { return }
+        try triggers.install(db) { [weak self] rowid in self?.touchedByTrigger(rowid) }
+        self.triggers = triggers
+    }
+
+    /// Stops following the database: no observer, no triggers, nothing delivered.
+    func stop(_ db: Database) {
+        guard !isStopped else { return }
+        isStopped = true
+        db.remove(transactionObserver: self)
+        do {
+            try triggers?.uninstall(db)
+        } catch {
+            // The connection is closing or the table is gone: its TEMP triggers went with it.
+        }
+        triggers = nil
+    }
+
+    /// Every row of `plan`, in its order.
+    static func fetchEntries(_ plan: QueryPlan, _ db: Database) throws(LiveQueryError) -> [IndexEntry] {
+        let sql = plan.fetchSQL
+        do {
+            try _Digest.register(on: db)
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(plan.arguments)
+            var entries: [IndexEntry] = []
+            let cursor = try Row.fetchCursor(statement)
+            var ordinal: Int64 = 0
+            while try cursor.next() != nil {
+                entries.append(plan.entry(from: statement.sqliteStatement, ordinal: ordinal))
+                ordinal += 1
+            }
+            return entries
+        } catch {
+            throw LiveQueryError.from(error, sql: sql, arguments: plan.arguments)
         }
     }
 
     // MARK: - TransactionObserver
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        let tableName: String
-        switch eventKind {
-        case let .insert(name), let .delete(name), let .update(name, _): tableName = name
+        // No side effect here: GRDB also asks when it merely compiles a statement.
+        if eventKind.tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
+            guard plan.isIncremental, plan.hasVersionColumn, case let .update(_, columns) = eventKind else { return true }
+            // With a version column, an UPDATE of columns the query does not read changes nothing
+            // it shows — unless it changes the rowid.
+            if let alias = plan.schema.rowidAlias, columns.contains(where: { $0.caseInsensitiveCompare(alias) == .orderedSame }) { return true }
+            return plan.region.isModified(byEventsOfKind: eventKind)
         }
-        if tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
-            if case let .refetch(reason) = plan.mode {
-                needsRefetch = reason
-                return false
-            }
-            if case .update = eventKind, plan.hasVersionColumn {
-                // An UPDATE of columns the query does not read changes nothing it shows.
-                return plan.region.isModified(byEventsOfKind: eventKind)
-            }
-            return true
-        }
-        if plan.otherTables.contains(tableName.lowercased()) && plan.region.isModified(byEventsOfKind: eventKind) {
-            needsRefetch = "the filter reads \(tableName), which changed"
-        }
-        return false
+        return plan.otherTables.contains(eventKind.tableName.lowercased()) && plan.region.isModified(byEventsOfKind: eventKind)
+    }
+
+    func databaseDidChange() {
+        // Changes GRDB could not describe (`Database.notifyChanges(in:)`): refetch.
+        needsRefetch = needsRefetch ?? "the database reported changes it could not describe"
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
         guard needsRefetch == nil else { return }
-        touched.insert(event.rowID)
-        if touched.count > options.refetchThreshold {
-            needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
-            stopObservingDatabaseChangesUntilNextTransaction()
+        if event.tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
+            guard case let .refetch(reason) = plan.mode else {
+                touched.insert(event.rowID)
+                if touched.count > options.refetchThreshold {
+                    needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
+                    touched = []
+                    stopObservingDatabaseChangesUntilNextTransaction()
+                }
+                return
+            }
+            needsRefetch = reason
+        } else {
+            needsRefetch = "the filter reads \(event.tableName), which changed"
         }
+        stopObservingDatabaseChangesUntilNextTransaction()
+    }
+
+    private func touchedByTrigger(_ rowid: Int64) {
+        guard needsRefetch == nil, !isStopped else { return }
+        touched.insert(rowid)
     }
 
     func databaseDidCommit(_ db: Database) {
-        let clock = ContinuousClock()
-        let start = clock.now
-        // No PRAGMA data_version here: our own commits do not move it, and reading it now would
-        // swallow a commit another connection made meanwhile, which the poller must still see.
+        let start = ContinuousClock.now
         defer {
             touched = []
             needsRefetch = nil
         }
+        guard !isStopped else { return }
+        // No PRAGMA data_version here: our own commits do not move it, and reading it now would
+        // swallow a commit another connection made meanwhile, which the poller must still see.
         do {
-            if let reason = needsRefetch {
+            if let reason = needsRefetch ?? needsRecovery {
                 try refetch(db, reason: reason, start: start)
             } else if !touched.isEmpty {
                 try applyTouchedRows(db, start: start)
             }
         } catch {
-            deliver(.failure(LiveQueryError.from(error, sql: nil)))
+            let failure = LiveQueryError.from(error, sql: nil)
+            needsRecovery = "recovering from: \(failure)"
+            channel.deliver(.failure(failure))
         }
     }
 
@@ -116,59 +173,84 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
         while offset < ids.count {
             let batch = ids[offset..<min(offset + 500, ids.count)]
             offset += batch.count
-            let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ",")
-            let sql = plan.rereadPrefixSQL + placeholders + ")"
+            let sql = plan.rereadPrefixSQL + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
             var arguments = plan.arguments
             arguments += StatementArguments(batch.map { $0 as any DatabaseValueConvertible })
             do {
-                let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-                while let row = try rows.next() {
-                    let entry = plan.entry(from: row)
+                let statement = try db.cachedStatement(sql: sql)
+                try statement.setArguments(arguments)
+                let cursor = try Row.fetchCursor(statement)
+                while try cursor.next() != nil {
+                    let entry = plan.entry(from: statement.sqliteStatement, ordinal: 0)
                     fetched[entry.rowid] = entry
                 }
             } catch {
-                throw LiveQueryError.from(error, sql: sql)
+                throw LiveQueryError.from(error, sql: sql, arguments: arguments)
             }
         }
-        var changes: [ResultState.RowChange] = []
-        changes.reserveCapacity(ids.count)
-        for rowid in ids {
-            let old = state.entry(for: rowid)
-            var new = fetched[rowid]
-            if !plan.hasVersionColumn, var entry = new {
-                // Without a version column every touched row gets a revision never used before,
-                // so any update reloads it and a cache keyed by (rowid, version) never serves
-                // stale content.
-                revision += 1
-                entry.version = .integer(revision)
-                new = entry
-            }
-            changes.append(ResultState.RowChange(rowid: rowid, old: old, new: new))
-        }
-        let changeset = state.apply(changes)
-        guard !changeset.isEmpty else { return }
-        deliver(.update(LiveQueryUpdate(changeset: changeset, result: state.result, path: .incremental, latency: start.duration(to: .now))))
+        let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
+        report(applied.duplicateIdentities, applied.invalidIdentities)
+        guard !applied.changes.isEmpty else { return }
+        let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
+                                                latency: start.duration(to: .now))))
+    }
+
+    private func report(_ duplicates: [SQLValue], _ invalid: [SQLValue]) {
+        for value in duplicates { channel.deliver(.failure(.duplicateIdentity(value))) }
+        for value in invalid { channel.deliver(.failure(.invalidIdentity(value: value, type: "\(ID.self)"))) }
     }
 
     /// Fetches the whole result again and diffs it against what was delivered last.
-    func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant) throws {
-        try replaceState(db, reason: reason, start: start, deliversEmptyChange: false)
+    func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
+        let entries = try Self.fetchEntries(plan, db)
+        let (before, after, duplicates, invalid) = index.replaceAll(layout: plan.layout, sorted: entries)
+        needsRecovery = nil
+        report(duplicates, invalid)
+        let changes = Self.diff(before, after)
+        guard deliversEmptyChange || !changes.isEmpty else { return }
+        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .refetch(reason: reason),
+                                                latency: start.duration(to: .now))))
     }
 
-    private func replaceState(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool) throws {
-        let newState = try Self.fetchState(plan, db, previous: state)
-        let changeset = LiveChangeset(from: state.result.snapshot(), to: newState.result.snapshot())
-        state = newState
-        guard deliversEmptyChange || !changeset.isEmpty else { return }
-        deliver(.update(LiveQueryUpdate(changeset: changeset, result: state.result, path: .refetch(reason: reason), latency: start.duration(to: .now))))
+    /// The logical changes between two results, paired by identity and compared by content
+    /// token. O(n): the refetch path's price.
+    static func diff(_ before: _ResultSnapshot, _ after: _ResultSnapshot) -> ListChanges {
+        if before.layout.identityIsRowid && after.layout.identityIsRowid {
+            return Changeset(from: stamps(before) { $0.rowid }, to: stamps(after) { $0.rowid }).changes
+        }
+        return Changeset(from: stamps(before) { before.layout.identity(of: $0) }, to: stamps(after) { after.layout.identity(of: $0) }).changes
+    }
+
+    private static func stamps<Key: Hashable>(_ result: _ResultSnapshot, _ identity: (IndexEntry) -> Key) -> ListSnapshot<LiveSection, _Stamp<Key>> {
+        var sections: [SnapshotSection<LiveSection, _Stamp<Key>>] = []
+        sections.reserveCapacity(result.sectionCount)
+        var start = 0
+        for index in 0..<result.sectionCount {
+            let info = result.section(at: index)
+            var items: [_Stamp<Key>] = []
+            items.reserveCapacity(info.count)
+            result.rows.forEach(in: start..<start + info.count) { entry in
+                items.append(_Stamp(id: identity(entry), token: entry.token))
+                return true
+            }
+            sections.append(SnapshotSection(LiveSection(id: info.key), items: items))
+            start += info.count
+        }
+        return ListSnapshot(sections: sections)
     }
 
     /// Another connection or process committed when `PRAGMA data_version` moved: refetch.
     func pollDataVersion(_ db: Database) throws {
+        guard !isStopped else { return }
         let version = try Int.fetchOne(db, sql: "PRAGMA data_version")
-        guard let version, version != lastDataVersion else { return }
-        lastDataVersion = version
-        try refetch(db, reason: "another connection committed", start: ContinuousClock.now)
+        if let version, version != lastDataVersion {
+            lastDataVersion = version
+            try refetch(db, reason: "another connection committed", start: ContinuousClock.now)
+        } else if let reason = needsRecovery {
+            try refetch(db, reason: reason, start: ContinuousClock.now)
+        }
     }
 
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
@@ -177,10 +259,21 @@ final class LiveQueryCore: TransactionObserver, @unchecked Sendable {
         let previous = self.plan
         self.plan = plan
         do {
-            try replaceState(db, reason: "criteria changed", start: ContinuousClock.now, deliversEmptyChange: true)
+            try refetch(db, reason: "criteria changed", start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {
             self.plan = previous   // a failed fetch changes nothing
             throw error
         }
+        if let triggers {
+            try triggers.uninstall(db)
+            self.triggers = nil
+        }
+        try installTriggers(db)
     }
+}
+
+/// A row as the refetch diff sees it: identity and content token.
+struct _Stamp<Key: Hashable>: ListElement, Hashable {
+    var id: Key
+    var token: UInt64
 }

@@ -1,28 +1,45 @@
 import ListDiff
 
-/// What a live query delivers: a changeset with the result it leads to, or a failure (after which
-/// the last good result stays valid and the query keeps following the database).
-public enum LiveQueryEvent: Sendable {
-    case update(LiveQueryUpdate)
+/// What a live query delivers. Iterating ``LiveQuery/events`` starts with `.initial`, the result
+/// current when the iteration began; then one `.update` per commit that changed the result, in
+/// commit order, or a `.failure` (after which the last good result stays valid and, unless the
+/// error is terminal, the query keeps following the database).
+public enum LiveQueryEvent<ID: LiveIdentity>: Sendable {
+    /// The result when this consumer started listening.
+    case initial(LiveResult<ID>)
+    /// A change, from the result delivered before it.
+    case update(LiveQueryUpdate<ID>)
+    /// Something went wrong; see ``LiveQueryError/isTerminal``.
     case failure(LiveQueryError)
 }
 
-/// One delivered change: from the previously delivered result to `result`.
-public struct LiveQueryUpdate: Sendable {
-    /// How the change was computed.
-    public enum Path: Sendable, Equatable {
-        /// The changed rows were re-read and moved inside the index.
-        case incremental
-        /// The result was fetched again and diffed, for the reason given.
-        case refetch(reason: String)
-    }
+/// How a live query's changes are computed.
+public enum LiveUpdatePath: Sendable, Equatable, CustomStringConvertible {
+    /// The changed rows were re-read and moved inside the index.
+    case incremental
+    /// The result was fetched again and diffed, for the reason given.
+    case refetch(reason: String)
 
-    /// The changes, staged for UIKit; stage snapshots are built only when read.
-    public let changeset: LiveChangeset
-    /// The result after the change.
-    public let result: LiveResult
+    public var description: String {
+        switch self {
+        case .incremental: "incremental"
+        case let .refetch(reason): "refetch (\(reason))"
+        }
+    }
+}
+
+/// One delivered change: from the previously delivered result to `result`.
+public struct LiveQueryUpdate<ID: LiveIdentity>: Sendable {
     /// How the change was computed.
-    public let path: Path
+    public typealias Path = LiveUpdatePath
+
+    /// The changes, staged for UIKit; their intermediate states are views over the results
+    /// before and after, and ``Changeset/before`` is the result delivered before this one.
+    public let changeset: LiveChangeset<ID>
+    /// The result after the change.
+    public let result: LiveResult<ID>
+    /// How the change was computed.
+    public let path: LiveUpdatePath
     /// From the commit (or the criteria change) to the changeset in hand.
     public let latency: Duration
 }

@@ -1,23 +1,24 @@
 import ListDiff
 
-/// A row of a live query's result as a list sees it: its rowid and its content version (the
-/// version column's value, or a local revision bumped on every update when there is none).
-public struct LiveRow: ListElement, Hashable, Sendable {
-    /// The rowid.
-    public var id: Int64
-    /// The version column's value, or a local revision.
-    public var version: SQLValue
+/// A row of a live query's result as a list sees it: its identity and a content token.
+public struct LiveRow<ID: LiveIdentity>: ListElement, Hashable, Sendable {
+    /// The row's identity: the rowid, or the request's identity column, as `ID`.
+    public var id: ID
+    /// A 64-bit token of the row's content: it changes whenever the version column (or, without
+    /// one, any column of the row) or a sort value changes. Equal tokens mean equal content.
+    public var version: UInt64
 
     /// Creates a row.
-    public init(id: Int64, version: SQLValue) {
+    public init(id: ID, version: UInt64) {
         self.id = id
         self.version = version
     }
 }
 
 /// A section of a live query's result: the value of the section column shared by its rows
-/// (normalized under the sort term's collation). A query without sections has one section whose
-/// key is `NULL`.
+/// (normalized under the sort term's collation: NOCASE folds ASCII letters, RTRIM drops trailing
+/// spaces, a REAL equal to an integer becomes that INTEGER). A query without sections has one
+/// section whose key is `NULL`.
 public struct LiveSection: ListElement, Hashable, Sendable {
     /// The section key.
     public var id: SQLValue
@@ -29,6 +30,6 @@ public struct LiveSection: ListElement, Hashable, Sendable {
 }
 
 /// The changeset type live queries deliver.
-public typealias LiveChangeset = Changeset<LiveSection, LiveRow>
+public typealias LiveChangeset<ID: LiveIdentity> = Changeset<LiveSection, LiveRow<ID>>
 /// The snapshot type of a live query's result.
-public typealias LiveSnapshot = ListSnapshot<LiveSection, LiveRow>
+public typealias LiveSnapshot<ID: LiveIdentity> = ListSnapshot<LiveSection, LiveRow<ID>>

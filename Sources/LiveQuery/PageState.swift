@@ -31,8 +31,8 @@ public enum PageState: Sendable, CustomStringConvertible {
 }
 
 /// A row slot as a cell sees it: the content, or nothing yet.
-public enum RowSlot<Content: Sendable>: Sendable {
-    case loaded(LiveRow, Content)
+public enum RowSlot<ID: LiveIdentity, Content: Sendable>: Sendable {
+    case loaded(LiveRow<ID>, Content)
     /// Not cached (or stale); a load is scheduled or failed — see the page state.
-    case placeholder(LiveRow)
+    case placeholder(LiveRow<ID>)
 }

@@ -1,8 +1,9 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
-/// A validated request: the SQL that fetches it, how to compare its rows, which changes concern
-/// it, and whether it can be maintained incrementally.
+/// A validated request: the SQL that fetches it, how to read and compare its rows, which changes
+/// concern it, and whether it can be maintained incrementally (and why not).
 struct QueryPlan: Sendable {
     /// How the result follows the database.
     enum Mode: Sendable, Equatable {
@@ -12,43 +13,54 @@ struct QueryPlan: Sendable {
         case refetch(reason: String)
     }
 
-    let request: LiveQueryRequest
+    let description: String
     let table: String
     let mode: Mode
-    let comparator: SortKeyComparator
-    /// SELECT identity, sort columns…, version FROM table WHERE filter ORDER BY terms…, identity.
-    let fetchAllSQL: String
+    let layout: _ResultLayout
+    /// Every row in order: [rowid,] sort values…, [identity,] version.
+    let fetchSQL: String
     /// The same columns for given rowids, up to the opening parenthesis of the IN list.
     /// `NOT INDEXED` makes SQLite look rows up by rowid instead of scanning an index that serves
     /// the filter (seen: a 100k-entry scan on every commit with an index on the filter column).
     let rereadPrefixSQL: String
     let arguments: StatementArguments
-    let sortColumnCount: Int
+    let termCount: Int
+    /// Whether column 0 is the base rowid (the incremental path).
+    let readsRowid: Bool
+    /// Whether the identity is read as a value after the sort values (else it is the rowid).
+    let readsIdentity: Bool
     let hasVersionColumn: Bool
-    /// What the query reads: its table's columns and any other table the filter reads.
-    let region: DatabaseRegion
+    /// Tables other than the base table that the filter reads: a change there refetches.
     let otherTables: Set<String>
+    /// What the query reads, for telling which UPDATEs can be ignored.
+    let region: DatabaseRegion
+    let schema: _TableSchema
+    /// Whether the filter depends on the current time (refetched on commits, not as time passes).
+    let isTimeDependent: Bool
 
-    init(_ request: LiveQueryRequest, _ db: Database) throws(LiveQueryError) {
-        self.request = request
+    var isIncremental: Bool { mode == .incremental }
+
+    init<ID: LiveIdentity>(_ request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
+        description = request.description
+        let arguments = request.filter?.arguments ?? StatementArguments()
+        self.arguments = arguments
+        let schema: _TableSchema
         do {
-            guard try db.tableExists(request.table) else { throw LiveQueryError.unknownTable(request.table) }
+            guard let found = try _TableSchema.read(request.table, db) else { throw LiveQueryError.unknownTable(request.table) }
+            schema = found
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
-        let columns: [String]
-        do {
-            columns = try db.columns(in: request.table).map(\.name)
-        } catch {
-            throw LiveQueryError.from(error, sql: nil)
-        }
+        self.schema = schema
+        let table = schema.name
+        self.table = table
+        let quotedTable = table.quotedIdentifier
         func canonical(_ column: String) throws(LiveQueryError) -> String {
-            guard let match = columns.first(where: { $0.caseInsensitiveCompare(column) == .orderedSame }) else {
-                throw LiveQueryError.unknownColumn(table: request.table, column: column)
+            guard let match = schema.columns.first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame }) else {
+                throw LiveQueryError.unknownColumn(table: table, column: column)
             }
-            return match
+            return match.name
         }
-        table = request.table
         var sortColumns: [String] = []
         for term in request.sort { sortColumns.append(try canonical(term.column)) }
         if let section = request.section {
@@ -59,77 +71,203 @@ struct QueryPlan: Sendable {
         }
         let versionColumn = try request.version.map { column throws(LiveQueryError) in try canonical(column) }
 
-        // Identity: the rowid; a WITHOUT ROWID table needs a single INTEGER primary key instead.
-        var identity = "rowid"
         var reasons: [String] = []
-        if (try? db.makeStatement(sql: "SELECT rowid FROM \(table.quotedIdentifier) LIMIT 0")) == nil {
-            let primaryKey = try? db.primaryKey(table)
-            guard let primaryKey, primaryKey.columns.count == 1 else {
-                throw LiveQueryError.invalidRequest("\(table) is a WITHOUT ROWID table without a single-column primary key")
+        // The identity: a unique column, the rowid, or a WITHOUT ROWID table's primary key.
+        let identityExpression: String
+        var identityIsRowid = false
+        if let identity = request.identity {
+            let column = try canonical(identity)
+            let isUnique = schema.primaryKey == [column] || column == schema.rowidAlias || schema.uniqueIndexes.contains { index in
+                index.predicate == nil && index.terms.count == 1 && {
+                    if case let .column(name, _) = index.terms[0] { return name == column }
+                    return false
+                }()
             }
-            identity = primaryKey.columns[0].quotedIdentifier
-            reasons.append("WITHOUT ROWID tables report no row changes")
+            guard isUnique else {
+                throw LiveQueryError.invalidRequest("the identity column \(column) of \(table) has no UNIQUE constraint or primary key on it alone")
+            }
+            identityExpression = column.quotedIdentifier
+            if column == schema.rowidAlias { identityIsRowid = true }
+        } else if let rowid = schema.rowidName {
+            identityExpression = rowid
+            identityIsRowid = true
+        } else if schema.isWithoutRowid, schema.primaryKey.count == 1 {
+            identityExpression = schema.primaryKey[0].quotedIdentifier
+        } else {
+            throw LiveQueryError.invalidRequest(schema.isWithoutRowid
+                ? "\(table) is a WITHOUT ROWID table with a composite primary key: name an identity column"
+                : "the columns of \(table) hide its rowid: name an identity column")
         }
+        if identityIsRowid, ID(identityValue: .integer(1)) == nil {
+            throw LiveQueryError.invalidRequest("rows of \(table) are identified by their rowid, an integer, which \(ID.self) cannot hold")
+        }
+        if schema.isWithoutRowid { reasons.append("WITHOUT ROWID tables report no row changes") }
 
         var collations: [SortTerm.Collation] = []
         for (term, column) in zip(request.sort, sortColumns) {
-            let collation = term.collation ?? Self.declaredCollation(db, table: table, column: column)
+            let collation = term.collation ?? _TableSchema.declaredCollation(db, table: table, column: column)
             if case let .custom(name) = collation { reasons.append("custom collation \(name)") }
             collations.append(collation)
         }
-        comparator = SortKeyComparator(terms: request.sort, collations: collations)
-        sortColumnCount = sortColumns.count
+        let termCount = sortColumns.count
+        self.termCount = termCount
         hasVersionColumn = versionColumn != nil
 
-        var selected = [identity + " AS \"livelist_identity\""] + sortColumns.map(\.quotedIdentifier)
-        selected.append(versionColumn?.quotedIdentifier ?? "NULL")
-        let selectFrom = "SELECT " + selected.joined(separator: ", ") + " FROM " + table.quotedIdentifier
-        let orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) } + ["\"livelist_identity\""]
-        fetchAllSQL = selectFrom + (request.filter.map { " WHERE (\($0.sql))" } ?? "") + " ORDER BY " + orderTerms.joined(separator: ", ")
-        rereadPrefixSQL = selectFrom + " NOT INDEXED WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "") + identity + " IN ("
-        arguments = request.filter?.arguments ?? StatementArguments()
+        // What the filter reads and whether it can change without its own rows changing.
+        var isTimeDependent = false
+        if let filter = request.filter {
+            let analysis = try Self.analyze(filter: filter, schema: schema, db)
+            if analysis.readsOwnTable {
+                reasons.append("the filter reads \(table) itself, so rows it did not touch can enter or leave")
+            }
+            if !analysis.nondeterministicFunctions.isEmpty {
+                reasons.append("the filter calls \(analysis.nondeterministicFunctions.sorted().joined(separator: ", ")), which can change without a write")
+            }
+            isTimeDependent = analysis.isTimeDependent
+            if analysis.isTimeDependent {
+                reasons.append("the filter depends on the current time: it is refetched on every commit, not as time passes")
+            }
+        }
+        self.isTimeDependent = isTimeDependent
+        let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reason: reasons.joined(separator: "; "))
+        self.mode = mode
 
-        let statement: Statement
-        let sql = fetchAllSQL
+        // Columns read: [rowid,] sort values…, [identity,] version.
+        let incremental = mode == .incremental
+        readsRowid = incremental
+        let readsIdentity = !(incremental && identityIsRowid)
+        self.readsIdentity = readsIdentity
+        var selected: [String] = []
+        if incremental, let rowid = schema.rowidName { selected.append(rowid) }
+        selected += sortColumns.map(\.quotedIdentifier)
+        if readsIdentity { selected.append(identityExpression) }
+        if let versionColumn {
+            selected.append(versionColumn.quotedIdentifier)
+        } else {
+            selected.append(_Digest.functionName + "(" + schema.columns.map(\.name.quotedIdentifier).joined(separator: ", ") + ")")
+        }
+        let selectFrom = "SELECT " + selected.joined(separator: ", ") + " FROM " + quotedTable
+        var orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) }
+        // Ties are broken by the identity, compared as stored (BINARY), as the index does.
+        orderTerms.append(identityIsRowid ? identityExpression : identityExpression + " COLLATE BINARY")
+        let fetchSQL = selectFrom + (request.filter.map { " WHERE (\($0.sql))" } ?? "") + " ORDER BY " + orderTerms.joined(separator: ", ")
+        self.fetchSQL = fetchSQL
+        rereadPrefixSQL = selectFrom + " NOT INDEXED WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "")
+            + (schema.rowidName ?? "rowid") + " IN ("
+
+        // The order: sort terms, then (when it is not the rowid) the identity, then the rowid.
+        // A refetched result keeps SQLite's order: its rowids are fetch ordinals.
+        var comparator = SortKeyComparator(terms: request.sort, collations: collations)
+        let sectionRule = request.section != nil ? comparator.rules.first : nil
+        if incremental {
+            if readsIdentity { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
+        } else {
+            comparator.rules = []
+        }
+        layout = _ResultLayout(comparator: comparator, identityIsRowid: incremental && identityIsRowid,
+                               sectionRule: sectionRule, sectionsArePositional: !incremental)
+
         do {
-            statement = try db.makeStatement(sql: sql)
+            try _Digest.register(on: db)
+            let statement = try db.makeStatement(sql: fetchSQL)
             try statement.validateArguments(arguments)
+            let region = statement.databaseRegion
+            self.region = region
+            var others = Set<String>()
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            where name.caseInsensitiveCompare(table) != .orderedSame {
+                if region.isModified(byEventsOfKind: .insert(tableName: name)) { others.insert(name.lowercased()) }
+            }
+            otherTables = others
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(sql: sql, message: error.message ?? "\(error)")
+            throw LiveQueryError.invalidSQL(sql: fetchSQL, arguments: arguments, message: error.message ?? "\(error)")
         } catch {
-            throw LiveQueryError.invalidSQL(sql: sql, message: "\(error)")
-        }
-        region = statement.databaseRegion
-        var others = Set<String>()
-        for name in (try? String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
-        where name.caseInsensitiveCompare(table) != .orderedSame {
-            if region.isModified(byEventsOfKind: .insert(tableName: name)) { others.insert(name.lowercased()) }
-        }
-        otherTables = others
-        mode = reasons.isEmpty ? .incremental : .refetch(reason: reasons.joined(separator: "; "))
-    }
-
-    /// The collation a column was declared with (BINARY when none), as SQLite reports it.
-    static func declaredCollation(_ db: Database, table: String, column: String) -> SortTerm.Collation {
-        var collationName: UnsafePointer<CChar>?
-        let status = sqlite3_table_column_metadata(db.sqliteConnection, nil, table, column, nil, &collationName, nil, nil, nil)
-        guard status == SQLITE_OK, let collationName else { return .binary }
-        switch String(cString: collationName).uppercased() {
-        case "BINARY": return .binary
-        case "NOCASE": return .nocase
-        case "RTRIM": return .rtrim
-        case let other: return .custom(other)
+            throw LiveQueryError.from(error, sql: fetchSQL, arguments: arguments)
         }
     }
 
-    /// Reads a fetched row into an index entry; without a version column the version starts at 0
-    /// (the core hands out local revisions).
-    func entry(from row: Row) -> IndexEntry {
-        let rowid: Int64 = row[0]
+    /// What a filter depends on beyond the row it is evaluated on.
+    struct FilterAnalysis {
+        var readsOwnTable = false
+        var nondeterministicFunctions: Set<String> = []
+        var isTimeDependent = false
+    }
+
+    /// Compiles `filter` over a stand-in for the table that reads nothing: if the statement still
+    /// reads the table, the filter does so itself (a subquery or an aggregate over it). Functions
+    /// SQLite does not flag deterministic, and date functions given `'now'`, make it depend on more
+    /// than the data.
+    static func analyze(filter: LiveQueryRequest<some LiveIdentity>.Filter, schema: _TableSchema, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
+        var analysis = FilterAnalysis()
+        var names = schema.columns.map(\.name)
+        let lowered = Set(names.map { $0.lowercased() })
+        if !schema.isWithoutRowid { names += ["rowid", "_rowid_", "oid"].filter { !lowered.contains($0) } }
+        let standIn = "SELECT " + names.map { "NULL AS \($0.quotedIdentifier)" }.joined(separator: ", ")
+        let probe = "SELECT 1 FROM (\(standIn)) AS \(schema.name.quotedIdentifier) WHERE (\(filter.sql))"
+        do {
+            let statement = try db.makeStatement(sql: probe)
+            analysis.readsOwnTable = statement.databaseRegion.isModified(byEventsOfKind: .insert(tableName: schema.name))
+        } catch let error as DatabaseError {
+            throw LiveQueryError.invalidSQL(sql: filter.sql, arguments: filter.arguments, message: error.message ?? "\(error)")
+        } catch {
+            throw LiveQueryError.from(error, sql: filter.sql, arguments: filter.arguments)
+        }
+        guard let tokens = _SQLTokenizer.tokens(filter.sql) else {
+            throw LiveQueryError.invalidSQL(sql: filter.sql, arguments: filter.arguments, message: "unterminated literal or identifier")
+        }
+        let calls = _SQLTokenizer.functionCalls(tokens)
+        let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
+        let mentionsNow = tokens.contains { $0.kind == .string && $0.text.lowercased() == "'now'" }
+            || filter.arguments.description.lowercased().contains("\"now\"")
+        if calls.contains(where: { ["current_time", "current_date", "current_timestamp"].contains($0) })
+            || (mentionsNow && !calls.isDisjoint(with: dateFunctions)) {
+            analysis.isTimeDependent = true
+        }
+        var deterministic: [String: Bool] = [:]
+        do {
+            for row in try Row.fetchAll(db, sql: "SELECT name, flags FROM pragma_function_list") {
+                guard let name: String = row["name"] else { continue }
+                let flags: Int64 = row["flags"] ?? 0
+                let isDeterministic = flags & Int64(SQLITE_DETERMINISTIC) != 0
+                deterministic[name.lowercased()] = (deterministic[name.lowercased()] ?? true) && isDeterministic
+            }
+        } catch {
+            throw LiveQueryError.from(error, sql: "SELECT name, flags FROM pragma_function_list")
+        }
+        for call in calls where deterministic[call] == false && !dateFunctions.contains(call) {
+            analysis.nondeterministicFunctions.insert(call)
+        }
+        return analysis
+    }
+
+    /// Reads the current row of `statement` (a fetch or re-read of this plan) into an entry;
+    /// `ordinal` numbers rows of a refetched result. A NULL identity is kept: the index reports
+    /// it as an identity that does not decode.
+    func entry(from statement: SQLiteStatement, ordinal: Int64) -> IndexEntry {
+        var column: Int32 = 0
+        var rowid = ordinal
+        if readsRowid {
+            rowid = sqlite3_column_int64(statement, 0)
+            column = 1
+        }
         var values: [SQLValue] = []
-        values.reserveCapacity(sortColumnCount)
-        for column in 0..<sortColumnCount { values.append(SQLValue(row[column + 1] as DatabaseValue)) }
-        let stored = SQLValue(row[sortColumnCount + 1] as DatabaseValue)
-        return IndexEntry(key: SortKey(values), rowid: rowid, version: hasVersionColumn ? stored : .integer(0))
+        values.reserveCapacity(termCount + 1)
+        for _ in 0..<termCount {
+            values.append(SQLValue(statement: statement, column: column))
+            column += 1
+        }
+        if readsIdentity {
+            values.append(SQLValue(statement: statement, column: column))
+            column += 1
+        }
+        var digest = _Digest()
+        if hasVersionColumn {
+            digest.combine(SQLValue(statement: statement, column: column))
+        } else {
+            digest.combine(.integer(sqlite3_column_int64(statement, column)))
+        }
+        let key = values.isEmpty ? SortKey.single(.integer(rowid)) : SortKey(values)
+        for value in values { digest.combine(value) }
+        return IndexEntry(key: key, rowid: rowid, token: digest.value)
     }
 }

@@ -22,9 +22,9 @@ import ListDiff
 /// Rows are cached by rowid and version: a row that moved keeps its content; a row whose version
 /// changed is stale and reloads with its page's next request. Thread-safe; callbacks arrive on an
 /// arbitrary thread.
-public final class RowCache<Content: Sendable>: @unchecked Sendable {
-    /// Loads the content of rows by rowid; rows missing from the answer no longer exist.
-    public typealias Loader = @Sendable ([Int64]) async throws -> [Int64: Content]
+public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sendable {
+    /// Loads the content of rows by identity; rows missing from the answer no longer exist.
+    public typealias Loader = @Sendable ([ID]) async throws -> [ID: Content]
 
     /// Counters a developer can read.
     public struct Statistics: Sendable, Equatable {
@@ -41,7 +41,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
     }
 
     private struct Entry {
-        var version: SQLValue
+        var version: UInt64
         var content: Content
     }
 
@@ -52,19 +52,21 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
     private let loader: Loader
     // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
     private let lock = NSLock()
-    private var result: LiveResult?
-    private var entries: [Int64: Entry] = [:]
-    /// rowid → last use, kept apart from the (generic) entries so that touching and evicting
+    private var result: LiveResult<ID>?
+    private var entries: [ID: Entry] = [:]
+    /// identity → last use, kept apart from the (generic) entries so that touching and evicting
     /// rows never copies their content.
-    private var lastUse: [Int64: Int] = [:]
-    private var inFlight: [Int: [Int64: SQLValue]] = [:]     // page → rowids being loaded, at the versions asked for
+    private var lastUse: [ID: Int] = [:]
+    private var inFlight: [Int: [ID: UInt64]] = [:]     // page → rows being loaded, at the versions asked for
     private var failures: [Int: LoadFailure] = [:]
     private var visible: Range<Int> = 0..<0
     private var tick = 0
     private var stats = Statistics()
-    private var callback: (@Sendable ([Int64]) -> Void)?
+    private var callback: (@Sendable ([ID]) -> Void)?
     private var stateCallback: (@Sendable () -> Void)?
-    private var tasks: [Task<Void, Never>] = []
+    /// Loads in flight, removed as each finishes, so an app that never waits keeps no history.
+    private var tasks: [Int: Task<Void, Never>] = [:]
+    private var nextTask = 0
 
     /// Creates a cache that loads rows with `loader`.
     public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
@@ -73,8 +75,8 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         self.loader = loader
     }
 
-    /// Called with the rowids of rows that just loaded (on an arbitrary thread).
-    public var onRowsLoaded: (@Sendable ([Int64]) -> Void)? {
+    /// Called with the identities of rows that just loaded (on an arbitrary thread).
+    public var onRowsLoaded: (@Sendable ([ID]) -> Void)? {
         get { lock.withLock { callback } }
         set { lock.withLock { callback = newValue } }
     }
@@ -93,7 +95,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
 
     /// Follows a new result: positions change, cached content stays (by identity); rows whose
     /// version changed become stale.
-    public func update(result: LiveResult) {
+    public func update(result: LiveResult<ID>) {
         lock.withLock {
             self.result = result
             failures = [:]
@@ -112,8 +114,8 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
     public func sectionState(_ index: Int) -> LoadState {
         lock.withLock {
             guard let result else { return .loading }
-            guard result.sections.indices.contains(index) else { return .empty }
-            return result.sections[index].count == 0 ? .empty : .loaded
+            guard index >= 0, index < result.sectionCount else { return .empty }
+            return result.itemCount(inSection: index) == 0 ? .empty : .loaded
         }
     }
 
@@ -133,13 +135,13 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
 
     /// The rows at flat positions `range`: cached content at once, placeholders for the rest,
     /// and page loads scheduled for the missing pages within `prefetch` rows of the range.
-    public func rows(in range: Range<Int>, prefetch: Int = 0) -> [RowSlot<Content>] {
-        let (slots, loads) = lock.withLock { () -> ([RowSlot<Content>], [(page: Int, ids: [Int64])]) in
+    public func rows(in range: Range<Int>, prefetch: Int = 0) -> [RowSlot<ID, Content>] {
+        let (slots, loads) = lock.withLock { () -> ([RowSlot<ID, Content>], [(page: Int, ids: [ID])]) in
             guard let result else { return ([], []) }
             let clamped = range.clamped(to: 0..<result.count)
             visible = clamped
             tick += 1
-            var slots: [RowSlot<Content>] = []
+            var slots: [RowSlot<ID, Content>] = []
             slots.reserveCapacity(clamped.count)
             for row in result.rows(in: clamped) {
                 if let entry = entries[row.id], entry.version == row.version {
@@ -151,7 +153,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
                 }
             }
             let wanted = max(0, clamped.lowerBound - prefetch) ..< min(result.count, clamped.upperBound + prefetch)
-            var loads: [(page: Int, ids: [Int64])] = []
+            var loads: [(page: Int, ids: [ID])] = []
             guard !wanted.isEmpty else { return (slots, loads) }
             for page in (wanted.lowerBound / pageSize)...((wanted.upperBound - 1) / pageSize) {
                 guard inFlight[page] == nil, failures[page] == nil else { continue }
@@ -170,10 +172,10 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         return slots
     }
 
-    /// The content of `rowid` if it is cached at `version`.
-    public func content(of rowid: Int64, version: SQLValue) -> Content? {
+    /// The content of row `id` if it is cached at `version`.
+    public func content(of id: ID, version: UInt64) -> Content? {
         lock.withLock {
-            guard let entry = entries[rowid], entry.version == version else { return nil }
+            guard let entry = entries[id], entry.version == version else { return nil }
             return entry.content
         }
     }
@@ -181,36 +183,40 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
     /// Waits until every load started so far has finished (tests, benchmarks, first screen).
     public func waitForLoads() async {
         while true {
-            let pending = lock.withLock { () -> [Task<Void, Never>] in
-                let current = tasks
-                tasks = []
-                return current
-            }
+            let pending = lock.withLock { Array(tasks.values) }
             if pending.isEmpty { return }
             for task in pending { await task.value }
         }
     }
 
-    private func start(_ page: Int, ids: [Int64]) {
-        let task = Task { [weak self] in
-            guard let self else { return }
-            do {
-                let loaded = try await loader(ids)
-                finish(page, ids: ids, loaded: loaded)
-            } catch {
-                fail(page, ids: ids, error: error)
+    /// Loads in flight now.
+    public var loadsInFlight: Int { lock.withLock { tasks.count } }
+
+    private func start(_ page: Int, ids: [ID]) {
+        // The task is registered before it can finish, under the lock it removes itself with.
+        lock.withLock {
+            let number = nextTask
+            nextTask += 1
+            tasks[number] = Task { [weak self] in
+                guard let self else { return }
+                do {
+                    let loaded = try await loader(ids)
+                    finish(page, ids: ids, loaded: loaded)
+                } catch {
+                    fail(page, ids: ids, error: error)
+                }
+                _ = lock.withLock { self.tasks.removeValue(forKey: number) }
             }
         }
-        lock.withLock { tasks.append(task) }
     }
 
-    private func finish(_ page: Int, ids: [Int64], loaded: [Int64: Content]) {
-        let (announce, callback, stateCallback) = lock.withLock { () -> ([Int64], (@Sendable ([Int64]) -> Void)?, (@Sendable () -> Void)?) in
+    private func finish(_ page: Int, ids: [ID], loaded: [ID: Content]) {
+        let (announce, callback, stateCallback) = lock.withLock { () -> ([ID], (@Sendable ([ID]) -> Void)?, (@Sendable () -> Void)?) in
             let versions = inFlight[page] ?? [:]
             inFlight[page] = nil
             failures[page] = nil
             tick += 1
-            var announce: [Int64] = []
+            var announce: [ID] = []
             for id in ids {
                 guard let content = loaded[id], let version = versions[id] else { continue }
                 // Stored at the version the page asked for: if the row changed meanwhile, it is
@@ -227,7 +233,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         stateCallback?()
     }
 
-    private func fail(_ page: Int, ids: [Int64], error: any Error) {
+    private func fail(_ page: Int, ids: [ID], error: any Error) {
         let stateCallback = lock.withLock { () -> (@Sendable () -> Void)? in
             inFlight[page] = nil
             stats.failedQueries += 1
@@ -239,7 +245,7 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
 
     /// Runs the failed load of `page` again (the rows it is made of now).
     public func retry(_ page: Int) {
-        let ids = lock.withLock { () -> [Int64]? in
+        let ids = lock.withLock { () -> [ID]? in
             guard failures[page] != nil, inFlight[page] == nil, let result else { return nil }
             failures[page] = nil
             let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { entries[$0.id]?.version != $0.version }
@@ -270,19 +276,32 @@ public final class RowCache<Content: Sendable>: @unchecked Sendable {
         stats.evictions += (evicted + pageSize - 1) / pageSize
     }
 
-    /// A loader that reads `columns` of `table` by rowid, one query per page, on the writer's
-    /// read path (a pool's reader, a queue's serial queue) — never on the caller's thread.
+    /// A loader that reads `columns` of `table` by identity (the rowid, or the `identity`
+    /// column), one query per page, on the reader's read path (a pool's reader, a queue's serial
+    /// queue) — never on the caller's thread.
     public static func tableLoader(
-        reader: any DatabaseReader, table: String, columns: [String], decode: @escaping @Sendable (Row) -> Content
+        reader: any DatabaseReader, table: String, identity: String? = nil, columns: [String],
+        decode: @escaping @Sendable (Row) -> Content
     ) -> Loader {
-        let selected = (["rowid AS \"livelist_identity\""] + columns.map(\.quotedIdentifier)).joined(separator: ", ")
+        let identityExpression = identity?.quotedIdentifier ?? "rowid"
+        let selected = (["\(identityExpression) AS \"livelist_identity\""] + columns.map(\.quotedIdentifier)).joined(separator: ", ")
         return { ids in
             try await reader.read { db in
-                let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
-                let sql = "SELECT \(selected) FROM \(table.quotedIdentifier) WHERE rowid IN (\(placeholders))"
-                var contents: [Int64: Content] = [:]
-                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(ids.map { $0 as any DatabaseValueConvertible }))
-                while let row = try rows.next() { contents[row[0]] = decode(row) }
+                var values: [DatabaseValue] = []
+                for id in ids {
+                    guard let value = id.identityValue.databaseValue else { continue }
+                    values.append(value)
+                }
+                let placeholders = Array(repeating: "?", count: values.count).joined(separator: ",")
+                let sql = "SELECT \(selected) FROM \(table.quotedIdentifier) WHERE \(identityExpression) IN (\(placeholders))"
+                var contents: [ID: Content] = [:]
+                let statement = try db.makeStatement(sql: sql)
+                try statement.setArguments(StatementArguments(values))
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() {
+                    guard let id = ID(identityValue: SQLValue(statement: statement.sqliteStatement, column: 0)) else { continue }
+                    contents[id] = decode(row)
+                }
                 return contents
             }
         }

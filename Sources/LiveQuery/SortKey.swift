@@ -1,5 +1,6 @@
-/// The sort-column values of one row, in term order. One term, the common case, needs no array.
-public enum SortKey: Hashable, Sendable {
+/// The values a row is ordered by, in term order — its sort values, then its identity when the
+/// identity is not the rowid. One value, the common case, needs no array.
+enum SortKey: Hashable, Sendable {
     case single(SQLValue)
     case multiple([SQLValue])
 
@@ -15,23 +16,46 @@ public enum SortKey: Hashable, Sendable {
         }
     }
 
+    var count: Int {
+        switch self {
+        case .single: 1
+        case let .multiple(values): values.count
+        }
+    }
+
     var first: SQLValue {
         switch self {
         case let .single(value): value
         case let .multiple(values): values.first ?? .null
         }
     }
+
+    var last: SQLValue {
+        switch self {
+        case let .single(value): value
+        case let .multiple(values): values.last ?? .null
+        }
+    }
 }
 
-/// A row's place in the result — its sort key, with the rowid breaking ties — and its content
-/// version, kept in the entry so that a published index describes its result completely.
-/// Equality is identity and key; the version does not take part.
-struct IndexEntry: Sendable, Equatable {
+/// A row as the result index holds it: where it sorts, which row it is, and a 64-bit token of its
+/// content. `rowid` is the base table's rowid on the incremental path (and breaks ties), or the
+/// row's ordinal in the fetch that produced it on the refetch path.
+struct IndexEntry: Sendable, _TreeElement {
     var key: SortKey
     var rowid: Int64
-    var version: SQLValue
+    /// Changes whenever the row's content does: a digest of the version column (or of every
+    /// column when there is none) and of the sort values, so 'abc' → 'ABC' under NOCASE reloads.
+    var token: UInt64
 
-    static func == (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
-        lhs.rowid == rhs.rowid && lhs.key == rhs.key
-    }
+    @inline(__always) var weight: Int { 1 }
+}
+
+/// A section as the section index holds it: its key (normalized under the section term's
+/// collation) and how many rows it holds.
+struct SectionEntry: Sendable, _TreeElement {
+    var key: SQLValue
+    var count: Int
+
+    @inline(__always) var weight: Int { count }
 }

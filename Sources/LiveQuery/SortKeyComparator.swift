@@ -85,10 +85,9 @@ struct SortKeyComparator: Sendable {
         return fraction < 0 ? -1 : (fraction > 0 ? 1 : 0)
     }
 
-    static func compareText(_ lhs: String, _ rhs: String, _ collation: SortTerm.Collation) -> Int {
-        var lhs = lhs, rhs = rhs
-        return lhs.withUTF8 { a in
-            rhs.withUTF8 { b in
+    static func compareText(_ lhs: SQLText, _ rhs: SQLText, _ collation: SortTerm.Collation) -> Int {
+        lhs.withBytes { a in
+            rhs.withBytes { b in
                 switch collation {
                 case .binary, .custom: return compareBytes(a, b)
                 case .nocase: return compareNoCase(a, b)
@@ -136,11 +135,11 @@ struct SortKeyComparator: Sendable {
             return value
         case let .text(text):
             switch collation {
-            case .nocase: return .text(String(decoding: text.utf8.map(fold), as: UTF8.self))
+            case .nocase:
+                guard text.withBytes({ $0.contains { $0 >= 0x41 && $0 <= 0x5A } }) else { return value }
+                return .text(SQLText(bytes: text.bytes.map(fold)))
             case .rtrim:
-                var trimmed = Substring(text)
-                while trimmed.hasSuffix(" ") { trimmed = trimmed.dropLast() }
-                return .text(String(trimmed))
+                return .text(text.withBytes { SQLText(bytes: $0.trimmingTrailingSpaces) })
             case .binary, .custom: return value
             }
         default:

@@ -19,15 +19,15 @@ struct LiveQueryBehaviourTests {
         return (queue, path)
     }
 
-    static let byScore = LiveQueryRequest(table: "item", sort: [SortTerm("score")], version: "version")
+    static let byScore = LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score")], version: "version")
 
-    static func ids(_ result: LiveResult) -> [Int64] { result.rows(in: 0..<result.count).map(\.id) }
+    static func ids(_ result: LiveResult<Int64>) -> [Int64] { result.rows(in: 0..<result.count).map(\.id) }
 
     @Test("a commit by another connection is picked up through PRAGMA data_version")
     func otherConnection() async throws {
         let (queue, path) = try Self.makeQueue()
-        let log = EventLog()
-        let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         let other = try DatabaseQueue(path: path)
         try await other.write { db in try db.execute(sql: "UPDATE item SET score = -1 WHERE id = 5") }
         #expect(log.drain().isEmpty)   // no event: GRDB does not see another connection's writes
@@ -45,7 +45,7 @@ struct LiveQueryBehaviourTests {
     @Test("the poller finds another process's commit without being asked")
     func pollerFindsExternalCommit() async throws {
         let (queue, path) = try Self.makeQueue()
-        let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
         var iterator = query.events.makeAsyncIterator()   // events are buffered from the first access on
         let other = try DatabaseQueue(path: path)
         try await other.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 3") }
@@ -60,12 +60,12 @@ struct LiveQueryBehaviourTests {
     @Test("changing the filter and sort is one changeset from the displayed result to the new one")
     func criteriaChange() async throws {
         let (queue, _) = try Self.makeQueue()
-        let log = EventLog()
-        let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         let dataSource = SnapshotDataSource(query.initialResult.snapshot())
         let view = HeadlessListView(dataSource: dataSource)
         view.layoutIfNeeded()
-        try await query.setRequest(LiveQueryRequest(table: "item", filter: .init("score % 2 = 0"), sort: [SortTerm("score", .descending)], version: "version"))
+        try await query.setRequest(LiveQueryRequest<Int64>(table: "item", filter: .init("score % 2 = 0"), sort: [SortTerm("score", .descending)], version: "version"))
         let events = log.drain()
         #expect(events.count == 1)
         guard case let .update(update)? = events.first else { return }
@@ -85,8 +85,8 @@ struct LiveQueryBehaviourTests {
     @Test("an UPDATE of a column the query does not read produces nothing (with a version column)")
     func unreadColumnIgnored() async throws {
         let (queue, _) = try Self.makeQueue()
-        let log = EventLog()
-        let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         defer { withExtendedLifetime(query) {} }
         try await queue.write { db in try db.execute(sql: "UPDATE item SET note = 'changed'") }
         #expect(log.drain().isEmpty)
@@ -99,18 +99,18 @@ struct LiveQueryBehaviourTests {
     }
 
     @Test("bad requests throw a typed error before anything is observed", arguments: [
-        (LiveQueryRequest(table: "nope", sort: [SortTerm("x")]), "no such table: nope"),
-        (LiveQueryRequest(table: "item", sort: [SortTerm("missing")]), "no such column: item.missing"),
-        (LiveQueryRequest(table: "item", sort: [SortTerm("score")], version: "missing"), "no such column: item.missing"),
-        (LiveQueryRequest(table: "item", filter: .init("score >>> 1"), sort: [SortTerm("score")]), "invalid SQL"),
-        (LiveQueryRequest(table: "item", filter: .init("nosuchcolumn = 1"), sort: [SortTerm("score")]), "invalid SQL"),
-        (LiveQueryRequest(table: "item", filter: .init("score = ?"), sort: [SortTerm("score")]), "invalid SQL"),
-        (LiveQueryRequest(table: "item", sort: [SortTerm("score"), SortTerm("grp")], section: "grp"), "must be the first sort term"),
+        (LiveQueryRequest<Int64>(table: "nope", sort: [SortTerm("x")]), "no such table: nope"),
+        (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("missing")]), "no such column: item.missing"),
+        (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score")], version: "missing"), "no such column: item.missing"),
+        (LiveQueryRequest<Int64>(table: "item", filter: .init("score >>> 1"), sort: [SortTerm("score")]), "invalid SQL"),
+        (LiveQueryRequest<Int64>(table: "item", filter: .init("nosuchcolumn = 1"), sort: [SortTerm("score")]), "invalid SQL"),
+        (LiveQueryRequest<Int64>(table: "item", filter: .init("score = ?"), sort: [SortTerm("score")]), "invalid SQL"),
+        (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score"), SortTerm("grp")], section: "grp"), "must be the first sort term"),
     ])
-    func badRequests(request: LiveQueryRequest, message: String) async throws {
+    func badRequests(request: LiveQueryRequest<Int64>, message: String) async throws {
         let (queue, _) = try Self.makeQueue()
         do {
-            _ = try await LiveQuery.open(request, in: queue)
+            _ = try await LiveQuery<Int64>.open(request, in: queue)
             Issue.record("expected an error containing \(message)")
         } catch {
             #expect(error.description.contains(message), "\(error)")
@@ -123,8 +123,8 @@ struct LiveQueryBehaviourTests {
         try await queue.write { db in
             try db.execute(sql: "CREATE TABLE tag(id INTEGER PRIMARY KEY, label TEXT) WITHOUT ROWID; INSERT INTO tag VALUES (1, 'b'), (2, 'a')")
         }
-        let log = EventLog()
-        let query = try await LiveQuery.open(LiveQueryRequest(table: "tag", sort: [SortTerm("label")]), in: queue,
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(LiveQueryRequest<Int64>(table: "tag", sort: [SortTerm("label")]), in: queue,
                                              options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         #expect(query.mode == .refetch(reason: "WITHOUT ROWID tables report no row changes"))
         #expect(Self.ids(query.initialResult) == [2, 1])
@@ -147,7 +147,7 @@ struct LiveQueryBehaviourTests {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try await blocker.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE") }
         do {
-            _ = try await LiveQuery.open(Self.byScore, in: queue, options: .init(busyRetries: 2))
+            _ = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(busyRetries: 2))
             Issue.record("expected databaseBusy")
         } catch {
             guard case .databaseBusy = error else {
@@ -156,14 +156,14 @@ struct LiveQueryBehaviourTests {
             }
         }
         try await blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
-        _ = try await LiveQuery.open(Self.byScore, in: queue)
+        _ = try await LiveQuery<Int64>.open(Self.byScore, in: queue)
     }
 
     @Test("releasing the query stops it: no more events, no observer left behind")
     func releaseStops() async throws {
         let (queue, _) = try Self.makeQueue()
-        let log = EventLog()
-        var query: LiveQuery? = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let log = EventLog<Int64>()
+        var query: LiveQuery<Int64>? = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         try await queue.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 1") }
         #expect(log.drain().count == 1)
         withExtendedLifetime(query) {}
@@ -175,7 +175,7 @@ struct LiveQueryBehaviourTests {
     @Test("a removed database file is reported, and the last result stays")
     func vanishedDatabase() async throws {
         let (queue, path) = try Self.makeQueue()
-        let query = try await LiveQuery.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
         var iterator = query.events.makeAsyncIterator()
         try FileManager.default.removeItem(atPath: path)
         guard case let .failure(error)? = await iterator.next() else {
@@ -186,15 +186,15 @@ struct LiveQueryBehaviourTests {
             Issue.record("expected databaseGone, got \(error)")
             return
         }
-        #expect(await query.currentResult().count == 20)
+        #expect(query.latestResult.count == 20)
         query.cancel()
     }
 
     @Test("a schema change under the query is a failure event; nothing crashes")
     func schemaChanged() async throws {
         let (queue, _) = try Self.makeQueue()
-        let log = EventLog()
-        let query = try await LiveQuery.open(LiveQueryRequest(table: "item", filter: .init("note IS NULL"), sort: [SortTerm("score")]), in: queue,
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(LiveQueryRequest<Int64>(table: "item", filter: .init("note IS NULL"), sort: [SortTerm("score")]), in: queue,
                                              options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         defer { withExtendedLifetime(query) {} }
         try await queue.write { db in
@@ -218,7 +218,7 @@ struct LiveQueryBehaviourTests {
         let plans = try queue.write { db -> [String] in
             try db.execute(sql: TestDatabase.schema)
             try db.execute(sql: "CREATE INDEX item_flag_score ON item(flag, score)")
-            let plan = try QueryPlan(LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("score")]), db)
+            let plan = try QueryPlan(LiveQueryRequest<Int64>(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("score")]), db)
             let sql = "EXPLAIN QUERY PLAN " + plan.rereadPrefixSQL + "?, ?)"
             return try Row.fetchAll(db, sql: sql, arguments: [1, 2, 3]).map { $0["detail"] as String }
         }
@@ -237,7 +237,7 @@ struct LiveQueryBehaviourTests {
                                            9_007_199_254_740_992.0.databaseValue]
             for value in values { try db.execute(sql: "INSERT INTO v(x) VALUES (?)", arguments: [value]) }
         }
-        let query = try await LiveQuery.open(LiveQueryRequest(table: "v", sort: [SortTerm("x", .descending)]), in: queue)
+        let query = try await LiveQuery<Int64>.open(LiveQueryRequest<Int64>(table: "v", sort: [SortTerm("x", .descending)]), in: queue)
         let expected = try await queue.read { db in try Int64.fetchAll(db, sql: "SELECT rowid FROM v ORDER BY x DESC, rowid") }
         #expect(Self.ids(query.initialResult) == expected)
     }

@@ -5,22 +5,60 @@ import ListTesting
 import Testing
 @testable import LiveQuery
 
-/// Random workloads; after every commit the delivered changesets, applied to the strict headless
-/// view, must turn the previous state into exactly what a fresh SELECT returns.
+struct Rollback: Error {}
+
+/// A cell of the oracle's list view: the row's identity, its token, and the row's content as the
+/// oracle (a fresh SELECT) saw it when the view configured the cell. A cell whose content is not
+/// the oracle's current one is a content change the changesets did not reload.
+struct OracleCell<ID: LiveIdentity>: ListElement, Hashable {
+    var id: ID
+    var token: UInt64
+    var content: String
+
+    func isContentEqual(to other: OracleCell) -> Bool { token == other.token && content == other.content }
+}
+
+/// Shows a stage's state, with each row's content from the oracle.
+@MainActor
+final class OracleDataSource<ID: LiveIdentity>: HeadlessListDataSource {
+    var state: AnySectionedList<LiveSection, LiveRow<ID>>
+    var contents: [ID: String] = [:]
+
+    init(_ state: some SectionedList<LiveSection, LiveRow<ID>>) {
+        self.state = AnySectionedList(state)
+    }
+
+    func numberOfSections() -> Int { state.sectionCount }
+    func numberOfItems(inSection section: Int) -> Int { state.itemCount(inSection: section) }
+    func cell(at path: ItemPath) -> OracleCell<ID> {
+        let row = state.item(at: path)
+        return OracleCell(id: row.id, token: row.version, content: contents[row.id] ?? "?")
+    }
+    func header(forSection section: Int) -> LiveSection { state.section(at: section) }
+}
+
+/// Random hostile workloads: after every commit — by this connection or another one — the
+/// delivered changesets, applied to the strict headless view, must turn the previous state into
+/// exactly what a fresh SELECT returns: the same rows in the same sections and order, and every
+/// row whose content changed reloaded.
 @MainActor
 struct LiveQueryOracleTests {
     struct Scenario: CustomStringConvertible, Sendable {
         var name: String
-        var request: LiveQueryRequest
-        /// The same query written by hand, ORDER BY … id, selecting id, section key, version.
-        var oracleSQL: String
-        var refetchThreshold = 6
-        var expectsIncremental = true
+        var request: LiveQueryRequest<Int64>
+        /// The identity column when it is not the rowid (decoded as `String`).
+        var identityColumn: String?
+        /// The query written by hand, without ORDER BY's tie-breaker.
+        var oracleFilter: String
+        var oracleOrder: String
+        /// The section column and how it is normalized, when sectioned.
+        var section: (column: String, collation: SortTerm.Collation)?
+        var refetchThreshold = 1_000
         var expectsIncrementalMode = true
-        var usesPool = false
+        var expectsIncrementalUpdates = true
         var customCollation = false
-        /// Scenarios with the same workload number run the same random workload.
-        var workload = 0
+        /// How often a step writes through another connection (then asks the query to look).
+        var externalWrites = 6
         var description: String { name }
     }
 
@@ -28,38 +66,51 @@ struct LiveQueryOracleTests {
         Scenario(
             name: "NOCASE name, filter, version column",
             request: LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("name")], version: "version"),
-            oracleSQL: "SELECT id, NULL, version FROM item WHERE flag = 1 ORDER BY name, id"),
+            oracleFilter: "flag = 1", oracleOrder: "name"),
         Scenario(
-            name: "mixed-type score DESC NULLS FIRST, then name; no version column; pool",
+            name: "mixed-type score DESC NULLS FIRST, then name; no version column",
             request: LiveQueryRequest(table: "item", sort: [SortTerm("score", .descending, nulls: .first), SortTerm("name", .ascending)]),
-            oracleSQL: "SELECT id, NULL, NULL FROM item ORDER BY score DESC NULLS FIRST, name ASC, id",
-            usesPool: true),
+            oracleFilter: "1", oracleOrder: "score DESC NULLS FIRST, name ASC"),
         Scenario(
-            name: "sections by grp, then score",
+            name: "sections by grp (canonically equivalent keys apart), then score",
             request: LiveQueryRequest(table: "item", sort: [SortTerm("grp"), SortTerm("score")], section: "grp", version: "version"),
-            oracleSQL: "SELECT id, grp, version FROM item ORDER BY grp, score, id"),
+            oracleFilter: "1", oracleOrder: "grp, score", section: ("grp", .binary)),
         Scenario(
-            name: "RTRIM name DESC, filter on score",
-            request: LiveQueryRequest(table: "item", filter: .init("score IS NOT NULL"), sort: [SortTerm("name", .descending, collation: .rtrim)], version: "version"),
-            oracleSQL: "SELECT id, NULL, version FROM item WHERE score IS NOT NULL ORDER BY name COLLATE RTRIM DESC, id"),
+            name: "sections by NOCASE name, no version column",
+            request: LiveQueryRequest(table: "item", filter: .init("score IS NOT NULL"), sort: [SortTerm("name", .descending), SortTerm("score")], section: "name"),
+            oracleFilter: "score IS NOT NULL", oracleOrder: "name DESC, score", section: ("name", .nocase)),
         Scenario(
-            name: "every commit refetched (fallback path)",
-            request: LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("name")], version: "version"),
-            oracleSQL: "SELECT id, NULL, version FROM item WHERE flag = 1 ORDER BY name, id",
-            refetchThreshold: 0, expectsIncremental: false, expectsIncrementalMode: true,
-            workload: 0),
+            name: "RTRIM name DESC",
+            request: LiveQueryRequest(table: "item", sort: [SortTerm("name", .descending, collation: .rtrim)], version: "version"),
+            oracleFilter: "1", oracleOrder: "name COLLATE RTRIM DESC"),
+        Scenario(
+            name: "every commit refetched, no version column",
+            request: LiveQueryRequest(table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("name")]),
+            oracleFilter: "flag = 1", oracleOrder: "name", refetchThreshold: 0, expectsIncrementalUpdates: false),
         Scenario(
             name: "filter reading another table",
             request: LiveQueryRequest(table: "item", filter: .init("grp IN (SELECT name FROM enabled_group)"), sort: [SortTerm("score")], version: "version"),
-            oracleSQL: "SELECT id, NULL, version FROM item WHERE grp IN (SELECT name FROM enabled_group) ORDER BY score, id"),
+            oracleFilter: "grp IN (SELECT name FROM enabled_group)", oracleOrder: "score"),
+        Scenario(
+            name: "filter reading its own table (refetch mode)",
+            request: LiveQueryRequest(table: "item", filter: .init("flag >= (SELECT avg(flag) FROM item)"), sort: [SortTerm("name")], version: "version"),
+            oracleFilter: "flag >= (SELECT avg(flag) FROM item)", oracleOrder: "name",
+            expectsIncrementalMode: false, expectsIncrementalUpdates: false),
         Scenario(
             name: "custom collation (refetch mode)",
             request: LiveQueryRequest(table: "item", sort: [SortTerm("name", collation: .custom("reversed"))], version: "version"),
-            oracleSQL: "SELECT id, NULL, version FROM item ORDER BY name COLLATE reversed, id",
-            expectsIncremental: false, expectsIncrementalMode: false, customCollation: true),
+            oracleFilter: "1", oracleOrder: "name COLLATE reversed",
+            expectsIncrementalMode: false, expectsIncrementalUpdates: false, customCollation: true),
+        Scenario(
+            name: "identity column code (TEXT, UNIQUE), sections by grp",
+            request: LiveQueryRequest(table: "item", filter: .init("code IS NOT NULL"), sort: [SortTerm("grp"), SortTerm("score")], section: "grp"),
+            identityColumn: "code",
+            oracleFilter: "code IS NOT NULL", oracleOrder: "grp, score", section: ("grp", .binary)),
     ]
 
-    static func makeWriter(_ scenario: Scenario) throws -> any DatabaseWriter {
+    nonisolated static let contentColumns = ["id", "name", "score", "flag", "version", "grp", "note", "code", "owner_id"]
+
+    static func makeWriter(_ scenario: Scenario, path: String) throws -> DatabaseQueue {
         var configuration = Configuration()
         if scenario.customCollation {
             configuration.prepareDatabase { db in
@@ -68,102 +119,183 @@ struct LiveQueryOracleTests {
                 })
             }
         }
-        let path = try TestDatabase.path()
-        return scenario.usesPool ? try DatabasePool(path: path, configuration: configuration) : try DatabaseQueue(path: path, configuration: configuration)
+        return try DatabaseQueue(path: path, configuration: configuration)
     }
 
-    /// What a fresh query says the list shows: sections of (id, version).
-    static func oracle(_ writer: any DatabaseWriter, _ scenario: Scenario) throws -> LiveSnapshot {
-        let rows = try writer.read { db in try Row.fetchAll(db, sql: scenario.oracleSQL) }
-        var sections: [SnapshotSection<LiveSection, LiveRow>] = []
-        let sectioned = scenario.request.section != nil
-        for row in rows {
-            let key = sectioned ? SQLValue(row[1] as DatabaseValue) : .null
-            if sections.last?.model.id != key || sections.isEmpty {
-                sections.append(SnapshotSection(LiveSection(id: key), items: []))
+    struct OracleRow {
+        var identity: SQLValue
+        var section: SQLValue
+        var content: String
+    }
+
+    /// A value as stored, decoded from `typeof` and `hex` — independently of LiveList's reader.
+    nonisolated static func value(type: String, hex: String, quoted: String) -> SQLValue {
+        func bytes() -> [UInt8] {
+            var result: [UInt8] = []
+            var index = hex.startIndex
+            while index < hex.endIndex {
+                let next = hex.index(index, offsetBy: 2)
+                result.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+                index = next
             }
-            sections[sections.count - 1].items.append(LiveRow(id: row[0], version: SQLValue(row[2] as DatabaseValue)))
+            return result
         }
-        if !sectioned && sections.isEmpty { sections = [SnapshotSection(LiveSection(id: .null), items: [])] }
-        return LiveSnapshot(sections: sections)
+        switch type {
+        case "integer": return .integer(Int64(quoted) ?? 0)
+        case "real": return .real(Double(quoted) ?? 0)
+        case "text": return .text(SQLText(bytes: bytes()))
+        case "blob": return .blob(bytes())
+        default: return .null
+        }
     }
 
-    static func shape(_ snapshot: LiveSnapshot, versions: Bool) -> [[String]] {
-        snapshot.sections.map { section in
-            ["§\(section.model.id)"] + section.items.map { versions ? "\($0.id)v\($0.version)" : "\($0.id)" }
+    /// The test's own section normalization: NOCASE folds ASCII letters only, RTRIM drops
+    /// trailing spaces.
+    nonisolated static func normalized(_ value: SQLValue, _ collation: SortTerm.Collation) -> SQLValue {
+        guard case let .text(text) = value else { return value }
+        switch collation {
+        case .nocase: return .text(SQLText(bytes: text.bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }))
+        case .rtrim:
+            var bytes = text.bytes
+            while bytes.last == 0x20 { bytes.removeLast() }
+            return .text(SQLText(bytes: bytes))
+        default: return value
+        }
+    }
+
+    /// What a fresh SELECT says: rows in order (ties broken by the identity, compared as stored),
+    /// with their section keys and exact contents.
+    nonisolated static func oracle(_ db: Database, _ scenario: Scenario) throws -> [OracleRow] {
+        let identity = scenario.identityColumn ?? "id"
+        let sectionColumn = scenario.section?.column ?? "NULL"
+        // With a version column the app promises it changes with the content: the content is the
+        // version and the values shown by the sort; without one, every column.
+        let columns = scenario.request.version.map { [$0] + scenario.request.sort.map(\.column) } ?? contentColumns
+        let content = columns.map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: " || '|' || ")
+        let sql = """
+            SELECT typeof(\(identity)), hex(\(identity)), quote(\(identity)), typeof(\(sectionColumn)), hex(\(sectionColumn)), quote(\(sectionColumn)), \(content)
+            FROM item WHERE \(scenario.oracleFilter) ORDER BY \(scenario.oracleOrder), \(identity) COLLATE BINARY
+            """
+        return try Row.fetchAll(db, sql: sql).map { row in
+            let section = value(type: row[3], hex: row[4], quoted: row[5])
+            return OracleRow(identity: value(type: row[0], hex: row[1], quoted: row[2]),
+                             section: scenario.section.map { normalized(section, $0.collation) } ?? .null,
+                             content: row[6])
         }
     }
 
     @Test("after every commit the view, driven only by changesets, equals a fresh query", arguments: scenarios)
     func viewFollowsDatabase(scenario: Scenario) async throws {
-        // The incremental and the refetch scenario of one query share their workload (workload 0).
+        if let column = scenario.identityColumn {
+            var request = LiveQueryRequest<String>(table: "item", identity: column, as: String.self)
+            request.filter = scenario.request.filter.map { .init($0.sql, arguments: $0.arguments) }
+            request.sort = scenario.request.sort
+            request.section = scenario.request.section
+            request.version = scenario.request.version
+            try await run(scenario, request: request)
+        } else {
+            try await run(scenario, request: scenario.request)
+        }
+    }
+
+    func run<ID: LiveIdentity>(_ scenario: Scenario, request: LiveQueryRequest<ID>) async throws {
         let number = Self.scenarios.firstIndex { $0.name == scenario.name } ?? 0
-        let seed: UInt64 = 0x11FE_2026 &+ UInt64(scenario.workload == 0 && number == 4 ? 0 : number)
+        let seed: UInt64 = 0x11FE_2026 &+ UInt64(number)
         print("LiveQueryOracleTests(\(scenario.name)): seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
-        let writer = try Self.makeWriter(scenario)
-        try await writer.write { db in
-            try db.execute(sql: TestDatabase.schema)
-        }
+        let path = try TestDatabase.path()
+        let writer = try Self.makeWriter(scenario, path: path)
+        let other = try Self.makeWriter(scenario, path: path)
+        try await writer.write { db in try db.execute(sql: TestDatabase.schema) }
         let setupSeed = random.next()
         try await writer.write { db in
             var random = SeededRandomNumberGenerator(seed: setupSeed)
             for _ in 0..<40 { try TestDatabase.insertRandomRow(db, &random) }
         }
-        let log = EventLog()
-        let query = try await LiveQuery.open(
-            scenario.request, in: writer,
-            options: .init(refetchThreshold: scenario.refetchThreshold, dataVersionPollInterval: nil),
+        let log = EventLog<ID>()
+        let query = try await LiveQuery<ID>.open(
+            request, in: writer, options: .init(refetchThreshold: scenario.refetchThreshold, dataVersionPollInterval: nil),
             callbackQueue: nil, onEvent: { log.append($0) })
         #expect((query.mode == .incremental) == scenario.expectsIncrementalMode, "\(query.mode)")
-        let versions = scenario.request.version != nil
-        #expect(Self.shape(query.initialResult.snapshot(), versions: versions) == Self.shape(try Self.oracle(writer, scenario), versions: versions))
 
-        let dataSource = SnapshotDataSource(query.initialResult.snapshot())
+        let dataSource = OracleDataSource(query.initialResult)
+        var expected = try await writer.read { db in try Self.oracle(db, scenario) }
+        func refreshContents() {
+            for row in expected { if let id = ID(identityValue: row.identity) { dataSource.contents[id] = row.content } }
+        }
+        refreshContents()
         let view = HeadlessListView(dataSource: dataSource)
         view.layoutIfNeeded()
-        var incremental = 0, refetched = 0
-        for step in 0..<160 {
-            let operations = Int.random(in: 0..<10, using: &random) == 0 ? 12 : Int.random(in: 1...4, using: &random)
+        var incremental = 0, refetched = 0, failures: [String] = []
+        func check(_ step: Int) -> Bool {
+            let context = "seed \(seed), step \(step)"
+            var shown: [(SQLValue, SQLValue)] = []
+            for section in 0..<view.numberOfSections() {
+                let key = dataSource.state.section(at: section).id
+                for item in 0..<view.numberOfItems(inSection: section) {
+                    guard let cell = view.cellContent(at: ItemPath(section: section, item: item)) else { continue }
+                    shown.append((key, cell.id.identityValue))
+                }
+            }
+            let wanted = expected.compactMap { row in ID(identityValue: row.identity).map { (row.section, $0.identityValue) } }
+            let same = shown.count == wanted.count && zip(shown, wanted).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+            #expect(same, "the view differs from a fresh query, \(context)\nshown \(shown.map { "\($0.0)/\($0.1)" })\nwanted \(wanted.map { "\($0.0)/\($0.1)" })")
+            let stale = view.staleCells()
+            #expect(stale.isEmpty, "stale cells \(stale), \(context)")
+            #expect(view.violations.isEmpty && view.warnings.isEmpty, "\(view.violations) \(view.warnings), \(context)")
+            // The delivered result is internally consistent.
+            let result = query.latestResult
+            var total = 0
+            for section in 0..<result.sectionCount { total += result.itemCount(inSection: section) }
+            #expect(total == result.count, "section counts \(total) ≠ count \(result.count), \(context)")
+            if let row = result.row(at: step % max(1, result.count)) {
+                #expect(result.path(ofItem: row.id) == result.itemPath(ofPosition: step % max(1, result.count)), "path(ofItem:), \(context)")
+            }
+            return same && stale.isEmpty
+        }
+        for step in 0..<150 {
+            let operations = Int.random(in: 0..<10, using: &random) == 0 ? 8 : Int.random(in: 1...3, using: &random)
             let rollback = Int.random(in: 0..<10, using: &random) == 0
+            let external = Int.random(in: 0..<scenario.externalWrites, using: &random) == 0
             let stepSeed = random.next()
-            struct Rollback: Error {}
             do {
-                try await writer.write { db in
+                try await (external ? other : writer).write { db in
                     var random = SeededRandomNumberGenerator(seed: stepSeed)
                     for _ in 0..<operations { try TestDatabase.randomOperation(db, &random) }
                     if rollback { throw Rollback() }
                 }
             } catch is Rollback {}
+            if external { try await query.checkForExternalChanges() }
+            expected = try await writer.read { db in try Self.oracle(db, scenario) }
+            refreshContents()
             for event in log.drain() {
                 switch event {
+                case .initial: break
                 case let .update(update):
                     if case .incremental = update.path { incremental += 1 } else { refetched += 1 }
-                    if rollback { Issue.record("a rolled-back transaction produced a change, step \(step)") }
-                    do {
-                        try view.apply(update.changeset, to: dataSource)
-                    } catch {
-                        Issue.record("\(error), seed \(seed), step \(step)")
-                        return
+                    if rollback && !external { Issue.record("a rolled-back transaction produced a change, step \(step)") }
+                    for stage in update.changeset.stages {
+                        do {
+                            try view.performBatchUpdates { () throws(BatchUpdateViolation) in
+                                dataSource.state = stage.state
+                                try view.apply(stage.changes)
+                            }
+                        } catch {
+                            Issue.record("\(error), seed \(seed), step \(step), path \(update.path)")
+                            return
+                        }
                     }
-                    #expect(Self.shape(update.result.snapshot(), versions: versions) == Self.shape(dataSource.snapshot, versions: versions), "step \(step)")
                 case let .failure(error):
-                    Issue.record("\(error), step \(step)")
+                    failures.append("\(error)")
                 }
             }
-            let expected = Self.shape(try Self.oracle(writer, scenario), versions: versions)
-            let shown = Self.shape(dataSource.snapshot, versions: versions)
-            #expect(shown == expected, "seed \(seed), step \(step)")
-            let stale = view.staleCells()
-            #expect(stale.isEmpty, "seed \(seed), step \(step)")
-            if let path = stale.first {
-                print("DEBUG stale \(path): view \(String(describing: view.cellContent(at: path))) source \(dataSource.snapshot[path])")
-                return
-            }
-            if shown != expected { return }
+            if !check(step) { return }
         }
-        if scenario.expectsIncremental { #expect(incremental > 0) }
-        if !scenario.expectsIncremental { #expect(incremental == 0 && refetched > 0) }
+        // Rows whose identity is NULL or repeats are reported, never silently dropped: this
+        // workload has none once the filter holds.
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        if scenario.expectsIncrementalUpdates { #expect(incremental > 0) } else { #expect(incremental == 0 && refetched > 0) }
+        print("LiveQueryOracleTests(\(scenario.name)): \(incremental) incremental, \(refetched) refetched updates")
         query.cancel()
     }
 }

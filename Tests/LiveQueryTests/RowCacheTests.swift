@@ -17,7 +17,7 @@ final class LoaderProbe: @unchecked Sendable {
 
     struct InjectedFailure: Error {}
 
-    var loader: RowCache<String>.Loader {
+    var loader: RowCache<Int64, String>.Loader {
         { [self] ids in
             try lock.withLock {
                 if !failing.isDisjoint(with: ids) { throw InjectedFailure() }
@@ -39,14 +39,14 @@ struct RowCacheTests {
         return queue
     }
 
-    static let byName = LiveQueryRequest(table: "item", sort: [SortTerm("name")], version: "version")
+    static let byName = LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("name")], version: "version")
 
     @Test("scrolling 100k rows down and back in windows of 40 serves every row with one query per page and a bounded cache")
     func scrollDownAndBack() async throws {
         let clock = ContinuousClock()
         let start = clock.now
         let queue = try Self.database(rows: 100_000)
-        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
         print("RowCacheTests.scrollDownAndBack: setup \(start.duration(to: clock.now))")
         let probe = LoaderProbe()
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
@@ -81,8 +81,8 @@ struct RowCacheTests {
     @Test("writes while scrolling: changed rows reload, moved rows keep their content, deleted rows leave their pages")
     func writesWhileScrolling() async throws {
         let queue = try Self.database(rows: 500)
-        let log = EventLog()
-        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         let probe = LoaderProbe()
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
         cache.update(result: query.initialResult)
@@ -112,7 +112,7 @@ struct RowCacheTests {
     @Test("a failed page reports failed with retry, other pages are unaffected, retry recovers")
     func failedPageRetries() async throws {
         let queue = try Self.database(rows: 300)
-        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
         let probe = LoaderProbe()
         probe.failWhenLoading([60])        // a row of page 1
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
@@ -147,11 +147,11 @@ struct RowCacheTests {
             try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, version INTEGER NOT NULL DEFAULT 0)")
             for index in 0..<120 { try db.execute(sql: "INSERT INTO item(name) VALUES (?)", arguments: ["n\(1000 + index)"]) }
         }
-        let query = try await LiveQuery.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil))
         var configuration = Configuration()
         configuration.busyMode = .immediateError
         let reader = try DatabaseQueue(path: path, configuration: configuration)
-        let cache = RowCache<String>(pageSize: 50, maximumPages: 10, loader: RowCache.tableLoader(reader: reader, table: "item", columns: ["name"]) { row in
+        let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 10, loader: RowCache.tableLoader(reader: reader, table: "item", columns: ["name"]) { row in
             row["name"]
         })
         cache.update(result: query.initialResult)

@@ -44,7 +44,7 @@ struct SortKeyComparatorTests {
                     let (expected, entries) = try queue.read { db in
                         let expected = try Int64.fetchAll(db, sql: "SELECT rowid FROM t ORDER BY \(orderBy), rowid")
                         let entries = try Row.fetchAll(db, sql: "SELECT rowid, a, b FROM t").map { row in
-                            IndexEntry(key: SortKey([SQLValue(row[1] as DatabaseValue), SQLValue(row[2] as DatabaseValue)]), rowid: row[0], version: .null)
+                            IndexEntry(key: SortKey([SQLValue(row[1] as DatabaseValue), SQLValue(row[2] as DatabaseValue)]), rowid: row[0], token: 0)
                         }
                         return (expected, entries)
                     }

@@ -66,7 +66,7 @@ struct DemoScreen {
         return style("── \(title) ", "1;34", width: width, fill: "─")
     }
 
-    private func line(for row: PresentedRow<LiveSection, LiveRow>, isSelected: Bool, session: DemoSession, now: ContinuousClock.Instant, width: Int) -> String {
+    private func line(for row: PresentedRow<LiveSection, LiveRow<Int64>>, isSelected: Bool, session: DemoSession, now: ContinuousClock.Instant, width: Int) -> String {
         switch row {
         case let .block(block):
             switch block.kind {

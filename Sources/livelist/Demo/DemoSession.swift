@@ -9,31 +9,31 @@ import LiveQuery
 /// inbox, a row cache for the cells, and a presenter driving a strict list view model.
 @MainActor
 final class DemoSession {
-    typealias Row = PresentedRow<LiveSection, LiveRow>
+    typealias Row = PresentedRow<LiveSection, LiveRow<Int64>>
     enum Mark { case inserted, moved, updated }
 
     /// Events from the live query (appended on the database queue) and rows the cache loaded
     /// (appended on a loader thread), taken on the main thread.
     final class Inbox: @unchecked Sendable {
         private let lock = NSLock()
-        private var events: [LiveQueryEvent] = []
+        private var events: [LiveQueryEvent<Int64>] = []
         private var loaded: [Int64] = []
-        func append(_ event: LiveQueryEvent) { lock.withLock { events.append(event) } }
-        func drain() -> [LiveQueryEvent] { lock.withLock { defer { events = [] }; return events } }
+        func append(_ event: LiveQueryEvent<Int64>) { lock.withLock { events.append(event) } }
+        func drain() -> [LiveQueryEvent<Int64>] { lock.withLock { defer { events = [] }; return events } }
         func rowsLoaded(_ ids: [Int64]) { lock.withLock { loaded += ids } }
         func drainLoaded() -> [Int64] { lock.withLock { defer { loaded = [] }; return loaded } }
     }
 
     let database: DatabaseQueue
     let inbox = Inbox()
-    private(set) var query: LiveQuery
-    let presenter = ListPresenter<LiveSection, LiveRow>()
+    private(set) var query: LiveQuery<Int64>
+    let presenter = ListPresenter<LiveSection, LiveRow<Int64>>()
     let view: HeadlessListView<Row, PresentedSection<LiveSection>>
-    let dataSource: PresenterDataSource<LiveSection, LiveRow>
-    let cache: RowCache<InboxDatabase.Conversation>
+    let dataSource: PresenterDataSource<LiveSection, LiveRow<Int64>>
+    let cache: RowCache<Int64, InboxDatabase.Conversation>
     private(set) var sort = DemoSort.byActivity
     private(set) var filter = ""
-    private(set) var result: LiveResult
+    private(set) var result: LiveResult<Int64>
     private(set) var latencies: [Double] = []
     private(set) var batches = 0
     private(set) var changes = 0
@@ -49,7 +49,7 @@ final class DemoSession {
         let request = DemoSort.byActivity.request(filter: "")
         do {
             query = try waitFor {
-                try await LiveQuery.open(request, in: database, options: .init(dataVersionPollInterval: .milliseconds(250)),
+                try await LiveQuery<Int64>.open(request, in: database, options: .init(dataVersionPollInterval: .milliseconds(250)),
                                          callbackQueue: nil, onEvent: { inbox.append($0) })
             }
         } catch {
@@ -75,6 +75,8 @@ final class DemoSession {
         let events = inbox.drain()
         for event in events {
             switch event {
+            case .initial:
+                continue
             case let .update(update):
                 let previous = result
                 result = update.result
@@ -107,9 +109,9 @@ final class DemoSession {
         return lines
     }
 
-    private func markChanges(_ changes: ListChanges, before: LiveResult, after: LiveResult, now: ContinuousClock.Instant) {
+    private func markChanges(_ changes: ListChanges, before: LiveResult<Int64>, after: LiveResult<Int64>, now: ContinuousClock.Instant) {
         let until = now.advanced(by: .milliseconds(1_500))
-        func id(_ path: ItemPath, in result: LiveResult) -> Int64? { result.position(of: path).flatMap { result.row(at: $0)?.id } }
+        func id(_ path: ItemPath, in result: LiveResult<Int64>) -> Int64? { result.position(of: path).flatMap { result.row(at: $0)?.id } }
         for path in changes.itemReloads { if let id = id(path, in: before) { marks[id] = (.updated, until) } }
         for move in changes.itemMoves { if let id = id(move.to, in: after) { marks[id] = (.moved, until) } }
         for path in changes.itemInserts { if let id = id(path, in: after) { marks[id] = (.inserted, until) } }

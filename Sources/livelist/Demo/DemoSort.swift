@@ -13,25 +13,25 @@ enum DemoSort: Int, CaseIterable {
     }
 
     /// The live query for this order and a filter text (matched against sender and subject).
-    func request(filter: String) -> LiveQueryRequest {
+    func request(filter: String) -> LiveQueryRequest<Int64> {
         var sql = "archived = 0"
         var arguments: [String] = []
         if !filter.isEmpty {
             sql += " AND (sender LIKE ? OR subject LIKE ?)"
             arguments = ["%\(filter)%", "%\(filter)%"]
         }
-        let where_ = LiveQueryRequest.Filter(sql, arguments: .init(arguments))
+        let where_ = LiveQueryRequest<Int64>.Filter(sql, arguments: .init(arguments))
         switch self {
         case .byActivity:
-            return LiveQueryRequest(table: "conversation", filter: where_,
+            return LiveQueryRequest<Int64>(table: "conversation", filter: where_,
                                     sort: [SortTerm("day", .descending), SortTerm("last_activity", .descending)],
                                     section: "day", version: "version")
         case .bySender:
-            return LiveQueryRequest(table: "conversation", filter: where_,
+            return LiveQueryRequest<Int64>(table: "conversation", filter: where_,
                                     sort: [SortTerm("sender", collation: .nocase), SortTerm("last_activity", .descending)],
                                     version: "version")
         case .unreadFirst:
-            return LiveQueryRequest(table: "conversation", filter: where_,
+            return LiveQueryRequest<Int64>(table: "conversation", filter: where_,
                                     sort: [SortTerm("unread", .descending), SortTerm("last_activity", .descending)],
                                     section: "unread", version: "version")
         }

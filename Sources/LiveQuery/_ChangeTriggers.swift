@@ -1,0 +1,90 @@
+import GRDB
+
+/// TEMP triggers on the query's own connection that report what SQLite's update hook leaves out
+/// (sqlite-facts.md, change tracking §6): the old rowid of an UPDATE that changes it, and the
+/// rows a REPLACE is about to delete because they conflict on a unique index. They call a
+/// per-query SQL function with each rowid; the live query re-reads those rows at commit.
+///
+/// TEMP triggers live in the connection's temporary schema: the database file and its schema are
+/// never touched, other connections never see them, and they go when the query stops.
+struct _ChangeTriggers: Sendable {
+    let functionName: String
+    let create: [String]
+    let drop: [String]
+
+    /// The triggers for `schema`, or `nil` when none is needed (no unique index and no way to
+    /// change a rowid that is not reported).
+    init?(schema: _TableSchema, source: UInt64) {
+        guard let rowid = schema.rowidName, !schema.isWithoutRowid else { return nil }
+        functionName = "livelist_touch_\(source)"
+        let table = "main." + schema.name.quotedIdentifier
+        let prefix = "livelist_\(source)_"
+        let touch = functionName
+        func conflicts(with row: String) -> [String] {
+            schema.uniqueIndexes.map { index in
+                var condition: String
+                if index.terms.allSatisfy({ if case .column = $0 { true } else { false } }) {
+                    condition = index.terms.map { term -> String in
+                        guard case let .column(column, collation) = term else { return "0" }
+                        return "\(column.quotedIdentifier) COLLATE \(collation) = \(row).\(column.quotedIdentifier)"
+                    }.joined(separator: " AND ")
+                } else {
+                    // Expressions: evaluate them on the new values through a one-row subquery
+                    // that names the new values like the table's columns.
+                    let terms = index.terms.map { term -> String in
+                        switch term {
+                        case let .column(column, collation): "\(column.quotedIdentifier) COLLATE \(collation)"
+                        case let .expression(sql): "(\(sql))"
+                        }
+                    }
+                    let newValues = schema.columns.map { "\(row).\($0.name.quotedIdentifier) AS \($0.name.quotedIdentifier)" }.joined(separator: ", ")
+                    condition = "(\(terms.joined(separator: ", "))) = (SELECT \(terms.joined(separator: ", ")) FROM (SELECT \(newValues)))"
+                }
+                if let predicate = index.predicate { condition = "(\(condition)) AND (\(predicate))" }
+                return "SELECT \(touch)(\(rowid)) FROM \(table) WHERE \(condition);"
+            }
+        }
+        var create: [String] = []
+        var drop: [String] = []
+        if !schema.uniqueIndexes.isEmpty {
+            let name = (prefix + "insert").quotedIdentifier
+            create.append("CREATE TEMP TRIGGER \(name) BEFORE INSERT ON \(table) BEGIN \(conflicts(with: "NEW").joined(separator: " ")) END")
+            drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
+        }
+        // Before an UPDATE that changes the rowid or a unique value: the old rowid (the update hook
+        // reports the new one only) and the rows a REPLACE will delete.
+        var changed = ["NEW.\(rowid) IS NOT OLD.\(rowid)"]
+        var alwaysFires = false
+        for index in schema.uniqueIndexes {
+            for term in index.terms {
+                switch term {
+                case let .column(column, _): changed.append("NEW.\(column.quotedIdentifier) IS NOT OLD.\(column.quotedIdentifier)")
+                case .expression: alwaysFires = true
+                }
+            }
+            if index.predicate != nil { alwaysFires = true }
+        }
+        let when = alwaysFires ? "" : " WHEN " + changed.joined(separator: " OR ")
+        let name = (prefix + "update").quotedIdentifier
+        let body = ["SELECT \(touch)(OLD.\(rowid)), \(touch)(NEW.\(rowid));"] + conflicts(with: "NEW")
+        create.append("CREATE TEMP TRIGGER \(name) BEFORE UPDATE ON \(table)\(when) BEGIN \(body.joined(separator: " ")) END")
+        drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
+        self.create = create
+        self.drop = drop
+    }
+
+    /// Registers the function and creates the triggers; `touch` receives each rowid.
+    func install(_ db: Database, touch: @escaping @Sendable (Int64) -> Void) throws {
+        db.add(function: DatabaseFunction(functionName, argumentCount: 1, pure: false) { values in
+            if let rowid = Int64.fromDatabaseValue(values[0]) { touch(rowid) }
+            return nil
+        })
+        for sql in create { try db.execute(sql: sql) }
+    }
+
+    /// Drops the triggers and the function (when the query stops).
+    func uninstall(_ db: Database) throws {
+        for sql in drop { try db.execute(sql: sql) }
+        db.remove(function: DatabaseFunction(functionName, argumentCount: 1, pure: false) { _ in nil })
+    }
+}

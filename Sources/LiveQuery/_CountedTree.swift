@@ -1,0 +1,556 @@
+import Foundation
+
+/// An element of a counted tree: rows weigh 1, sections weigh their row count, so the tree
+/// answers both "the n-th element" and "the element that holds the n-th unit of weight".
+protocol _TreeElement: Sendable {
+    var weight: Int { get }
+}
+
+/// How a tree orders its elements: negative, zero or positive as `lhs` sorts before, with or
+/// after `rhs`. Zero means "the same element" (rows break ties by identity).
+protocol _TreeOrder {
+    associatedtype Element
+    func compare(_ lhs: Element, _ rhs: Element) -> Int
+}
+
+/// Hears which leaf each element lands in when leaves split or merge, so that an index from
+/// row identity to leaf stays right.
+protocol _LeafTracker {
+    associatedtype Element
+    mutating func element(_ element: Element, movedTo leaf: UInt32)
+}
+
+struct _NoLeafTracker<Element>: _LeafTracker {
+    @inline(__always) func element(_ element: Element, movedTo leaf: UInt32) {}
+}
+
+/// Hands out epochs: a node belongs to the tree whose epoch it carries and may be changed in
+/// place only by it; publishing a snapshot moves the tree to a new epoch, so every node a
+/// snapshot can reach is never written again.
+enum _Epoch {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var last: UInt64 = 0
+
+    static func next() -> UInt64 {
+        lock.withLock {
+            last += 1
+            return last
+        }
+    }
+}
+
+// Node classes: written only while their epoch is their tree's current epoch, which no published
+// snapshot can reach (see `_Epoch`); read-only afterwards, from any thread.
+final class _TreeLeaf<Element: Sendable>: @unchecked Sendable {
+    let epoch: UInt64
+    let id: UInt32
+    var elements: [Element]
+    var weight: Int
+
+    init(epoch: UInt64, id: UInt32, elements: [Element], weight: Int) {
+        self.epoch = epoch
+        self.id = id
+        self.elements = elements
+        self.weight = weight
+    }
+}
+
+final class _TreeBranch<Element: Sendable>: @unchecked Sendable {
+    let epoch: UInt64
+    var children: [_TreeNode<Element>]
+    /// Elements under each child.
+    var counts: [Int]
+    /// Weight under each child.
+    var weights: [Int]
+    /// The last element under each child: the separators a search compares with.
+    var lasts: [Element]
+
+    init(epoch: UInt64, children: [_TreeNode<Element>], counts: [Int], weights: [Int], lasts: [Element]) {
+        self.epoch = epoch
+        self.children = children
+        self.counts = counts
+        self.weights = weights
+        self.lasts = lasts
+    }
+
+    var count: Int { counts.reduce(0, +) }
+    var weight: Int { weights.reduce(0, +) }
+}
+
+enum _TreeNode<Element: Sendable>: Sendable {
+    case leaf(_TreeLeaf<Element>)
+    case branch(_TreeBranch<Element>)
+
+    var count: Int {
+        switch self {
+        case let .leaf(leaf): leaf.elements.count
+        case let .branch(branch): branch.count
+        }
+    }
+
+    var weight: Int {
+        switch self {
+        case let .leaf(leaf): leaf.weight
+        case let .branch(branch): branch.weight
+        }
+    }
+
+    var last: Element? {
+        switch self {
+        case let .leaf(leaf): leaf.elements.last
+        case let .branch(branch): branch.lasts.last
+        }
+    }
+}
+
+/// An immutable state of a counted tree: what a published result holds. Reads are O(log n).
+struct _TreeSnapshot<Element: _TreeElement>: @unchecked Sendable {
+    // Only ever reads nodes of past epochs, which nothing writes (see `_Epoch`).
+    let root: _TreeNode<Element>
+    let count: Int
+    let weight: Int
+
+    /// The element at `position` (0 ..< count).
+    func element(at position: Int) -> Element {
+        var node = root
+        var remaining = position
+        while true {
+            switch node {
+            case let .leaf(leaf):
+                return leaf.elements[remaining]
+            case let .branch(branch):
+                var index = 0
+                while remaining >= branch.counts[index] {
+                    remaining -= branch.counts[index]
+                    index += 1
+                }
+                node = branch.children[index]
+            }
+        }
+    }
+
+    /// The element holding weight unit `unit` (0 ..< weight), its position, and the weight of
+    /// the elements before it.
+    func element(holdingWeight unit: Int) -> (element: Element, position: Int, weightBefore: Int) {
+        var node = root
+        var remaining = unit, position = 0, before = 0
+        while true {
+            switch node {
+            case let .leaf(leaf):
+                for (index, element) in leaf.elements.enumerated() {
+                    if remaining < element.weight { return (element, position + index, before) }
+                    remaining -= element.weight
+                    before += element.weight
+                }
+                // Only reached for an out-of-range unit: answer with the last element.
+                let last = leaf.elements.count - 1
+                return (leaf.elements[last], position + last, before - leaf.elements[last].weight)
+            case let .branch(branch):
+                var index = 0
+                while index < branch.children.count - 1 && remaining >= branch.weights[index] {
+                    remaining -= branch.weights[index]
+                    before += branch.weights[index]
+                    position += branch.counts[index]
+                    index += 1
+                }
+                node = branch.children[index]
+            }
+        }
+    }
+
+    /// The total weight of the elements before `position`.
+    func weight(before position: Int) -> Int {
+        var node = root
+        var remaining = position, total = 0
+        while true {
+            switch node {
+            case let .leaf(leaf):
+                for index in 0..<min(remaining, leaf.elements.count) { total += leaf.elements[index].weight }
+                return total
+            case let .branch(branch):
+                var index = 0
+                while index < branch.children.count && remaining >= branch.counts[index] {
+                    remaining -= branch.counts[index]
+                    total += branch.weights[index]
+                    index += 1
+                }
+                guard index < branch.children.count else { return total }
+                node = branch.children[index]
+            }
+        }
+    }
+
+    /// The position of the first element not before `probe`, and whether it is `probe` itself.
+    func lowerBound<Order: _TreeOrder>(of probe: Element, order: Order) -> (position: Int, found: Bool) where Order.Element == Element {
+        var node = root
+        var position = 0
+        while true {
+            switch node {
+            case let .leaf(leaf):
+                var low = 0, high = leaf.elements.count
+                while low < high {
+                    let middle = (low + high) >> 1
+                    if order.compare(leaf.elements[middle], probe) < 0 { low = middle + 1 } else { high = middle }
+                }
+                let found = low < leaf.elements.count && order.compare(leaf.elements[low], probe) == 0
+                return (position + low, found)
+            case let .branch(branch):
+                var low = 0, high = branch.children.count - 1
+                while low < high {
+                    let middle = (low + high) >> 1
+                    if order.compare(branch.lasts[middle], probe) < 0 { low = middle + 1 } else { high = middle }
+                }
+                for index in 0..<low { position += branch.counts[index] }
+                node = branch.children[low]
+            }
+        }
+    }
+
+    /// Calls `body` with the elements at `range`, in order, until it returns `false`.
+    func forEach(in range: Range<Int>, _ body: (Element) -> Bool) {
+        guard !range.isEmpty else { return }
+        _ = Self.visit(root, offset: 0, range: range, body)
+    }
+
+    private static func visit(_ node: _TreeNode<Element>, offset: Int, range: Range<Int>, _ body: (Element) -> Bool) -> Bool {
+        switch node {
+        case let .leaf(leaf):
+            let from = max(range.lowerBound - offset, 0), to = min(range.upperBound - offset, leaf.elements.count)
+            guard from < to else { return true }
+            for index in from..<to where !body(leaf.elements[index]) { return false }
+            return true
+        case let .branch(branch):
+            var start = offset
+            for (index, child) in branch.children.enumerated() {
+                let end = start + branch.counts[index]
+                if end > range.lowerBound && start < range.upperBound {
+                    if !visit(child, offset: start, range: range, body) { return false }
+                }
+                if end >= range.upperBound { break }
+                start = end
+            }
+            return true
+        }
+    }
+}
+
+/// A persistent counted B+tree, mutated in place by its one owner (a live query's writer queue)
+/// and published as immutable ``_TreeSnapshot``s that share every untouched node.
+///
+/// Position of an element, element at a position, insertion and removal are O(log n) (leaves of
+/// `leafCapacity` elements, branches of `branchCapacity` children); the first write to a node after
+/// a publication copies that node (O(capacity)), never the tree.
+struct _CountedTree<Element: _TreeElement> {
+    static var leafCapacity: Int { 256 }
+    static var branchCapacity: Int { 64 }
+
+    private(set) var root: _TreeNode<Element>
+    private(set) var epoch: UInt64
+    /// The current version of each leaf, by id (leaves keep their id when copied).
+    private var leaves: [_TreeLeaf<Element>?] = []
+    private var freeLeafIDs: [UInt32] = []
+
+    /// A tree holding `elements`, which must already be in the tree's order; leaves are filled
+    /// completely (a freshly built index takes the least memory).
+    init<Tracker: _LeafTracker>(sorted elements: [Element], tracker: inout Tracker) where Tracker.Element == Element {
+        epoch = _Epoch.next()
+        var nodes: [_TreeNode<Element>] = []
+        var start = 0
+        repeat {
+            let end = min(start + Self.leafCapacity, elements.count)
+            let slice = Array(elements[start..<end])
+            let id = UInt32(leaves.count)
+            let leaf = _TreeLeaf(epoch: epoch, id: id, elements: slice, weight: slice.reduce(0) { $0 + $1.weight })
+            leaves.append(leaf)
+            for element in slice { tracker.element(element, movedTo: id) }
+            nodes.append(.leaf(leaf))
+            start = end
+        } while start < elements.count
+        while nodes.count > 1 {
+            var parents: [_TreeNode<Element>] = []
+            var index = 0
+            while index < nodes.count {
+                let group = Array(nodes[index..<min(index + Self.branchCapacity, nodes.count)])
+                parents.append(.branch(Self.makeBranch(epoch: epoch, group)))
+                index += group.count
+            }
+            nodes = parents
+        }
+        root = nodes[0]
+    }
+
+    init(sorted elements: [Element]) {
+        var tracker = _NoLeafTracker<Element>()
+        self.init(sorted: elements, tracker: &tracker)
+    }
+
+    private static func makeBranch(epoch: UInt64, _ children: [_TreeNode<Element>]) -> _TreeBranch<Element> {
+        _TreeBranch(
+            epoch: epoch, children: children, counts: children.map(\.count), weights: children.map(\.weight),
+            lasts: children.compactMap(\.last))
+    }
+
+    var count: Int { root.count }
+
+    /// An immutable view of the tree now. Later changes copy what they touch.
+    mutating func publish() -> _TreeSnapshot<Element> {
+        let snapshot = _TreeSnapshot(root: root, count: root.count, weight: root.weight)
+        epoch = _Epoch.next()
+        return snapshot
+    }
+
+    /// A read-only view of the current state for queries between changes; it must not outlive
+    /// the next change (use ``publish()`` to keep one).
+    var current: _TreeSnapshot<Element> { _TreeSnapshot(root: root, count: root.count, weight: root.weight) }
+
+    /// The current version of leaf `id`.
+    func leaf(_ id: UInt32) -> _TreeLeaf<Element>? {
+        Int(id) < leaves.count ? leaves[Int(id)] : nil
+    }
+
+    // MARK: - Owning nodes
+
+    private mutating func owned(_ leaf: _TreeLeaf<Element>) -> _TreeLeaf<Element> {
+        if leaf.epoch == epoch { return leaf }
+        let copy = _TreeLeaf(epoch: epoch, id: leaf.id, elements: leaf.elements, weight: leaf.weight)
+        leaves[Int(leaf.id)] = copy
+        return copy
+    }
+
+    private func owned(_ branch: _TreeBranch<Element>) -> _TreeBranch<Element> {
+        if branch.epoch == epoch { return branch }
+        return _TreeBranch(epoch: epoch, children: branch.children, counts: branch.counts, weights: branch.weights, lasts: branch.lasts)
+    }
+
+    private mutating func newLeafID() -> UInt32 {
+        if let id = freeLeafIDs.popLast() { return id }
+        leaves.append(nil)
+        return UInt32(leaves.count - 1)
+    }
+
+    private mutating func retire(_ leaf: _TreeLeaf<Element>) {
+        leaves[Int(leaf.id)] = nil
+        freeLeafIDs.append(leaf.id)
+    }
+
+    // MARK: - Insertion
+
+    /// Inserts `element` at its place in `order` and returns its position.
+    @discardableResult
+    mutating func insert<Order: _TreeOrder, Tracker: _LeafTracker>(
+        _ element: Element, order: Order, tracker: inout Tracker
+    ) -> Int where Order.Element == Element, Tracker.Element == Element {
+        let (node, position, split) = insert(element, into: root, order: order, tracker: &tracker)
+        if let split {
+            root = .branch(Self.makeBranch(epoch: epoch, [node, split]))
+        } else {
+            root = node
+        }
+        return position
+    }
+
+    private mutating func insert<Order: _TreeOrder, Tracker: _LeafTracker>(
+        _ element: Element, into node: _TreeNode<Element>, order: Order, tracker: inout Tracker
+    ) -> (node: _TreeNode<Element>, position: Int, split: _TreeNode<Element>?) where Order.Element == Element, Tracker.Element == Element {
+        switch node {
+        case let .leaf(shared):
+            let leaf = owned(shared)
+            var low = 0, high = leaf.elements.count
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(leaf.elements[middle], element) < 0 { low = middle + 1 } else { high = middle }
+            }
+            leaf.elements.insert(element, at: low)
+            leaf.weight += element.weight
+            tracker.element(element, movedTo: leaf.id)
+            guard leaf.elements.count > Self.leafCapacity else { return (.leaf(leaf), low, nil) }
+            let half = leaf.elements.count / 2
+            let upper = Array(leaf.elements[half...])
+            leaf.elements.removeSubrange(half...)
+            let upperWeight = upper.reduce(0) { $0 + $1.weight }
+            leaf.weight -= upperWeight
+            let sibling = _TreeLeaf(epoch: epoch, id: newLeafID(), elements: upper, weight: upperWeight)
+            leaves[Int(sibling.id)] = sibling
+            for moved in upper { tracker.element(moved, movedTo: sibling.id) }
+            return (.leaf(leaf), low, .leaf(sibling))
+        case let .branch(shared):
+            let branch = owned(shared)
+            var low = 0, high = branch.children.count - 1
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(branch.lasts[middle], element) < 0 { low = middle + 1 } else { high = middle }
+            }
+            var position = 0
+            for index in 0..<low { position += branch.counts[index] }
+            let (child, offset, split) = insert(element, into: branch.children[low], order: order, tracker: &tracker)
+            branch.children[low] = child
+            branch.counts[low] = child.count
+            branch.weights[low] = child.weight
+            if let last = child.last { branch.lasts[low] = last }
+            if let split {
+                branch.children.insert(split, at: low + 1)
+                branch.counts.insert(split.count, at: low + 1)
+                branch.weights.insert(split.weight, at: low + 1)
+                if let last = split.last { branch.lasts.insert(last, at: low + 1) }
+            }
+            guard branch.children.count > Self.branchCapacity else { return (.branch(branch), position + offset, nil) }
+            let half = branch.children.count / 2
+            let sibling = _TreeBranch(
+                epoch: epoch, children: Array(branch.children[half...]), counts: Array(branch.counts[half...]),
+                weights: Array(branch.weights[half...]), lasts: Array(branch.lasts[half...]))
+            branch.children.removeSubrange(half...)
+            branch.counts.removeSubrange(half...)
+            branch.weights.removeSubrange(half...)
+            branch.lasts.removeSubrange(half...)
+            return (.branch(branch), position + offset, .branch(sibling))
+        }
+    }
+
+    // MARK: - Removal and replacement
+
+    /// Removes `element` and returns the position it had, or `nil` when it is not in the tree.
+    @discardableResult
+    mutating func remove<Order: _TreeOrder, Tracker: _LeafTracker>(
+        _ element: Element, order: Order, tracker: inout Tracker
+    ) -> Int? where Order.Element == Element, Tracker.Element == Element {
+        guard current.lowerBound(of: element, order: order).found else { return nil }
+        let (node, position) = remove(element, from: root, order: order, tracker: &tracker)
+        root = node
+        // A root branch with one child hands the root down, so the height follows the count.
+        while case let .branch(branch) = root, branch.children.count == 1 { root = branch.children[0] }
+        return position
+    }
+
+    private mutating func remove<Order: _TreeOrder, Tracker: _LeafTracker>(
+        _ element: Element, from node: _TreeNode<Element>, order: Order, tracker: inout Tracker
+    ) -> (node: _TreeNode<Element>, position: Int) where Order.Element == Element, Tracker.Element == Element {
+        switch node {
+        case let .leaf(shared):
+            let leaf = owned(shared)
+            var low = 0, high = leaf.elements.count
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(leaf.elements[middle], element) < 0 { low = middle + 1 } else { high = middle }
+            }
+            leaf.weight -= leaf.elements[low].weight
+            leaf.elements.remove(at: low)
+            return (.leaf(leaf), low)
+        case let .branch(shared):
+            let branch = owned(shared)
+            var low = 0, high = branch.children.count - 1
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(branch.lasts[middle], element) < 0 { low = middle + 1 } else { high = middle }
+            }
+            var position = 0
+            for index in 0..<low { position += branch.counts[index] }
+            let (child, offset) = remove(element, from: branch.children[low], order: order, tracker: &tracker)
+            branch.children[low] = child
+            branch.counts[low] = child.count
+            branch.weights[low] = child.weight
+            if let last = child.last { branch.lasts[low] = last }
+            rebalance(branch, at: low, tracker: &tracker)
+            return (.branch(branch), position + offset)
+        }
+    }
+
+    /// Keeps nodes from thinning out under deletions: an empty child is dropped, a child under a
+    /// quarter of its capacity is merged into a neighbour when both fit in three quarters.
+    private mutating func rebalance<Tracker: _LeafTracker>(_ branch: _TreeBranch<Element>, at index: Int, tracker: inout Tracker)
+    where Tracker.Element == Element {
+        switch branch.children[index] {
+        case let .leaf(leaf):
+            if leaf.elements.isEmpty {
+                guard branch.children.count > 1 else { return }
+                retire(leaf)
+                removeChild(of: branch, at: index)
+                return
+            }
+            guard leaf.elements.count < Self.leafCapacity / 4 else { return }
+            for neighbour in [index - 1, index + 1] where branch.children.indices.contains(neighbour) {
+                guard case let .leaf(other) = branch.children[neighbour],
+                      other.elements.count + leaf.elements.count <= Self.leafCapacity * 3 / 4 else { continue }
+                let (left, right) = neighbour < index ? (neighbour, index) : (index, neighbour)
+                guard case let .leaf(leftShared) = branch.children[left], case let .leaf(rightLeaf) = branch.children[right] else { return }
+                let leftLeaf = owned(leftShared)
+                leftLeaf.elements.append(contentsOf: rightLeaf.elements)
+                leftLeaf.weight += rightLeaf.weight
+                for moved in rightLeaf.elements { tracker.element(moved, movedTo: leftLeaf.id) }
+                retire(rightLeaf)
+                branch.children[left] = .leaf(leftLeaf)
+                branch.counts[left] = leftLeaf.elements.count
+                branch.weights[left] = leftLeaf.weight
+                if let last = leftLeaf.elements.last { branch.lasts[left] = last }
+                removeChild(of: branch, at: right)
+                return
+            }
+        case let .branch(child):
+            if child.children.isEmpty {
+                guard branch.children.count > 1 else { return }
+                removeChild(of: branch, at: index)
+                return
+            }
+            guard child.children.count < Self.branchCapacity / 4 else { return }
+            for neighbour in [index - 1, index + 1] where branch.children.indices.contains(neighbour) {
+                guard case let .branch(other) = branch.children[neighbour],
+                      other.children.count + child.children.count <= Self.branchCapacity * 3 / 4 else { continue }
+                let (left, right) = neighbour < index ? (neighbour, index) : (index, neighbour)
+                guard case let .branch(leftShared) = branch.children[left], case let .branch(rightBranch) = branch.children[right] else { return }
+                let leftBranch = owned(leftShared)
+                leftBranch.children += rightBranch.children
+                leftBranch.counts += rightBranch.counts
+                leftBranch.weights += rightBranch.weights
+                leftBranch.lasts += rightBranch.lasts
+                branch.children[left] = .branch(leftBranch)
+                branch.counts[left] = leftBranch.count
+                branch.weights[left] = leftBranch.weight
+                if let last = leftBranch.lasts.last { branch.lasts[left] = last }
+                removeChild(of: branch, at: right)
+                return
+            }
+        }
+    }
+
+    private func removeChild(of branch: _TreeBranch<Element>, at index: Int) {
+        branch.children.remove(at: index)
+        branch.counts.remove(at: index)
+        branch.weights.remove(at: index)
+        branch.lasts.remove(at: index)
+    }
+
+    /// Replaces `old` with `new`, which must sit at the same place in `order` (a section whose
+    /// count changed, a row whose content changed but not its sort values).
+    mutating func replace<Order: _TreeOrder>(_ old: Element, with new: Element, order: Order) where Order.Element == Element {
+        root = replace(old, with: new, in: root, order: order)
+    }
+
+    private mutating func replace<Order: _TreeOrder>(
+        _ old: Element, with new: Element, in node: _TreeNode<Element>, order: Order
+    ) -> _TreeNode<Element> where Order.Element == Element {
+        switch node {
+        case let .leaf(shared):
+            let leaf = owned(shared)
+            var low = 0, high = leaf.elements.count
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(leaf.elements[middle], old) < 0 { low = middle + 1 } else { high = middle }
+            }
+            guard low < leaf.elements.count else { return .leaf(leaf) }
+            leaf.weight += new.weight - leaf.elements[low].weight
+            leaf.elements[low] = new
+            return .leaf(leaf)
+        case let .branch(shared):
+            let branch = owned(shared)
+            var low = 0, high = branch.children.count - 1
+            while low < high {
+                let middle = (low + high) >> 1
+                if order.compare(branch.lasts[middle], old) < 0 { low = middle + 1 } else { high = middle }
+            }
+            let child = replace(old, with: new, in: branch.children[low], order: order)
+            branch.children[low] = child
+            branch.weights[low] = child.weight
+            if let last = child.last { branch.lasts[low] = last }
+            return .branch(branch)
+        }
+    }
+}

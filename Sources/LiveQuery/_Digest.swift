@@ -1,0 +1,103 @@
+import GRDB
+import GRDBSQLite
+
+/// A 64-bit digest of SQL values, by storage class and exact bytes: the content token of rows.
+/// Two different contents share a token with probability about 2⁻⁶⁴.
+struct _Digest {
+    private var state: UInt64 = 0x243F_6A88_85A3_08D3
+
+    @inline(__always)
+    private static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let product = a.multipliedFullWidth(by: b)
+        return product.high ^ product.low
+    }
+
+    @inline(__always)
+    private mutating func combine(word: UInt64) {
+        state = Self.mix(state ^ word, 0x9E37_79B9_7F4A_7C15 ^ (state >> 17))
+    }
+
+    private mutating func combine(bytes: UnsafeRawBufferPointer) {
+        combine(word: UInt64(bytes.count))
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            combine(word: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        if offset < bytes.count {
+            var tail: UInt64 = 0
+            for index in offset..<bytes.count { tail = tail << 8 | UInt64(bytes[index]) }
+            combine(word: tail ^ 0xA076_1D64_78BD_642F)
+        }
+    }
+
+    mutating func combine(_ value: SQLValue) {
+        switch value {
+        case .null: combine(word: 1)
+        case let .integer(integer):
+            combine(word: 2)
+            combine(word: UInt64(bitPattern: integer))
+        case let .real(real):
+            combine(word: 3)
+            combine(word: real.bitPattern)
+        case let .text(text):
+            combine(word: 4)
+            text.withBytes { combine(bytes: UnsafeRawBufferPointer($0)) }
+        case let .blob(bytes):
+            combine(word: 5)
+            bytes.withUnsafeBytes { combine(bytes: $0) }
+        }
+    }
+
+    mutating func combine(_ key: SortKey) {
+        switch key {
+        case let .single(value): combine(value)
+        case let .multiple(values): for value in values { combine(value) }
+        }
+    }
+
+    /// Combines argument `index` of an SQL function call, read as stored (same result as
+    /// `combine(SQLValue)` for the same value).
+    mutating func combine(argument value: OpaquePointer?) {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER:
+            combine(word: 2)
+            combine(word: UInt64(bitPattern: sqlite3_value_int64(value)))
+        case SQLITE_FLOAT:
+            combine(word: 3)
+            combine(word: sqlite3_value_double(value).bitPattern)
+        case SQLITE_TEXT:
+            let pointer = sqlite3_value_text(value)
+            let count = Int(sqlite3_value_bytes(value))
+            combine(word: 4)
+            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+        case SQLITE_BLOB:
+            let pointer = sqlite3_value_blob(value)
+            let count = Int(sqlite3_value_bytes(value))
+            combine(word: 5)
+            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+        default:
+            combine(word: 1)
+        }
+    }
+
+    var value: UInt64 { Self.mix(state, 0xE703_7ED1_A0B4_28DB) }
+
+    /// The SQL function every live query's statements use to digest a row without a version
+    /// column: `livelist_digest(a, b, …)`. Registered on each connection that runs them, through
+    /// SQLite's C interface so that arguments are hashed as stored, without decoding to Swift.
+    static let functionName = "livelist_digest"
+
+    static func register(on db: Database) throws {
+        let status = sqlite3_create_function_v2(
+            db.sqliteConnection, functionName, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
+            { context, count, arguments in
+                var digest = _Digest()
+                for index in 0..<Int(count) { digest.combine(argument: arguments?[index]) }
+                sqlite3_result_int64(context, Int64(bitPattern: digest.value))
+            }, nil, nil, nil)
+        guard status == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot register \(functionName)")
+        }
+    }
+}

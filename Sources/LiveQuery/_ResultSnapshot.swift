@@ -1,0 +1,131 @@
+import ListDiff
+
+/// How a result's entries are laid out: the order, where the identity sits, whether the first
+/// sort term groups rows into sections.
+struct _ResultLayout: Sendable {
+    /// The order of rows: the sort terms, then the identity when it is not the rowid, then the
+    /// rowid (for a refetched result: no rule at all, the rowid being the fetch ordinal).
+    let comparator: SortKeyComparator
+    /// Whether the identity is the rowid (else it is the last value of the key).
+    let identityIsRowid: Bool
+    /// How the first key value groups rows into sections (its collation normalizes the key);
+    /// `nil` without sections.
+    let sectionRule: SortKeyComparator.Rule?
+    /// Whether sections are in fetch order rather than ordered by `sectionRule` (a refetched
+    /// result whose order LiveList cannot reproduce): lookups by section key then scan.
+    let sectionsArePositional: Bool
+
+    var isSectioned: Bool { sectionRule != nil }
+
+    func sectionKey(of entry: IndexEntry) -> SQLValue {
+        guard let rule = sectionRule else { return .null }
+        return SortKeyComparator.sectionKey(entry.key.first, rule.collation)
+    }
+
+    func identity(of entry: IndexEntry) -> SQLValue {
+        identityIsRowid ? .integer(entry.rowid) : entry.key.last
+    }
+}
+
+struct _RowOrder: _TreeOrder {
+    let comparator: SortKeyComparator
+    @inline(__always) func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int { comparator.compare(lhs, rhs) }
+}
+
+struct _SectionOrder: _TreeOrder {
+    let rule: SortKeyComparator.Rule
+    @inline(__always) func compare(_ lhs: SectionEntry, _ rhs: SectionEntry) -> Int {
+        SortKeyComparator.compare(lhs.key, rhs.key, rule)
+    }
+}
+
+/// The sections of a published result: one implicit section, or a counted tree of sections.
+enum _SectionsSnapshot: Sendable {
+    case flat(count: Int)
+    case tree(_TreeSnapshot<SectionEntry>)
+}
+
+/// One published state of a live query's result: immutable, shares every node with the states
+/// before and after it, and answers positional questions in O(log n).
+struct _ResultSnapshot: Sendable {
+    let rows: _TreeSnapshot<IndexEntry>
+    let sections: _SectionsSnapshot
+    let stateID: ListStateID
+    let layout: _ResultLayout
+    /// The index that published it, for identity lookups (exact on the newest state).
+    let index: _LiveIndex?
+
+    var count: Int { rows.count }
+
+    var sectionCount: Int {
+        switch sections {
+        case .flat: 1
+        case let .tree(tree): tree.count
+        }
+    }
+
+    func section(at index: Int) -> SectionEntry {
+        switch sections {
+        case let .flat(count): SectionEntry(key: .null, count: count)
+        case let .tree(tree): tree.element(at: index)
+        }
+    }
+
+    /// The position of the first row of section `index`.
+    func sectionStart(_ index: Int) -> Int {
+        switch sections {
+        case .flat: 0
+        case let .tree(tree): tree.weight(before: index)
+        }
+    }
+
+    /// The index of the section keyed `key`, and whether it exists (else where it would go).
+    func sectionIndex(of key: SQLValue) -> (index: Int, found: Bool) {
+        switch sections {
+        case .flat: return (0, true)
+        case let .tree(tree):
+            guard let rule = layout.sectionRule else { return (0, tree.count > 0) }
+            guard !layout.sectionsArePositional else {
+                var index = 0, found: Int?
+                tree.forEach(in: 0..<tree.count) { section in
+                    if section.key == key { found = index }
+                    index += 1
+                    return found == nil
+                }
+                return (found ?? tree.count, found != nil)
+            }
+            let (position, found) = tree.lowerBound(of: SectionEntry(key: key, count: 0), order: _SectionOrder(rule: rule))
+            return (position, found)
+        }
+    }
+
+    /// The section and item of the row at flat `position`.
+    func path(ofPosition position: Int) -> ItemPath? {
+        guard position >= 0, position < count else { return nil }
+        switch sections {
+        case .flat: return ItemPath(section: 0, item: position)
+        case let .tree(tree):
+            let (_, index, before) = tree.element(holdingWeight: position)
+            return ItemPath(section: index, item: position - before)
+        }
+    }
+
+    /// The path of `entry`, which sits at `position`: found through its section key, O(log n).
+    func path(of entry: IndexEntry, at position: Int) -> ItemPath {
+        let section = sectionIndex(of: layout.sectionKey(of: entry)).index
+        return ItemPath(section: section, item: position - sectionStart(section))
+    }
+
+    /// The flat position of `path`, or `nil` when it is outside the result.
+    func position(of path: ItemPath) -> Int? {
+        guard path.section >= 0, path.section < sectionCount, path.item >= 0,
+              path.item < section(at: path.section).count else { return nil }
+        return sectionStart(path.section) + path.item
+    }
+
+    /// The position of `entry` (same key and rowid), or `nil`.
+    func position(of entry: IndexEntry) -> Int? {
+        let (position, found) = rows.lowerBound(of: entry, order: _RowOrder(comparator: layout.comparator))
+        return found ? position : nil
+    }
+}
