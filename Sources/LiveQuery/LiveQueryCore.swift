@@ -53,8 +53,8 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     private func installTriggers(_ db: Database) throws {
-        guard plan.isIncremental, !db.configuration.readonly,
-              let triggers = _ChangeTriggers(schema: plan.schema, source: source) else { return }
+        guard !db.configuration.readonly, let triggers = _ChangeTriggers(
+            schema: plan.isIncremental ? plan.schema : nil, signalTables: plan.silentTables, source: source) else { return }
         try triggers.install(db) { [weak self] rowid in self?.touchedByTrigger(rowid) }
         self.triggers = triggers
     }
@@ -130,8 +130,15 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         stopObservingDatabaseChangesUntilNextTransaction()
     }
 
-    private func touchedByTrigger(_ rowid: Int64) {
+    private func touchedByTrigger(_ rowid: Int64?) {
         guard needsRefetch == nil, !isStopped else { return }
+        guard let rowid else {
+            needsRefetch = plan.mode == .incremental ? "a WITHOUT ROWID table the filter reads changed" : {
+                if case let .refetch(reason) = plan.mode { return reason }
+                return "a table without row events changed"
+            }()
+            return
+        }
         touched.insert(rowid)
     }
 

@@ -37,6 +37,9 @@ struct QueryPlan: Sendable {
     let schema: _TableSchema
     /// Whether the filter depends on the current time (refetched on commits, not as time passes).
     let isTimeDependent: Bool
+    /// Tables the query reads that report no row changes (WITHOUT ROWID): TEMP triggers signal
+    /// their changes.
+    let silentTables: [String]
 
     var isIncremental: Bool { mode == .incremental }
 
@@ -179,6 +182,11 @@ struct QueryPlan: Sendable {
                 if region.isModified(byEventsOfKind: .insert(tableName: name)) { others.insert(name.lowercased()) }
             }
             otherTables = others
+            var silent = schema.isWithoutRowid ? [table] : []
+            for name in others.sorted() {
+                if let other = try _TableSchema.read(name, db), other.isWithoutRowid { silent.append(other.name) }
+            }
+            silentTables = silent
         } catch let error as DatabaseError {
             throw LiveQueryError.invalidSQL(sql: fetchSQL, arguments: arguments, message: error.message ?? "\(error)")
         } catch {

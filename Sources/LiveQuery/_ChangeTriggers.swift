@@ -1,9 +1,10 @@
 import GRDB
 
 /// TEMP triggers on the query's own connection that report what SQLite's update hook leaves out
-/// (sqlite-facts.md, change tracking §6): the old rowid of an UPDATE that changes it, and the
-/// rows a REPLACE is about to delete because they conflict on a unique index. They call a
-/// per-query SQL function with each rowid; the live query re-reads those rows at commit.
+/// (sqlite-facts.md, change tracking §3 and §6): the old rowid of an UPDATE that changes it, the
+/// rows a REPLACE is about to delete because they conflict on a unique index, and any change to a
+/// WITHOUT ROWID table the query reads. They call a per-query SQL function with each rowid (or
+/// NULL for "refetch"); the live query re-reads those rows at commit.
 ///
 /// TEMP triggers live in the connection's temporary schema: the database file and its schema are
 /// never touched, other connections never see them, and they go when the query stops.
@@ -12,11 +13,26 @@ struct _ChangeTriggers: Sendable {
     let create: [String]
     let drop: [String]
 
-    /// The triggers for `schema`, or `nil` when none is needed (no unique index and no way to
-    /// change a rowid that is not reported).
-    init?(schema: _TableSchema, source: UInt64) {
-        guard let rowid = schema.rowidName, !schema.isWithoutRowid else { return nil }
+    /// The triggers that follow `schema`'s rows (when given: the incremental path), and those
+    /// that signal any change to `signalTables` (tables without row events); `nil` when none is
+    /// needed.
+    init?(schema: _TableSchema?, signalTables: [String], source: UInt64) {
         functionName = "livelist_touch_\(source)"
+        var create: [String] = []
+        var drop: [String] = []
+        for (number, table) in signalTables.enumerated() {
+            for event in ["INSERT", "UPDATE", "DELETE"] {
+                let name = "livelist_\(source)_signal_\(number)_\(event.lowercased())".quotedIdentifier
+                create.append("CREATE TEMP TRIGGER \(name) AFTER \(event) ON main.\(table.quotedIdentifier) BEGIN SELECT \(functionName)(NULL); END")
+                drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
+            }
+        }
+        guard let schema, let rowid = schema.rowidName, !schema.isWithoutRowid else {
+            guard !create.isEmpty else { return nil }
+            self.create = create
+            self.drop = drop
+            return
+        }
         let table = "main." + schema.name.quotedIdentifier
         let prefix = "livelist_\(source)_"
         let touch = functionName
@@ -44,8 +60,6 @@ struct _ChangeTriggers: Sendable {
                 return "SELECT \(touch)(\(rowid)) FROM \(table) WHERE \(condition);"
             }
         }
-        var create: [String] = []
-        var drop: [String] = []
         if !schema.uniqueIndexes.isEmpty {
             let name = (prefix + "insert").quotedIdentifier
             create.append("CREATE TEMP TRIGGER \(name) BEFORE INSERT ON \(table) BEGIN \(conflicts(with: "NEW").joined(separator: " ")) END")
@@ -73,10 +87,11 @@ struct _ChangeTriggers: Sendable {
         self.drop = drop
     }
 
-    /// Registers the function and creates the triggers; `touch` receives each rowid.
-    func install(_ db: Database, touch: @escaping @Sendable (Int64) -> Void) throws {
+    /// Registers the function and creates the triggers; `touch` receives each rowid, or `nil`
+    /// when a table without row events changed.
+    func install(_ db: Database, touch: @escaping @Sendable (Int64?) -> Void) throws {
         db.add(function: DatabaseFunction(functionName, argumentCount: 1, pure: false) { values in
-            if let rowid = Int64.fromDatabaseValue(values[0]) { touch(rowid) }
+            touch(Int64.fromDatabaseValue(values[0]))
             return nil
         })
         for sql in create { try db.execute(sql: sql) }

@@ -46,10 +46,10 @@ struct LiveQueryBehaviourTests {
     func pollerFindsExternalCommit() async throws {
         let (queue, path) = try Self.makeQueue()
         let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
-        var iterator = query.events.makeAsyncIterator()   // events are buffered from the first access on
+        let events = query.events   // a subscription starts with the current result
         let other = try DatabaseQueue(path: path)
         try await other.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 3") }
-        guard case let .update(update)? = await iterator.next() else {
+        guard case let .update(update) = try await nextEvent(events) else {
             Issue.record("expected an update")
             return
         }
@@ -176,9 +176,9 @@ struct LiveQueryBehaviourTests {
     func vanishedDatabase() async throws {
         let (queue, path) = try Self.makeQueue()
         let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
-        var iterator = query.events.makeAsyncIterator()
+        let events = query.events
         try FileManager.default.removeItem(atPath: path)
-        guard case let .failure(error)? = await iterator.next() else {
+        guard case let .failure(error) = try await nextEvent(events) else {
             Issue.record("expected a failure")
             return
         }
@@ -198,7 +198,7 @@ struct LiveQueryBehaviourTests {
                                              options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         defer { withExtendedLifetime(query) {} }
         try await queue.write { db in
-            try db.execute(sql: "ALTER TABLE item DROP COLUMN note")
+            try db.execute(sql: "ALTER TABLE item RENAME COLUMN note TO remark")
             try db.execute(sql: "UPDATE item SET score = 50 WHERE id = 1")
         }
         let events = log.drain()
