@@ -164,6 +164,9 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// The newest result delivered.
     public var latestResult: LiveResult<ID> { core.channel.latestResult }
 
+    /// What the query has done so far.
+    public var statistics: LiveQueryStatistics { core.statistics.current }
+
     /// Changes the filter, sort or sections. Delivers one changeset from the displayed result to
     /// the new one; an invalid request throws and changes nothing.
     public func setRequest(_ request: LiveQueryRequest<ID>) async throws(LiveQueryError) {

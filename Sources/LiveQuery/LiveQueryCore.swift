@@ -15,6 +15,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     let index: _LiveIndex
     let options: LiveQuery<ID>.Options
     let channel: EventChannel<ID>
+    let statistics = _StatisticsBox()
     private let source: UInt64
 
     private var touched: Set<Int64> = []
@@ -35,6 +36,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         self.plan = plan
         self.options = options
         let entries = try Self.fetchEntries(plan, db)
+        statistics.update { $0.rowsRead += entries.count }
         index = _LiveIndex(layout: plan.layout, canonicalIdentity: Self.canonicalizer(), sorted: entries)
         source = index.source
         channel = channelFactory(LiveResult(index.current))
@@ -195,9 +197,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 throw LiveQueryError.from(error, sql: sql, arguments: arguments)
             }
         }
+        statistics.update { $0.rowsRead += fetched.count }
         let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
         report(applied.duplicateIdentities, applied.invalidIdentities)
         guard !applied.changes.isEmpty else { return }
+        statistics.update { $0.incrementalUpdates += 1 }
         let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
         channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
                                                 latency: start.duration(to: .now))))
@@ -211,6 +215,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Fetches the whole result again and diffs it against what was delivered last.
     func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
         let entries = try Self.fetchEntries(plan, db)
+        statistics.update {
+            $0.rowsRead += entries.count
+            $0.refetches += 1
+        }
         let (before, after, duplicates, invalid) = index.replaceAll(layout: plan.layout, sorted: entries)
         needsRecovery = nil
         report(duplicates, invalid)

@@ -1,0 +1,76 @@
+import ListTesting
+import Testing
+@testable import LiveQuery
+
+/// The persistent counted tree against a sorted array, through splits, merges and copies.
+struct CountedTreeTests {
+    struct Tracker: _LeafTracker {
+        var leafOf: [Int64: UInt32] = [:]
+        mutating func element(_ element: IndexEntry, movedTo leaf: UInt32) { leafOf[element.rowid] = leaf }
+    }
+
+    @Test("random inserts and removes keep positions, leaves and published snapshots right")
+    func matchesSortedArray() {
+        let seed: UInt64 = 0x0DE7_2026
+        print("CountedTreeTests: seed \(seed)")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let comparator = SortKeyComparator(terms: [SortTerm("v")], collations: [.binary])
+        let order = _RowOrder(comparator: comparator)
+        var tracker = Tracker()
+        var tree = _CountedTree<IndexEntry>(sorted: [], tracker: &tracker)
+        var reference: [IndexEntry] = []
+        var published: [(_TreeSnapshot<IndexEntry>, [Int64])] = []
+        func entry(_ value: Int64, _ rowid: Int64) -> IndexEntry { IndexEntry(key: .single(.integer(value)), rowid: rowid, token: 0) }
+        for step in 0..<20_000 {
+            // Grow, then shrink, so that leaves split and then merge.
+            let growing = step < 12_000
+            if reference.isEmpty || Int.random(in: 0..<4, using: &random) < (growing ? 3 : 1) {
+                let new = entry(Int64.random(in: 0..<2_000, using: &random), Int64(step))
+                let position = tree.insert(new, order: order, tracker: &tracker)
+                let expected = reference.firstIndex { comparator.compare($0, new) > 0 } ?? reference.count
+                reference.insert(new, at: expected)
+                #expect(position == expected, "insert at step \(step)")
+            } else {
+                let victim = reference.remove(at: Int.random(in: 0..<reference.count, using: &random))
+                let position = tree.remove(victim, order: order, tracker: &tracker)
+                #expect(position != nil, "remove at step \(step)")
+            }
+            if step % 1_500 == 0 { published.append((tree.publish(), reference.map(\.rowid))) }
+        }
+        let final = tree.publish()
+        #expect(final.count == reference.count)
+        var all: [Int64] = []
+        final.forEach(in: 0..<final.count) { all.append($0.rowid); return true }
+        #expect(all == reference.map(\.rowid))
+        for (position, element) in reference.enumerated() where position % 37 == 0 {
+            #expect(final.lowerBound(of: element, order: order) == (position, true))
+            #expect(final.element(at: position).rowid == element.rowid)
+            // The tracker says which leaf holds each row, and that leaf holds it.
+            let leaf = tracker.leafOf[element.rowid].flatMap { tree.leaf($0) }
+            #expect(leaf?.elements.contains { $0.rowid == element.rowid } == true, "row \(element.rowid)")
+        }
+        // Snapshots published earlier still show their own state.
+        for (snapshot, expected) in published {
+            var rows: [Int64] = []
+            snapshot.forEach(in: 0..<snapshot.count) { rows.append($0.rowid); return true }
+            #expect(rows == expected)
+        }
+    }
+
+    @Test("sections weigh their rows: the section holding a row, and where a section starts")
+    func weights() {
+        let counts = (0..<3_000).map { ($0 * 7) % 13 + 1 }
+        let sections = counts.enumerated().map { SectionEntry(key: .integer(Int64($0.offset)), count: $0.element) }
+        let tree = _CountedTree<SectionEntry>(sorted: sections).current
+        var start = 0
+        for (index, count) in counts.enumerated() where index % 11 == 0 {
+            let before = counts[0..<index].reduce(0, +)
+            #expect(tree.weight(before: index) == before)
+            let holding = tree.element(holdingWeight: before + count - 1)
+            #expect(holding.position == index && holding.weightBefore == before)
+            start = before
+        }
+        #expect(start > 0)
+        #expect(tree.weight == counts.reduce(0, +))
+    }
+}
