@@ -79,3 +79,36 @@ public struct PathMapping: Sendable {
         return ItemPath(section: section, item: _RankMapping.select(rank, notIn: removedItems[section] ?? []))
     }
 }
+
+extension ListChanges {
+    /// The same transition with every move and reload written as a delete at its old place and an
+    /// insert at its new one: the form a view that applies deletes, inserts and moves one set after
+    /// another (`NSCollectionView`) reads the same way UIKit does. Cells of moved and reloaded
+    /// rows are replaced, so their selection goes with them.
+    ///
+    /// - Complexity: O(c log c) for c changes.
+    public var asDeletesAndInserts: ListChanges {
+        guard !itemMoves.isEmpty || !itemReloads.isEmpty || !sectionMoves.isEmpty || !sectionReloads.isEmpty else { return self }
+        let mapping = PathMapping(self)
+        var result = ListChanges()
+        result.sectionDeletes = sectionDeletes + sectionMoves.map(\.from)
+        result.sectionInserts = sectionInserts + sectionMoves.map(\.to)
+        for section in sectionReloads {
+            guard let new = mapping.newSection(ofOld: section) else { continue }
+            result.sectionDeletes.append(section)
+            result.sectionInserts.append(new)
+        }
+        let replacedSections = Set(result.sectionDeletes)
+        result.itemDeletes = itemDeletes.filter { !replacedSections.contains($0.section) } + itemMoves.map(\.from)
+        result.itemInserts = itemInserts + itemMoves.map(\.to)
+        for path in itemReloads where !replacedSections.contains(path.section) {
+            guard let new = mapping.newPath(ofOld: path) else { continue }
+            result.itemDeletes.append(path)
+            result.itemInserts.append(new)
+        }
+        let insertedSections = Set(result.sectionInserts)
+        result.itemInserts.removeAll { insertedSections.contains($0.section) }
+        result.itemDeletes.removeAll { replacedSections.contains($0.section) }
+        return result
+    }
+}

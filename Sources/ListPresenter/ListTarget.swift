@@ -20,6 +20,9 @@ public protocol ListTarget: AnyObject {
     func recordReconfigures(_ paths: [ItemPath])
     /// Whether ``recordReconfigures(_:)`` keeps cells (and their selection) rather than replacing them.
     var supportsReconfigure: Bool { get }
+    /// Whether a moved row keeps its cell (and its selection), as in UIKit; `false` for views
+    /// whose adapter writes moves as deletes and inserts (`NSCollectionView`).
+    var keepsCellsOnMove: Bool { get }
     /// Drops every cached count and cell and reads the data source again.
     func reloadAll()
     /// Lays out now, so that counts are cached before the next batch (a batch right after a
@@ -44,4 +47,9 @@ public protocol ListTarget: AnyObject {
     var selectedItemPaths: [ItemPath] { get }
     /// Selects or deselects the item at `path`, without animation or delegate callbacks.
     func setSelected(_ isSelected: Bool, at path: ItemPath)
+}
+
+extension ListTarget {
+    /// UIKit keeps the cell of a moved row.
+    public var keepsCellsOnMove: Bool { true }
 }

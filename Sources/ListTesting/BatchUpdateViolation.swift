@@ -60,6 +60,10 @@ public enum BatchUpdateViolation: Error, Hashable, Sendable, CustomStringConvert
     case scrollDuringBatch
     /// The view has no data source to read from.
     case missingDataSource
+    /// AppKit (sequential deletes, inserts, then moves): the counts the data source reports
+    /// after the batch are not those the operations lead to; `section` is `nil` for the number
+    /// of sections.
+    case sequentialCountMismatch(section: Int?, expected: Int, actual: Int)
 
     public var description: String {
         switch self {
@@ -112,6 +116,9 @@ public enum BatchUpdateViolation: Error, Hashable, Sendable, CustomStringConvert
             return "programmatic scroll requested while a batch update is open (§4.4)"
         case .missingDataSource:
             return "the list view has no data source"
+        case let .sequentialCountMismatch(section, expected, actual):
+            let what = section.map { "items in section \($0)" } ?? "sections"
+            return "invalid number of \(what): the data source has \(actual), the sequential update leads to \(expected) (NSCollectionView)"
         }
     }
 }

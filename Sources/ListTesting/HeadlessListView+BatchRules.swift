@@ -4,9 +4,9 @@ extension HeadlessListView {
     /// Checks `batch` against the rules and, when it passes, moves the displayed cells to the state
     /// after it, reading new and reloaded cells from the data source (uikit-batch-rules.md §1.4).
     func commit(_ batch: PendingBatch, dataSource: any HeadlessListDataSource<Cell, Header>) throws(BatchUpdateViolation) {
-        let before = displayed ?? []
+        let counts = store?.counts ?? []
         let changes = batch.changes
-        let sectionsBefore = before.count
+        let sectionsBefore = counts.count
         let sectionsAfter = dataSource.numberOfSections()
 
         // Sections: ranges, duplicates, conflicts, count (§2.1, §2.3–§2.8).
@@ -58,7 +58,7 @@ extension HeadlessListView {
             guard (0..<sectionsBefore).contains(path.section) else {
                 throw .itemOutOfRange(operation, path: path, sectionCount: sectionsBefore, itemCount: nil)
             }
-            let count = before[path.section].cells.count
+            let count = counts[path.section]
             guard (0..<count).contains(path.item) else {
                 throw .itemOutOfRange(operation, path: path, sectionCount: sectionsBefore, itemCount: count)
             }
@@ -133,30 +133,73 @@ extension HeadlessListView {
         for final in 0..<sectionsAfter {
             let old = finalToOld[final]
             guard old >= 0, !reloadedSections.contains(old) else { continue }
-            let expected = before[old].cells.count + insertedPerSection[final] - deletedPerSection[old]
+            let expected = counts[old] + insertedPerSection[final] - deletedPerSection[old]
                 + movedInPerSection[final] - movedOutPerSection[old]
             guard itemCountsAfter[final] == expected else {
                 throw .itemCountMismatch(
-                    section: final, before: before[old].cells.count, after: itemCountsAfter[final],
+                    section: final, before: counts[old], after: itemCountsAfter[final],
                     inserted: insertedPerSection[final], deleted: deletedPerSection[old],
                     movedIn: movedInPerSection[final], movedOut: movedOutPerSection[old])
             }
         }
 
         // The batch is valid: build the state after it.
+        var headers: [Header] = []
+        headers.reserveCapacity(sectionsAfter)
+        for final in 0..<sectionsAfter {
+            let old = finalToOld[final]
+            if old < 0 || reloadedSections.contains(old) {
+                headers.append(dataSource.header(forSection: final))
+            } else if let header = store?.headers[old] {
+                headers.append(header)
+            }
+        }
+        let valid = ValidBatch(finalToOld: finalToOld, reloadedSections: reloadedSections, deleted: deleted, inserted: inserted,
+                               reloaded: reloaded, reconfigured: reconfigured, movedFrom: movedFrom, movedTo: movedTo)
+        if store?.cells != nil {
+            applyToEveryCell(valid, changes: changes, itemCountsAfter: itemCountsAfter, dataSource: dataSource)
+        } else {
+            applyToRealizedCells(valid, changes: changes, reconfigures: batch.itemReconfigures, dataSource: dataSource)
+        }
+        store?.headers = headers
+        store?.counts = itemCountsAfter
+        clampContentOffset()
+        realizeVisibleCells()
+    }
+
+    /// What a batch that passed every rule does, for the two ways of holding cells.
+    struct ValidBatch {
+        var finalToOld: [Int]
+        var reloadedSections: Set<Int>
+        var deleted: Set<ItemPath>
+        var inserted: Set<ItemPath>
+        var reloaded: Set<ItemPath>
+        var reconfigured: Set<ItemPath>
+        var movedFrom: Set<ItemPath>
+        var movedTo: Set<ItemPath>
+    }
+
+    /// Every cell held: builds each section's cells by UIKit's rule (§1.4) — inserts, reload
+    /// results and move destinations take their slots, untouched survivors fill the rest in
+    /// their old order.
+    private func applyToEveryCell(_ batch: ValidBatch, changes: ListChanges, itemCountsAfter: [Int],
+                                  dataSource: any HeadlessListDataSource<Cell, Header>) {
+        guard let before = store?.cells else { return }
         var moveSourceOf: [ItemPath: ItemPath] = [:]
         for move in changes.itemMoves { moveSourceOf[move.to] = move.from }
         // Sections no item operation touches keep their cells as they are (most sections of a
         // large list, for a small batch).
         var touchedOld = Set<Int>(), touchedFinal = Set<Int>()
-        for path in deleted.union(reloaded).union(reconfigured).union(movedFrom) { touchedOld.insert(path.section) }
-        for path in inserted.union(movedTo) { touchedFinal.insert(path.section) }
-        var after: [DisplayedSection] = []
-        after.reserveCapacity(sectionsAfter)
-        for final in 0..<sectionsAfter {
-            let old = finalToOld[final]
-            if old < 0 || reloadedSections.contains(old) {
-                after.append(readSection(final, from: dataSource))
+        for path in batch.deleted.union(batch.reloaded).union(batch.reconfigured).union(batch.movedFrom) { touchedOld.insert(path.section) }
+        for path in batch.inserted.union(batch.movedTo) { touchedFinal.insert(path.section) }
+        var after: [[DisplayedCell]] = []
+        after.reserveCapacity(itemCountsAfter.count)
+        for final in 0..<itemCountsAfter.count {
+            let old = batch.finalToOld[final]
+            if old < 0 || batch.reloadedSections.contains(old) {
+                after.append((0..<itemCountsAfter[final]).map {
+                    DisplayedCell(content: readCell(at: ItemPath(section: final, item: $0), from: dataSource), isSelected: false)
+                })
                 continue
             }
             if !touchedOld.contains(old) && !touchedFinal.contains(final) {
@@ -166,36 +209,59 @@ extension HeadlessListView {
             // Survivors keep their cell; a reload replaces the cell (selection lost, §4.5), a
             // reconfigure re-reads its content in place.
             var survivors: [(oldIndex: Int, cell: DisplayedCell)] = []
-            survivors.reserveCapacity(before[old].cells.count)
-            for (index, cell) in before[old].cells.enumerated() {
+            survivors.reserveCapacity(before[old].count)
+            for (index, cell) in before[old].enumerated() {
                 let path = ItemPath(section: old, item: index)
-                if !deleted.contains(path) && !movedFrom.contains(path) { survivors.append((index, cell)) }
+                if !batch.deleted.contains(path) && !batch.movedFrom.contains(path) { survivors.append((index, cell)) }
             }
             var cells: [DisplayedCell] = []
             cells.reserveCapacity(itemCountsAfter[final])
             var nextSurvivor = 0
             for index in 0..<itemCountsAfter[final] {
                 let path = ItemPath(section: final, item: index)
-                if inserted.contains(path) {
+                if batch.inserted.contains(path) {
                     cells.append(DisplayedCell(content: readCell(at: path, from: dataSource), isSelected: false))
                 } else if let source = moveSourceOf[path] {
-                    cells.append(before[source.section].cells[source.item])
+                    cells.append(before[source.section][source.item])
                 } else {
                     var (oldIndex, cell) = survivors[nextSurvivor]
                     nextSurvivor += 1
                     let oldPath = ItemPath(section: old, item: oldIndex)
-                    if reloaded.contains(oldPath) {
+                    if batch.reloaded.contains(oldPath) {
                         cell = DisplayedCell(content: readCell(at: path, from: dataSource), isSelected: false)
-                    } else if reconfigured.contains(oldPath) {
+                    } else if batch.reconfigured.contains(oldPath) {
                         cell.content = readCell(at: path, from: dataSource)
                     }
                     cells.append(cell)
                 }
             }
-            after.append(DisplayedSection(header: before[old].header, cells: cells))
+            after.append(cells)
         }
-        displayed = after
-        clampContentOffset()
+        store?.cells = after
+    }
+
+    /// Only the cells near the viewport held: each follows the batch to its new place (UIKit's
+    /// rule, through ``PathMapping``); inserted cells are read when they come into view.
+    private func applyToRealizedCells(_ batch: ValidBatch, changes: ListChanges, reconfigures: [ItemPath],
+                                      dataSource: any HeadlessListDataSource<Cell, Header>) {
+        guard let store else { return }
+        let mapping = PathMapping(changes)
+        var realized: [ItemPath: DisplayedCell] = [:]
+        for (path, cell) in store.realized {
+            guard let newPath = mapping.newPath(ofOld: path) else { continue }
+            if batch.reloaded.contains(path) || batch.reloadedSections.contains(path.section) {
+                continue   // replaced: read again when realized
+            }
+            var moved = cell
+            if batch.reconfigured.contains(path) { moved.content = readCell(at: newPath, from: dataSource) }
+            realized[newPath] = moved
+        }
+        var selected = Set<ItemPath>()
+        for path in store.selected where !batch.reloaded.contains(path) && !batch.reloadedSections.contains(path.section) {
+            if let newPath = mapping.newPath(ofOld: path) { selected.insert(newPath) }
+        }
+        self.store?.realized = realized
+        self.store?.selected = selected
     }
 
     private func uniqueSet<Element: Hashable>(

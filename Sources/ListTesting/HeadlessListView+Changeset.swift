@@ -8,23 +8,30 @@ extension HeadlessListView {
         cellsEqual: (Cell, Cell) -> Bool,
         headersEqual: (Header, Header) -> Bool
     ) -> [ItemPath] {
-        guard let dataSource, let displayed else { return [] }
+        guard let dataSource, let store else { return [] }
         var stale: [ItemPath] = []
         let sectionCount = dataSource.numberOfSections()
-        if sectionCount != displayed.count {
-            stale.append(ItemPath(section: min(sectionCount, displayed.count), item: -1))
+        if sectionCount != store.counts.count {
+            stale.append(ItemPath(section: min(sectionCount, store.counts.count), item: -1))
         }
-        for section in 0..<min(sectionCount, displayed.count) {
-            if !headersEqual(displayed[section].header, dataSource.header(forSection: section)) {
+        for section in 0..<min(sectionCount, store.counts.count) {
+            if !headersEqual(store.headers[section], dataSource.header(forSection: section)) {
                 stale.append(ItemPath(section: section, item: -1))
             }
-            let cells = displayed[section].cells
             let count = dataSource.numberOfItems(inSection: section)
-            for item in 0..<min(count, cells.count) {
+            if count != store.counts[section] { stale.append(ItemPath(section: section, item: min(count, store.counts[section]))) }
+            guard let cells = store.cells else { continue }
+            for item in 0..<min(count, cells[section].count) {
                 let path = ItemPath(section: section, item: item)
-                if !cellsEqual(cells[item].content, dataSource.cell(at: path)) { stale.append(path) }
+                if !cellsEqual(cells[section][item].content, dataSource.cell(at: path)) { stale.append(path) }
             }
-            if count != cells.count { stale.append(ItemPath(section: section, item: min(count, cells.count))) }
+        }
+        if store.cells == nil {
+            // Only the cells held can be wrong; the others are read when they come into view.
+            for (path, cell) in store.realized.sorted(by: { $0.key < $1.key })
+            where path.section < sectionCount && path.item < dataSource.numberOfItems(inSection: path.section) {
+                if !cellsEqual(cell.content, dataSource.cell(at: path)) { stale.append(path) }
+            }
         }
         return stale
     }

@@ -13,15 +13,24 @@ extension HeadlessListView: ListTarget {
         }
     }
 
+    /// Records `changes`; as an `NSCollectionView`, in the form its adapter sends
+    /// (``ListDiff/ListChanges/asDeletesAndInserts``).
     public func recordChanges(_ changes: ListChanges) {
-        do { try apply(changes) } catch { violations.append(error) }
+        do { try apply(kind == .appKitCollectionView ? changes.asDeletesAndInserts : changes) } catch { violations.append(error) }
     }
 
     public func recordReconfigures(_ paths: [ItemPath]) {
+        guard kind != .appKitCollectionView else {
+            var reloads = ListChanges()
+            reloads.itemReloads = paths
+            return recordChanges(reloads)
+        }
         do { try reconfigureItems(at: paths) } catch { violations.append(error) }
     }
 
-    public var supportsReconfigure: Bool { true }
+    public var supportsReconfigure: Bool { kind != .appKitCollectionView }
+
+    public var keepsCellsOnMove: Bool { kind != .appKitCollectionView }
 
     public func reloadAll() {
         do { try reloadData() } catch { violations.append(error) }
@@ -69,25 +78,27 @@ public final class PresenterDataSource<SectionModel: ListElement, Item: ListElem
     /// Creates a data source for `presenter`.
     public init(_ presenter: Presenter) { self.presenter = presenter }
 
-    public func numberOfSections() -> Int { presenter?.displayed.sections.count ?? 0 }
-    public func numberOfItems(inSection section: Int) -> Int { presenter?.displayed.sections[section].items.count ?? 0 }
+    public func numberOfSections() -> Int { presenter?.displayed.sectionCount ?? 0 }
+    public func numberOfItems(inSection section: Int) -> Int { presenter?.displayed.itemCount(inSection: section) ?? 0 }
     public func cell(at path: ItemPath) -> Presenter.Row {
-        presenter?.displayed[path] ?? .block(StateBlock(scope: .list, kind: .empty))
+        presenter?.displayed.item(at: path) ?? .block(StateBlock(scope: .list, kind: .empty))
     }
     public func header(forSection section: Int) -> PresentedSection<SectionModel> {
-        presenter?.displayed.sections[section].model ?? .listStatus
+        presenter?.displayed.section(at: section) ?? .listStatus
     }
 }
 
 extension ListPresenter {
     /// A headless view attached as this presenter's target, reading `displayed` through a
     /// ``PresenterDataSource`` (returned too: keep it alive as long as the view).
-    public func attachHeadlessView(viewportRows: Int = 20, sectionHeaderRows: Int = 0)
-        -> (view: HeadlessListView<Row, PresentedSection<SectionModel>>, dataSource: PresenterDataSource<SectionModel, Item>)
-    {
+    public func attachHeadlessView(
+        kind: HeadlessListView<Row, PresentedSection<SectionModel>>.Kind = .collectionView,
+        realization: HeadlessListView<Row, PresentedSection<SectionModel>>.Realization = .all,
+        viewportRows: Int = 20, sectionHeaderRows: Int = 0
+    ) -> (view: HeadlessListView<Row, PresentedSection<SectionModel>>, dataSource: PresenterDataSource<SectionModel, Item>) {
         let dataSource = PresenterDataSource(self)
         let view = HeadlessListView<Row, PresentedSection<SectionModel>>(
-            dataSource: dataSource, viewportRows: viewportRows, sectionHeaderRows: sectionHeaderRows)
+            dataSource: dataSource, kind: kind, realization: realization, viewportRows: viewportRows, sectionHeaderRows: sectionHeaderRows)
         target = view
         return (view, dataSource)
     }

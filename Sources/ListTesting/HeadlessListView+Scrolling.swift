@@ -3,8 +3,8 @@ import ListDiff
 extension HeadlessListView {
     /// The number of rows of the whole content (headers and items).
     public var contentRows: Int {
-        guard let displayed else { return 0 }
-        return displayed.reduce(0) { $0 + sectionHeaderRows + $1.cells.count }
+        guard let store else { return 0 }
+        return store.counts.reduce(0) { $0 + sectionHeaderRows + $1 }
     }
 
     /// The largest valid content offset.
@@ -12,31 +12,33 @@ extension HeadlessListView {
 
     /// The row at which the item at `path` sits, or `nil` if there is no such item.
     public func row(of path: ItemPath) -> Int? {
-        guard let displayed, displayed.indices.contains(path.section),
-              displayed[path.section].cells.indices.contains(path.item) else { return nil }
+        guard contains(path), let store else { return nil }
         var row = 0
-        for section in 0..<path.section { row += sectionHeaderRows + displayed[section].cells.count }
+        for section in 0..<path.section { row += sectionHeaderRows + store.counts[section] }
         return row + sectionHeaderRows + path.item
+    }
+
+    /// The items whose rows are at least partly in `rows`, in display order.
+    func items(inRows rows: Range<Int>) -> [ItemPath] {
+        guard let store, !rows.isEmpty else { return [] }
+        var result: [ItemPath] = []
+        var row = 0
+        for (section, count) in store.counts.enumerated() {
+            row += sectionHeaderRows
+            if row + count > rows.lowerBound && row < rows.upperBound {
+                let first = max(0, rows.lowerBound - row)
+                let last = min(count, rows.upperBound - row)
+                for item in first..<last { result.append(ItemPath(section: section, item: item)) }
+            }
+            row += count
+            if row >= rows.upperBound { break }
+        }
+        return result
     }
 
     /// The items whose rows are at least partly in the viewport, in display order.
     public var visibleItems: [ItemPath] {
-        guard let displayed else { return [] }
-        var result: [ItemPath] = []
-        let end = contentOffset + viewportRows
-        var row = 0
-        for (section, displayedSection) in displayed.enumerated() {
-            row += sectionHeaderRows
-            let count = displayedSection.cells.count
-            if row + count > contentOffset && row < end {
-                let first = max(0, contentOffset - row)
-                let last = min(count, end - row)
-                for item in first..<last { result.append(ItemPath(section: section, item: item)) }
-            }
-            row += count
-            if row >= end { break }
-        }
-        return result
+        items(inRows: contentOffset..<(contentOffset + viewportRows))
     }
 
     /// The first item in the viewport, if any.
@@ -49,8 +51,8 @@ extension HeadlessListView {
         guard batchDepth == 0 else { throw .scrollDuringBatch }
         layoutIfNeeded()
         guard let row = row(of: path) else {
-            let sections = displayed?.count ?? 0
-            let items = displayed.flatMap { $0.indices.contains(path.section) ? $0[path.section].cells.count : nil }
+            let sections = store?.counts.count ?? 0
+            let items = store.flatMap { $0.counts.indices.contains(path.section) ? $0.counts[path.section] : nil }
             throw .itemOutOfRange(.scroll, path: path, sectionCount: sections, itemCount: items)
         }
         try setContentOffset(row, animated: animated)
@@ -62,6 +64,7 @@ extension HeadlessListView {
         guard let target = scrollAnimationTarget else { return }
         scrollAnimationTarget = nil
         contentOffset = min(target, maximumContentOffset)
+        realizeVisibleCells()
         onScrollAnimationEnded?()
     }
 
@@ -75,6 +78,7 @@ extension HeadlessListView {
         guard animated else {
             scrollAnimationTarget = nil
             contentOffset = target
+            realizeVisibleCells()
             return
         }
         guard target != contentOffset else { return }
@@ -85,6 +89,7 @@ extension HeadlessListView {
     public func setContentOffset(_ offset: Int) {
         layoutIfNeeded()
         contentOffset = max(0, min(offset, maximumContentOffset))
+        realizeVisibleCells()
     }
 
     /// A batch keeps the offset in rows (§4.1): rows inserted above the viewport push the visible

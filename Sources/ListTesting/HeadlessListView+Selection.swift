@@ -1,14 +1,17 @@
 import ListDiff
 
 extension HeadlessListView {
-    /// The selected items, in display order. Selection lives on cells: it follows moves, is kept
-    /// by reconfigure and lost by reload, deletion and `reloadData` (§4.5).
+    /// The selected items, in display order. Selection follows moves, is kept by reconfigure and
+    /// lost by reload, deletion and `reloadData` (§4.5).
+    ///
+    /// - Complexity: O(n) when every cell is held (selection lives on cells), O(s log s) for s
+    ///   selected items otherwise.
     public var selectedItems: [ItemPath] {
-        guard let displayed else { return [] }
+        guard let store else { return [] }
+        guard let cells = store.cells else { return store.selected.sorted() }
         var result: [ItemPath] = []
-        for section in displayed.indices {
-            let cells = displayed[section].cells
-            for item in cells.indices where cells[item].isSelected {
+        for section in cells.indices {
+            for item in cells[section].indices where cells[section][item].isSelected {
                 result.append(ItemPath(section: section, item: item))
             }
         }
@@ -17,9 +20,9 @@ extension HeadlessListView {
 
     /// Whether the item at `path` is selected (false when there is no such item).
     public func isSelected(_ path: ItemPath) -> Bool {
-        guard let displayed, displayed.indices.contains(path.section),
-              displayed[path.section].cells.indices.contains(path.item) else { return false }
-        return displayed[path.section].cells[path.item].isSelected
+        guard let store, contains(path) else { return false }
+        guard let cells = store.cells else { return store.selected.contains(path) }
+        return cells[path.section][path.item].isSelected
     }
 
     /// Selects the item at `path`.
@@ -34,13 +37,18 @@ extension HeadlessListView {
 
     private func setSelected(_ isSelected: Bool, at path: ItemPath, operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
         layoutIfNeeded()
-        let exists = displayed.map { $0.indices.contains(path.section) && $0[path.section].cells.indices.contains(path.item) } ?? false
-        guard exists else {
-            let sectionCount = displayed?.count ?? 0
-            let itemCount = displayed.flatMap { $0.indices.contains(path.section) ? $0[path.section].cells.count : nil }
+        guard contains(path) else {
+            let sectionCount = store?.counts.count ?? 0
+            let itemCount = store.flatMap { $0.counts.indices.contains(path.section) ? $0.counts[path.section] : nil }
             throw .itemOutOfRange(operation, path: path, sectionCount: sectionCount, itemCount: itemCount)
         }
-        // In place: copying `displayed` first would copy the whole section's cells on every tap.
-        displayed?[path.section].cells[path.item].isSelected = isSelected
+        if store?.cells != nil {
+            // In place: copying the cells first would copy the whole section on every tap.
+            store?.cells?[path.section][path.item].isSelected = isSelected
+        } else if isSelected {
+            store?.selected.insert(path)
+        } else {
+            store?.selected.remove(path)
+        }
     }
 }

@@ -1,27 +1,50 @@
 import ListDiff
 
-/// A list view without a screen that behaves like `UICollectionView`/`UITableView` where it
-/// matters for correctness: it caches section and item counts, opens and closes batch updates,
-/// checks every batch against the rules of uikit-batch-rules.md and throws a typed
-/// ``BatchUpdateViolation`` where UIKit would raise (in strict mode also where UIKit only corrupts
-/// itself), moves cells as UIKit does (so a stale or misplaced cell shows up as wrong content),
-/// and tracks a viewport, a content offset, selection and a programmatic scroll animation.
+/// A list view without a screen that behaves like `UICollectionView`/`UITableView` — or, in
+/// ``Kind/appKitCollectionView`` mode, like `NSCollectionView` — where it matters for
+/// correctness: it caches section and item counts, opens and closes batch updates, checks every
+/// batch against the rules of uikit-batch-rules.md and throws a typed ``BatchUpdateViolation``
+/// where UIKit would raise (in strict mode also where UIKit only corrupts itself), moves cells as
+/// the real view does (so a stale or misplaced cell shows up as wrong content), and tracks a
+/// viewport, a content offset, selection and a programmatic scroll animation.
 ///
 /// ```swift
-/// let dataSource = SnapshotDataSource(old)
-/// let view = HeadlessListView(dataSource: dataSource)
-/// view.layoutIfNeeded()
-/// try view.apply(Changeset(from: old, to: new), to: dataSource)
-/// #expect(view.staleCells().isEmpty)
+/// @MainActor
+/// func check(from old: ListSnapshot<SingleSection, VersionedItem<Int, Int>>,
+///            to new: ListSnapshot<SingleSection, VersionedItem<Int, Int>>) throws -> Bool {
+///     let dataSource = SnapshotDataSource(old)
+///     let view = HeadlessListView(dataSource: dataSource)
+///     view.layoutIfNeeded()
+///     try view.apply(Changeset(from: old, to: new), to: dataSource)
+///     return view.staleCells().isEmpty
+/// }
 /// ```
 ///
 /// Geometry is counted in rows: every item is one row, every section header
 /// ``sectionHeaderRows`` rows.
+///
+/// With ``Realization/visible(margin:)`` the view holds cells only around its viewport, as UIKit
+/// does, so that its own work per batch follows the batch, not the list; cells that scroll into
+/// view are read from the data source then.
 @MainActor
 public final class HeadlessListView<Cell, Header> {
-    /// Which UIKit view to imitate where their behaviour differs.
+    /// Which platform view to imitate where their behaviour differs.
     public enum Kind: Sendable {
-        case collectionView, tableView
+        /// `UICollectionView`: UIKit's batch rules.
+        case collectionView
+        /// `UITableView`: UIKit's batch rules.
+        case tableView
+        /// `NSCollectionView`: a batch applies its deletes, then its inserts, then its moves, each
+        /// set's indices reflecting the operations before it.
+        case appKitCollectionView
+    }
+
+    /// Which cells the view holds.
+    public enum Realization: Sendable, Equatable {
+        /// Every cell: every cell's content is checked (tests of small lists).
+        case all
+        /// The cells within `margin` rows of the viewport, as a real view keeps them.
+        case visible(margin: Int)
     }
 
     /// A cell as the view holds it: the content it was configured with and its selection.
@@ -32,18 +55,25 @@ public final class HeadlessListView<Cell, Header> {
         public var isSelected: Bool
     }
 
-    /// A section as the view holds it.
-    public struct DisplayedSection {
-        /// What the header shows.
-        public var header: Header
-        /// The cells in display order.
-        public var cells: [DisplayedCell]
+    /// What the view holds: counts and headers of every section, and its cells.
+    struct Store {
+        var headers: [Header]
+        var counts: [Int]
+        /// Every cell, by section (``Realization/all``).
+        var cells: [[DisplayedCell]]?
+        /// The realized cells (``Realization/visible(margin:)``).
+        var realized: [ItemPath: DisplayedCell] = [:]
+        /// The selected paths (``Realization/visible(margin:)``; with every cell held, selection
+        /// lives on the cells).
+        var selected: Set<ItemPath> = []
     }
 
     /// What the view reads counts and content from.
     public var dataSource: (any HeadlessListDataSource<Cell, Header>)?
     /// Which view to imitate.
     public let kind: Kind
+    /// Which cells the view holds.
+    public let realization: Realization
     /// Whether to raise also where UIKit only corrupts itself (stale cells, batch after reload).
     public var isStrict: Bool
     /// The height of the viewport, in rows.
@@ -53,11 +83,13 @@ public final class HeadlessListView<Cell, Header> {
     /// When `false`, batch completions wait for ``finishBatchAnimations()``, so tests can deliver
     /// updates while a batch animation is in flight.
     public var completesBatchAnimationsImmediately = true
+    /// When `true`, batch completions are never called (a view that never reports): the
+    /// presenter's time-out must take over.
+    public var dropsBatchCompletions = false
     /// Called when a programmatic scroll animation ends (`scrollViewDidEndScrollingAnimation`).
     public var onScrollAnimationEnded: (@MainActor () -> Void)?
 
-    /// The sections and cells on display; `nil` until the view has loaded (or after `reloadData`).
-    public internal(set) var displayed: [DisplayedSection]?
+    var store: Store?
     /// The first row in the viewport.
     public internal(set) var contentOffset = 0
     /// Where a programmatic scroll animation in flight will end, or `nil`.
@@ -89,12 +121,14 @@ public final class HeadlessListView<Cell, Header> {
     public init(
         dataSource: (any HeadlessListDataSource<Cell, Header>)? = nil,
         kind: Kind = .collectionView,
+        realization: Realization = .all,
         isStrict: Bool = true,
         viewportRows: Int = 20,
         sectionHeaderRows: Int = 0
     ) {
         self.dataSource = dataSource
         self.kind = kind
+        self.realization = realization
         self.isStrict = isStrict
         self.viewportRows = viewportRows
         self.sectionHeaderRows = sectionHeaderRows
@@ -106,42 +140,75 @@ public final class HeadlessListView<Cell, Header> {
     public var isAnimatingBatch: Bool { animatingBatches > 0 }
     /// Whether a programmatic scroll animation is in flight.
     public var isScrollAnimating: Bool { scrollAnimationTarget != nil }
+    /// Whether the view has read its content (it has not since creation or `reloadData`).
+    public var isLoaded: Bool { store != nil }
 
     /// The number of sections on display (loads the view if needed).
     public func numberOfSections() -> Int {
         layoutIfNeeded()
-        return displayed?.count ?? 0
+        return store?.counts.count ?? 0
     }
 
     /// The number of items on display in `section` (loads the view if needed).
     public func numberOfItems(inSection section: Int) -> Int {
         layoutIfNeeded()
-        return displayed?[section].cells.count ?? 0
+        guard let store, store.counts.indices.contains(section) else { return 0 }
+        return store.counts[section]
     }
 
-    /// The content of the displayed cell at `path`.
+    /// The header on display of `section`.
+    public func header(ofSection section: Int) -> Header? {
+        layoutIfNeeded()
+        guard let store, store.headers.indices.contains(section) else { return nil }
+        return store.headers[section]
+    }
+
+    /// The content of the displayed cell at `path` (`nil` when there is none, or — when the view
+    /// holds only the cells near its viewport — when that cell is not held).
     public func cellContent(at path: ItemPath) -> Cell? {
         layoutIfNeeded()
-        guard let displayed, displayed.indices.contains(path.section),
-              displayed[path.section].cells.indices.contains(path.item) else { return nil }
-        return displayed[path.section].cells[path.item].content
+        return displayedCell(at: path)?.content
+    }
+
+    func displayedCell(at path: ItemPath) -> DisplayedCell? {
+        guard let store else { return nil }
+        if let cells = store.cells {
+            guard cells.indices.contains(path.section), cells[path.section].indices.contains(path.item) else { return nil }
+            return cells[path.section][path.item]
+        }
+        return store.realized[path]
+    }
+
+    func contains(_ path: ItemPath) -> Bool {
+        guard let store, store.counts.indices.contains(path.section) else { return false }
+        return path.item >= 0 && path.item < store.counts[path.section]
     }
 
     /// Loads counts and cells from the data source if they are not cached, as a layout pass does.
     public func layoutIfNeeded() {
         reloadedSinceLayout = false
-        guard displayed == nil, let dataSource else { return }
-        displayed = (0..<dataSource.numberOfSections()).map { section in
-            readSection(section, from: dataSource)
+        guard store == nil, let dataSource else { return }
+        let sections = dataSource.numberOfSections()
+        var loaded = Store(headers: [], counts: [])
+        for section in 0..<sections {
+            loaded.headers.append(dataSource.header(forSection: section))
+            loaded.counts.append(dataSource.numberOfItems(inSection: section))
         }
+        if realization == .all {
+            loaded.cells = loaded.counts.enumerated().map { section, count in
+                (0..<count).map { DisplayedCell(content: readCell(at: ItemPath(section: section, item: $0), from: dataSource), isSelected: false) }
+            }
+        }
+        store = loaded
         clampContentOffset()
+        realizeVisibleCells()
     }
 
     /// Drops every cached count and cell, as `reloadData` does: selection is cleared and a
     /// programmatic scroll animation stops without its end callback (§4.3).
     public func reloadData() throws(BatchUpdateViolation) {
         guard batchDepth == 0 else { throw .reloadDataInsideBatch }
-        displayed = nil
+        store = nil
         reloadedSinceLayout = true
         scrollAnimationTarget = nil
         reloadDataCount += 1
@@ -160,7 +227,7 @@ public final class HeadlessListView<Cell, Header> {
         guard let dataSource else { throw .missingDataSource }
         if batchDepth == 0 {
             if reloadedSinceLayout && kind == .collectionView && isStrict {
-                displayed = nil
+                store = nil
                 throw .batchRightAfterReloadData
             }
             layoutIfNeeded()
@@ -185,13 +252,18 @@ public final class HeadlessListView<Cell, Header> {
         let completions = batchCompletions
         batchCompletions = []
         do {
-            try commit(batch, dataSource: dataSource)
+            if kind == .appKitCollectionView {
+                try commitSequentially(batch, dataSource: dataSource)
+            } else {
+                try commit(batch, dataSource: dataSource)
+            }
         } catch {
-            displayed = nil
+            store = nil
             throw error
         }
-        pendingCompletions += completions
         batchCount += 1
+        guard !dropsBatchCompletions else { return }
+        pendingCompletions += completions
         animatingBatches += 1
         if completesBatchAnimationsImmediately { finishBatchAnimations() }
     }
@@ -204,17 +276,20 @@ public final class HeadlessListView<Cell, Header> {
         for completion in completions { completion(true) }
     }
 
-    func readSection(_ section: Int, from dataSource: any HeadlessListDataSource<Cell, Header>) -> DisplayedSection {
-        let count = dataSource.numberOfItems(inSection: section)
-        cellReads += count
-        return DisplayedSection(
-            header: dataSource.header(forSection: section),
-            cells: (0..<count).map { DisplayedCell(content: dataSource.cell(at: ItemPath(section: section, item: $0)), isSelected: false) }
-        )
-    }
-
     func readCell(at path: ItemPath, from dataSource: any HeadlessListDataSource<Cell, Header>) -> Cell {
         cellReads += 1
         return dataSource.cell(at: path)
+    }
+
+    /// With ``Realization/visible(margin:)``: reads the cells that came near the viewport and
+    /// lets go of those that left it (their selection stays, as UIKit keeps it by index path).
+    func realizeVisibleCells() {
+        guard case let .visible(margin) = realization, var store, let dataSource else { return }
+        let wanted = Set(items(inRows: max(0, contentOffset - margin)..<(contentOffset + viewportRows + margin)))
+        for path in store.realized.keys where !wanted.contains(path) { store.realized[path] = nil }
+        for path in wanted where store.realized[path] == nil {
+            store.realized[path] = DisplayedCell(content: readCell(at: path, from: dataSource), isSelected: false)
+        }
+        self.store = store
     }
 }

@@ -72,7 +72,7 @@ public enum PresenterBenchmarks {
             stages = changeset.stages.count
             presenter.update(new)
             guard view.violations.isEmpty, view.staleCells().isEmpty,
-                  presenter.displayed.sections.map({ $0.items.compactMap(\.item) }) == new.sections.map(\.items) else {
+                  presenter.model.snapshot == new else {
                 throw BenchFailure("presenter.apply.10k: the view did not reach the target cleanly")
             }
             withExtendedLifetime(dataSource) {}

@@ -70,7 +70,7 @@ struct DemoCommand: ParsableCommand {
             // The scripted viewport: scroll, select, change the filter and the sort.
             if tick % 5 == 0 { session.view.setContentOffset(Int.random(in: 0...max(0, min(2_000, session.view.maximumContentOffset)), using: &random)) }
             if tick % 7 == 0, let path = session.view.visibleItems.randomElement(using: &random),
-               let id = session.presenter.displayed.sections[safe: path.section]?.items[safe: path.item]?.item?.id {
+               let id = session.presenter.displayed.itemIfPresent(at: path)?.item?.id {
                 session.presenter.selectItem(id: id)
             }
             if tick == ticks / 3 {
@@ -92,7 +92,8 @@ struct DemoCommand: ParsableCommand {
             print("inconsistency: the displayed list differs from a fresh query")
         }
         let (p50, p99) = session.statusCounts
-        print("demo: \(session.batches) batches, \(session.changes) changes, \(inconsistencies) inconsistencies, p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms")
+        let (mainP50, mainP99) = session.mainCounts
+        print("demo: \(session.batches) batches, \(session.changes) changes, \(inconsistencies) inconsistencies, p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms, main p50 \(String(format: "%.3f", mainP50)) ms, main p99 \(String(format: "%.3f", mainP99)) ms")
         return inconsistencies == 0 ? 0 : 1
     }
 
@@ -164,20 +165,16 @@ struct DemoCommand: ParsableCommand {
         return 0
     }
 
-    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view.
+    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view:
+    /// positions through the live result, O(log n), never a walk over every row.
     @MainActor
     static func moveCursor(_ session: DemoSession, by delta: Int) {
-        var paths: [(ItemPath, Int64)] = []
-        for (sectionIndex, section) in session.presenter.displayed.sections.enumerated() {
-            for (itemIndex, row) in section.items.enumerated() {
-                if let id = row.item?.id { paths.append((ItemPath(section: sectionIndex, item: itemIndex), id)) }
-            }
-        }
-        guard !paths.isEmpty else { return }
-        let current = paths.firstIndex { $0.1 == session.cursor } ?? 0
-        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), paths.count - 1)
-        session.cursor = paths[target].1
-        guard let row = session.view.row(of: paths[target].0) else { return }
+        let count = session.result.count
+        guard count > 0 else { return }
+        let current = session.cursor.flatMap { session.presenter.displayed.path(ofItem: .item($0)) }.flatMap(session.flatPosition) ?? 0
+        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), count - 1)
+        guard let path = session.displayedPath(ofPosition: target), let row = session.view.row(of: path) else { return }
+        session.cursor = session.result.row(at: target)?.id
         let view = session.view
         if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
         if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }

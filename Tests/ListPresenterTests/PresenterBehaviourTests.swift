@@ -83,10 +83,10 @@ struct PresenterBehaviourTests {
     @Test("load states show as inline rows that animate in and out; an error row's tap retries")
     func stateBlocks() {
         let fixture = PresenterFixture(Model())
-        #expect(fixture.presenter.displayed.sections.first?.items.first?.id == .block(.list, .empty))
+        #expect(fixture.presenter.displayed.materialized().sections.first?.items.first?.id == .block(.list, .empty))
         fixture.presenter.setLoadState(.loading)
         fixture.settle()
-        #expect(fixture.presenter.displayed.sections.first?.items.map(\.id) == [.block(.list, .loading)])
+        #expect(fixture.presenter.displayed.materialized().sections.first?.items.map(\.id) == [.block(.list, .loading)])
 
         let retries = RetryCounter()
         struct Offline: Error {}
@@ -100,7 +100,7 @@ struct PresenterBehaviourTests {
         fixture.presenter.setLoadState(.loading, forSection: 1)
         fixture.presenter.setLoadState(.empty, forSection: 2)
         fixture.settle()
-        let rows = fixture.presenter.displayed.sections.map { $0.items.map(\.id) }
+        let rows = fixture.presenter.displayed.materialized().sections.map { $0.items.map(\.id) }
         #expect(rows == [[.item(10), .item(11), .block(.section(1), .loading)], [.block(.section(2), .empty)]])
         #expect(!fixture.presenter.activateRow(at: ItemPath(section: 0, item: 0)))
         #expect(fixture.isConsistent)

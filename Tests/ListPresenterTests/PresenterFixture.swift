@@ -39,7 +39,7 @@ final class PresenterFixture {
 
     /// Item identities in display order.
     var displayedIDs: [Int] {
-        presenter.displayed.sections.flatMap { $0.items.compactMap(\.item?.id) }
+        presenter.displayed.materialized().sections.flatMap { $0.items.compactMap(\.item?.id) }
     }
 
     var visibleIDs: [Int] {
@@ -51,7 +51,7 @@ final class PresenterFixture {
     }
 
     func path(of id: Int) -> ItemPath? {
-        for (s, section) in presenter.displayed.sections.enumerated() {
+        for (s, section) in presenter.displayed.materialized().sections.enumerated() {
             if let i = section.items.firstIndex(where: { $0.item?.id == id }) { return ItemPath(section: s, item: i) }
         }
         return nil

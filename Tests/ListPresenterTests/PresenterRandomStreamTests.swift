@@ -98,7 +98,7 @@ struct PresenterRandomStreamTests {
         fixture.settle()
         #expect(fixture.presenter.phase == .idle, "seed \(seed)")
         #expect(fixture.isConsistent, "seed \(seed)")
-        let shownSections = fixture.presenter.displayed.sections.compactMap(\.model.model?.id)
+        let shownSections = fixture.presenter.displayed.materialized().sections.compactMap(\.model.model?.id)
         #expect(shownSections == model.sections.map(\.model.id), "seed \(seed)")
         #expect(fixture.displayedIDs == model.sections.flatMap(\.items).map(\.id), "seed \(seed)")
         let present = Set(fixture.displayedIDs)

@@ -19,31 +19,34 @@ struct DemoScreen {
 
         let view = session.view
         let displayed = session.presenter.displayed
+        // The rows in view only: sections are skipped by their counts, rows are never walked.
         var row = 0
         let first = view.contentOffset, last = view.contentOffset + view.viewportRows
-        for (sectionIndex, section) in displayed.sections.enumerated() {
+        for section in 0..<displayed.sectionCount {
             if row >= last { break }
-            if row >= first { lines.append(Self.header(section.model, sort: session.sort, width: width)) }
-            row += 1
-            if row + section.items.count <= first {
-                row += section.items.count
+            let count = displayed.itemCount(inSection: section)
+            if row + 1 + count <= first {
+                row += 1 + count
                 continue
             }
-            for (itemIndex, item) in section.items.enumerated() {
-                defer { row += 1 }
-                guard row >= first else { continue }
-                if row >= last { break }
-                let path = ItemPath(section: sectionIndex, item: itemIndex)
-                lines.append(line(for: item, isSelected: view.isSelected(path), session: session, now: now, width: width))
+            if row >= first { lines.append(Self.header(displayed.section(at: section), sort: session.sort, width: width)) }
+            row += 1
+            for item in max(0, first - row)..<max(max(0, first - row), min(count, last - row)) {
+                let path = ItemPath(section: section, item: item)
+                let content = view.cellContent(at: path) ?? displayed.item(at: path)
+                lines.append(line(for: content, isSelected: view.isSelected(path), session: session, now: now, width: width))
             }
+            row += count
         }
         while lines.count < view.viewportRows + 1 { lines.append(String(repeating: " ", count: width)) }
 
         let (p50, p99) = session.statusCounts
         let statistics = session.cache.statistics
+        let (mainP50, mainP99) = session.mainCounts
         var status = "\(session.result.count) rows · changeset p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms"
-        status += " · \(session.batches) batches · \(statistics.pageQueries) page queries · \(statistics.cacheHits) cache hits"
+        status += " · main \(String(format: "%.2f", mainP50))/\(String(format: "%.2f", mainP99)) ms"
         status += writerPaused ? " · writer paused" : " · writer on"
+        status += " · \(session.batches) batches · \(statistics.pageQueries) page queries · \(statistics.cacheHits) cache hits"
         if let deleted = session.deletedBadge(now: now) { status += " · −\(deleted) deleted" }
         if let failure = session.lastFailure { status += " · error: \(failure)" }
         lines.append(Self.style(status, "7", width: width))

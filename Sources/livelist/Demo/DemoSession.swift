@@ -34,7 +34,11 @@ final class DemoSession {
     private(set) var sort = DemoSort.byActivity
     private(set) var filter = ""
     private(set) var result: LiveResult<Int64>
+    /// From each commit to its changeset, in milliseconds.
     private(set) var latencies: [Double] = []
+    /// The presenter's work on the main actor for each update (the view's included), in
+    /// milliseconds.
+    private(set) var mainLatencies: [Double] = []
     private(set) var batches = 0
     private(set) var changes = 0
     private(set) var lastFailure: String?
@@ -50,7 +54,7 @@ final class DemoSession {
         do {
             query = try waitFor {
                 try await LiveQuery<Int64>.open(request, in: database, options: .init(dataVersionPollInterval: .milliseconds(250)),
-                                         callbackQueue: nil, onEvent: { inbox.append($0) })
+                                                callbackQueue: nil, onEvent: { inbox.append($0) })
             }
         } catch {
             throw InputError("cannot open the live query: \(error)")
@@ -62,13 +66,15 @@ final class DemoSession {
             })
         cache.update(result: result)
         cache.onRowsLoaded = { [inbox] ids in inbox.rowsLoaded(ids) }
-        (view, dataSource) = presenter.attachHeadlessView(viewportRows: viewportRows, sectionHeaderRows: 1)
-        presenter.update(result.snapshot())
+        // Like a real list view, the view holds only the cells around its viewport.
+        (view, dataSource) = presenter.attachHeadlessView(realization: .visible(margin: 20), viewportRows: viewportRows, sectionHeaderRows: 1)
+        presenter.replace(with: result)   // the first state: a reload, no diff
         view.layoutIfNeeded()
         cursor = result.row(at: 0)?.id
     }
 
-    /// Applies what the live query delivered since the last call; returns one line per batch.
+    /// Applies what the live query delivered since the last call — each changeset as it is, on
+    /// the presenter's direct path — and returns one line per batch.
     func applyEvents() -> [String] {
         var lines: [String] = []
         let clock = ContinuousClock()
@@ -84,12 +90,17 @@ final class DemoSession {
                 markChanges(update.changeset.changes, before: previous, after: update.result, now: clock.now)
                 let milliseconds = Double(update.latency.components.attoseconds) / 1e15 + Double(update.latency.components.seconds) * 1000
                 latencies.append(milliseconds)
+                if case .failed = presenter.listState { presenter.setLoadState(.loaded) }
+                let start = clock.now
+                presenter.apply(update.changeset)
+                let main = start.duration(to: clock.now)
+                mainLatencies.append(Double(main.components.attoseconds) / 1e15 + Double(main.components.seconds) * 1000)
                 batches += 1
                 changes += update.changeset.changes.count
                 lastFailure = nil
                 let c = update.changeset.changes
                 let path = update.path == .incremental ? "incremental" : "refetch"
-                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(update.changeset.stages.count) stages, \(String(format: "%.3f", milliseconds)) ms (\(path)), \(update.result.count) rows")
+                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(update.changeset.stages.count) stages, \(String(format: "%.3f", milliseconds)) ms (\(path)), main \(String(format: "%.3f", mainLatencies.last ?? 0)) ms, \(update.result.count) rows")
             case let .failure(error):
                 lastFailure = error.description
                 lines.append("failure: \(error)")
@@ -101,11 +112,6 @@ final class DemoSession {
         // Cells whose rows just loaded re-read their content in place.
         let loaded = inbox.drainLoaded()
         if !loaded.isEmpty { presenter.reconfigureItems(ids: loaded) }
-        // Several commits since the last frame: the presenter animates once, to the newest result.
-        if events.contains(where: { if case .update = $0 { true } else { false } }) {
-            if case .failed = presenter.listState { presenter.setLoadState(.loaded) }
-            presenter.update(result.snapshot())
-        }
         return lines
     }
 
@@ -151,27 +157,31 @@ final class DemoSession {
         _ = cache.rows(in: first..<last + 1, prefetch: 50)
     }
 
-    /// The position in the live result of a displayed path (status rows have none).
+    /// The position in the live result of a displayed path (state rows have none): O(log n).
     func flatPosition(_ path: ItemPath) -> Int? {
-        guard case .item? = presenter.displayed.sections[safe: path.section]?.items[safe: path.item] else { return nil }
-        var position = path.item
-        for section in presenter.displayed.sections[0..<path.section] where section.model.model != nil {
-            position += section.items.count
-        }
-        return position
+        presenter.displayed.modelPath(ofDisplayed: path).flatMap { result.position(of: $0) }
     }
 
-    var statusCounts: (p50: Double, p99: Double) {
-        let sorted = latencies.sorted()
+    /// The displayed path of the row at `position` of the live result: O(log n).
+    func displayedPath(ofPosition position: Int) -> ItemPath? {
+        result.itemPath(ofPosition: position).map { presenter.displayed.displayedPath(ofModelPath: $0) }
+    }
+
+    var statusCounts: (p50: Double, p99: Double) { Self.percentiles(latencies) }
+
+    var mainCounts: (p50: Double, p99: Double) { Self.percentiles(mainLatencies) }
+
+    static func percentiles(_ values: [Double]) -> (p50: Double, p99: Double) {
+        let sorted = values.sorted()
         guard !sorted.isEmpty else { return (0, 0) }
         return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
     }
 
-    /// Whether the displayed list equals a fresh query of the database now.
+    /// Whether the displayed list equals a fresh query of the database now (O(n): once, at the end).
     func matchesFreshQuery() throws -> Bool {
         let (sql, arguments) = sort.oracleSQL(filter: filter)
         let expected = try database.read { db in try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) }
-        let shown = presenter.displayed.sections.flatMap { $0.items.compactMap(\.item?.id) }
+        let shown = presenter.displayed.model.snapshot.sections.flatMap { $0.items.map(\.id) }
         return shown == expected
     }
 }

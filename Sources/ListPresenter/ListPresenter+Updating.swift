@@ -1,0 +1,251 @@
+import ListDiff
+
+extension ListPresenter {
+    @usableFromInline
+    func _receive(changeset: Changeset<SectionModel, Item>, differ: @escaping PendingWork<SectionModel, Item>.Differ) {
+        noteArrival()
+        if let before = changeset.before?.stateID, before == model.stateID {
+            if !changeset.isEmpty || changeset.after?.stateID != before { pending.changesets.append(changeset) }
+        } else if let after = changeset.after {
+            pending.target = .plain(after, differ)
+            pending.changesets = []
+        }
+        advance()
+    }
+
+    @usableFromInline
+    func _receive(state: Model, differ: @escaping PendingWork<SectionModel, Item>.Differ) {
+        noteArrival()
+        pending.target = .plain(state, differ)
+        pending.changesets = []
+        advance()
+    }
+
+    /// A change that arrives while another waits is merged with it.
+    private func noteArrival() {
+        if pending.hasModelWork { statistics.coalescedUpdates += 1 }
+    }
+
+    /// The one step function of the state machine: when idle, start the next work — model
+    /// changes, then state rows, then cells to reconfigure, then a deferred scroll.
+    func advance() {
+        guard case .idle = state, let target else { return }
+        if pending.hasModelWork {
+            startModelChange(on: target)
+        } else if pending.blocksChanged {
+            pending.blocksChanged = false
+            reconcileBlocks(on: target)
+        } else if !pending.reconfigures.isEmpty {
+            let ids = pending.reconfigures
+            pending.reconfigures = []
+            reconfigureVisible(ids, on: target)
+        } else if let scroll = pending.scroll {
+            pending.scroll = nil
+            performScroll(to: scroll.id, animated: scroll.animated, on: target)
+        }
+    }
+
+    // MARK: - Model changes
+
+    /// Takes the pending model work as one changeset from the model shown: the queued changesets
+    /// composed (no diff), or a diff when a plain state arrived.
+    private func startModelChange(on target: any ListTarget) {
+        var changeset: Changeset<SectionModel, Item>?
+        if let pendingTarget = pending.target {
+            pending.target = nil
+            switch pendingTarget {
+            case let .replacement(model):
+                reload(to: model, on: target)
+            case let .plain(model, differ):
+                if shownModel.sectionCount == 0 && displayed.sectionCount == 0 {
+                    reload(to: model, on: target)   // nothing on display yet: nothing to animate from
+                } else {
+                    let diff = differ(shownModel.snapshot, model.snapshot)
+                    statistics.fullDiffs += 1
+                    // Staged again over the models themselves, so the data source reads views, not copies.
+                    changeset = Changeset(changes: diff.changes, from: shownModel, to: model, duplicates: diff.duplicates)
+                }
+            }
+        }
+        if !pending.changesets.isEmpty {
+            let queued = pending.changesets
+            pending.changesets = []
+            var composed = changeset ?? queued[0]
+            for next in (changeset == nil ? queued.dropFirst() : queued[...]) {
+                if let merged = composed.composed(with: next) {
+                    composed = merged
+                } else if let after = next.after {
+                    composed = Changeset(changes: Changeset(from: shownModel.snapshot, to: after.snapshot).changes, from: shownModel, to: after)
+                    statistics.fullDiffs += 1
+                }
+            }
+            if changeset == nil { statistics.directChangesets += 1 }
+            changeset = composed
+        }
+        guard let changeset, let after = changeset.after else {
+            advance()
+            return
+        }
+        guard !changeset.isEmpty else {
+            shownModel = after
+            displayed = PresentedList(model: after, blocks: displayed.blocks)
+            pending.blocksChanged = true
+            advance()
+            return
+        }
+        if changeset.changes.count > configuration.reloadThreshold || !target.isOnScreen {
+            reload(to: after, on: target)
+            advance()
+            return
+        }
+        statistics.changesets += 1
+        let blocks = displayed.blocks
+        let stages = changeset.stages.map { stage in
+            PresentedStage(changes: Self.translate(stage.changes, sectionOffset: blocks.sectionOffset),
+                           displayed: PresentedList(model: stage.state, blocks: blocks),
+                           reconfigures: Self.isReloadOnly(stage.changes) && configuration.prefersReconfigure && target.supportsReconfigure)
+        }
+        inFlightModel = after
+        run(stages, finalModel: after, on: target)
+    }
+
+    static func isReloadOnly(_ changes: ListChanges) -> Bool {
+        !changes.itemReloads.isEmpty && changes.itemReloads.count == changes.count
+    }
+
+    /// Model indices to displayed indices: the status section, when shown, comes first; state
+    /// rows trail their sections, so item indices are unchanged.
+    static func translate(_ changes: ListChanges, sectionOffset offset: Int) -> ListChanges {
+        guard offset != 0 else { return changes }
+        var result = ListChanges()
+        func shifted(_ path: ItemPath) -> ItemPath { ItemPath(section: path.section + offset, item: path.item) }
+        result.sectionDeletes = changes.sectionDeletes.map { $0 + offset }
+        result.sectionInserts = changes.sectionInserts.map { $0 + offset }
+        result.sectionMoves = changes.sectionMoves.map { Move(from: $0.from + offset, to: $0.to + offset) }
+        result.sectionReloads = changes.sectionReloads.map { $0 + offset }
+        result.itemDeletes = changes.itemDeletes.map(shifted)
+        result.itemInserts = changes.itemInserts.map(shifted)
+        result.itemMoves = changes.itemMoves.map { Move(from: shifted($0.from), to: shifted($0.to)) }
+        result.itemReloads = changes.itemReloads.map(shifted)
+        return result
+    }
+
+    /// Large or off-screen changes and first states: one reload, with the anchor and the
+    /// selection restored by identity.
+    func reload(to model: Model, on target: any ListTarget) {
+        let anchors = captureAnchors(on: target)
+        let selected = selectedItemIDs
+        shownModel = model
+        inFlightModel = nil
+        displayed = PresentedList(model: model, blocks: desiredBlocks(for: model))
+        statistics.reloads += 1
+        target.reloadAll()
+        target.layoutNow()
+        restoreAnchor(anchors, on: target) { displayed.path(ofItem: $0) }
+        selectionInTransit = []
+        var dropped: [Item.ID] = []
+        for id in selected where !deselectedInFlight.contains(id) {
+            if let path = displayed.path(ofItem: .item(id)) { target.setSelected(true, at: path) } else { dropped.append(id) }
+        }
+        deselectedInFlight = []
+        if !dropped.isEmpty { onSelectionDropped?(dropped) }
+    }
+
+    // MARK: - Batches
+
+    func run(_ stages: [PresentedStage], finalModel: Model?, on target: any ListTarget) {
+        guard !stages.isEmpty else {
+            advance()
+            return
+        }
+        state = .applying(Batch(stages: stages[...], finalModel: finalModel, token: 0, context: StageContext()))
+        runNextStage(on: target)
+    }
+
+    private func runNextStage(on target: any ListTarget) {
+        guard case var .applying(batch) = state, let stage = batch.stages.popFirst() else { return }
+        batch.context = captureContext(on: target)
+        nextToken += 1
+        let token = nextToken
+        batch.token = token
+        state = .applying(batch)
+        statistics.batches += 1
+        scheduleTimeout(for: token)
+        target.performBatch({
+            // The data source switches inside the batch, right before the view is told (§3.1).
+            self.displayed = stage.displayed
+            if stage.reconfigures {
+                target.recordReconfigures(stage.changes.itemReloads)
+            } else {
+                target.recordChanges(stage.changes)
+            }
+        }, completion: { [weak self] in
+            self?.stageDidFinish(token: token, timedOut: false, changes: stage.changes, reconfigured: stage.reconfigures)
+        })
+    }
+
+    private func stageDidFinish(token: Int, timedOut: Bool, changes: ListChanges, reconfigured: Bool) {
+        guard case let .applying(batch) = state, batch.token == token, let target else { return }
+        if timedOut { statistics.timedOutBatches += 1 }
+        restore(batch.context, after: changes, reconfigured: reconfigured, on: target)
+        if !batch.stages.isEmpty {
+            runNextStage(on: target)
+            return
+        }
+        state = .idle
+        if let finalModel = batch.finalModel {
+            shownModel = finalModel
+            inFlightModel = nil
+            resolveSelectionInTransit(on: target)
+            pending.blocksChanged = true
+        }
+        advance()
+    }
+
+    /// Starts the clock on a batch or scroll animation: if its completion has not come when the
+    /// time is up, it is treated as done, so a view that never reports cannot freeze the list.
+    func scheduleTimeout(for token: Int) {
+        guard let timeout = configuration.completionTimeout else { return }
+        Task { @MainActor [weak self] in
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return
+            }
+            self?.timeIsUp(for: token)
+        }
+    }
+
+    private func timeIsUp(for token: Int) {
+        switch state {
+        case let .applying(batch) where batch.token == token:
+            // The changes of the stage in flight are gone with it; restoring from an empty set
+            // of changes keeps the anchor and selection where they are.
+            stageDidFinish(token: token, timedOut: true, changes: ListChanges(), reconfigured: true)
+        case let .scrolling(scrollToken) where scrollToken == token:
+            statistics.timedOutScrolls += 1
+            state = .idle
+            advance()
+        default:
+            break
+        }
+    }
+
+    // MARK: - Cells to reconfigure
+
+    /// Re-reads the visible cells of `ids` in one batch; cells off screen will read fresh content
+    /// when they appear anyway.
+    private func reconfigureVisible(_ ids: Set<Item.ID>, on target: any ListTarget) {
+        let visible = target.visibleItemPaths.filter { path in
+            displayed.itemIfPresent(at: path)?.item.map { ids.contains($0.id) } ?? false
+        }
+        guard !visible.isEmpty else {
+            advance()
+            return
+        }
+        var changes = ListChanges()
+        changes.itemReloads = visible
+        let reconfigures = configuration.prefersReconfigure && target.supportsReconfigure
+        run([PresentedStage(changes: changes, displayed: displayed, reconfigures: reconfigures)], finalModel: nil, on: target)
+    }
+}
