@@ -6,6 +6,9 @@ import ListDiff
 extension ListPresenter {
     /// The visible rows (the anchor candidates, first visible first) and the selected ones.
     func captureContext(on target: any ListTarget) -> StageContext {
+        // A deselection counts against the batch it happened during; the next one starts from the
+        // selection as it is then.
+        deselectedInFlight = []
         var context = StageContext()
         context.anchors = captureAnchors(on: target)
         for path in target.selectedItemPaths {

@@ -18,10 +18,11 @@ final class PresenterFixture {
     var droppedSelection: [Int] = []
     var missingScrollTargets: [Int] = []
 
-    init(_ model: Model, viewportRows: Int = 5, animated: Bool = true, configuration: Presenter.Configuration = .init()) {
+    init(_ model: Model, viewportRows: Int = 5, animated: Bool = true, configuration: Presenter.Configuration = .init(),
+         kind: View.Kind = .collectionView, realization: View.Realization = .all) {
         presenter = Presenter(configuration: configuration)
         presenter.update(model)
-        (view, dataSource) = presenter.attachHeadlessView(viewportRows: viewportRows)
+        (view, dataSource) = presenter.attachHeadlessView(kind: kind, realization: realization, viewportRows: viewportRows)
         view.layoutIfNeeded()
         view.completesBatchAnimationsImmediately = !animated
         presenter.onSelectionDropped = { [unowned self] in droppedSelection += $0 }
@@ -46,8 +47,10 @@ final class PresenterFixture {
         view.visibleItems.compactMap { view.cellContent(at: $0)?.item?.id }
     }
 
+    /// The selected rows' identities: the view's selected paths, read through what the presenter
+    /// displays (a view holding only the cells near its viewport has no cell for most of them).
     var selectedIDs: [Int] {
-        view.selectedItems.compactMap { view.cellContent(at: $0)?.item?.id }
+        view.selectedItems.compactMap { presenter.displayed.itemIfPresent(at: $0)?.item?.id }
     }
 
     func path(of id: Int) -> ItemPath? {
@@ -62,9 +65,24 @@ final class PresenterFixture {
         path(of: id).flatMap { view.row(of: $0) }.map { $0 - view.contentOffset }
     }
 
-    /// Whether the view shows exactly the presenter's latest model, with no violation.
+    /// The item identities the view's own cells show, in display order (every cell held).
+    var viewItemIDs: [Int] {
+        var ids: [Int] = []
+        for section in 0..<view.numberOfSections() {
+            for item in 0..<view.numberOfItems(inSection: section) {
+                if let id = view.cellContent(at: ItemPath(section: section, item: item))?.item?.id { ids.append(id) }
+            }
+        }
+        return ids
+    }
+
+    /// Whether the view shows exactly the presenter's latest model — read from the view's cells
+    /// and compared with the model the presenter was given, not with what it displays — with no
+    /// violation and no stale cell.
     var isConsistent: Bool {
-        view.violations.isEmpty && view.staleCells().isEmpty
+        let modelIDs = presenter.model.snapshot.sections.flatMap { $0.items.map(\.id) }
+        let cellsAgree = view.realization != .all || viewItemIDs == modelIDs
+        return view.violations.isEmpty && view.staleCells().isEmpty && cellsAgree
     }
 }
 
@@ -74,4 +92,53 @@ func flat(_ ids: [Int], version: (Int) -> Int = { _ in 0 }) -> Model {
 
 func sectioned(_ sections: [(Int, [Int])]) -> Model {
     Model(sections: sections.map { SnapshotSection(Day(id: $0.0), items: $0.1.map { Row(id: $0) }) })
+}
+
+
+/// A snapshot that names its state, as a live query's results do, so that changesets between
+/// such lists take the presenter's direct path.
+struct VersionedList: SectionedList {
+    let snapshot: Model
+    let generation: UInt64
+
+    var sectionCount: Int { snapshot.sections.count }
+    func itemCount(inSection section: Int) -> Int { snapshot.sections[section].items.count }
+    func section(at index: Int) -> Day { snapshot.sections[index].model }
+    func item(at path: ItemPath) -> Row { snapshot[path] }
+    var stateID: ListStateID? { ListStateID(source: 7, generation: generation) }
+}
+
+/// A source of chained changesets between random models, like a live query.
+struct ChangesetSource {
+    private(set) var current: VersionedList
+
+    init(_ model: Model) { current = VersionedList(snapshot: model, generation: 0) }
+
+    /// The changeset from the current model to `model`, which becomes current.
+    mutating func changeset(to model: Model) -> Changeset<Day, Row> {
+        let next = VersionedList(snapshot: model, generation: current.generation + 1)
+        let changes = Changeset(from: current.snapshot, to: model).changes
+        defer { current = next }
+        return Changeset(changes: changes, from: current, to: next)
+    }
+}
+
+/// Counts every read of a list, to check that a one-row change reads a bounded number of rows.
+final class ReadCounter: @unchecked Sendable {
+    // Only touched on the main actor in these tests.
+    var reads = 0
+}
+
+struct CountingList<Base: SectionedList>: SectionedList {
+    let base: Base
+    let counter: ReadCounter
+
+    var sectionCount: Int { counter.reads += 1; return base.sectionCount }
+    func itemCount(inSection section: Int) -> Int { counter.reads += 1; return base.itemCount(inSection: section) }
+    func section(at index: Int) -> Base.SectionModel { counter.reads += 1; return base.section(at: index) }
+    func item(at path: ItemPath) -> Base.Item { counter.reads += 1; return base.item(at: path) }
+    var itemCount: Int { counter.reads += 1; return base.itemCount }
+    var stateID: ListStateID? { base.stateID }
+    func path(ofItem id: Base.Item.ID) -> ItemPath? { counter.reads += 1; return base.path(ofItem: id) }
+    func index(ofSection id: Base.SectionModel.ID) -> Int? { counter.reads += 1; return base.index(ofSection: id) }
 }

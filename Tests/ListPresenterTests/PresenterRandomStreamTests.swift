@@ -39,25 +39,45 @@ struct PresenterRandomStreamTests {
         return Model(sections: sections)
     }
 
-    @Test("random updates, animations, scrolls and selections: no violation ever; the view converges to the latest model with selection by identity", arguments: 0..<8)
-    func randomStreams(stream: Int) {
-        let seed = Self.seed &+ UInt64(stream)
-        print("PresenterRandomStreamTests.randomStreams: seed \(seed)")
+    /// How a stream reaches the presenter and what it drives.
+    enum Mode: String, CaseIterable, Sendable {
+        /// Plain snapshots, diffed by the presenter.
+        case diff
+        /// Chained changesets, applied as they are (the live-query path).
+        case direct
+        /// Chained changesets on a view with NSCollectionView's sequential batch semantics.
+        case appKit
+        /// Chained changesets on a view that holds only the cells near its viewport.
+        case visibleCells
+    }
+
+    nonisolated static let streams: [(Int, Mode)] = Mode.allCases.flatMap { mode in (0..<6).map { ($0, mode) } }
+
+    @Test("random updates, animations, scrolls and selections: no violation ever; the view converges to the latest model with selection by identity", arguments: streams)
+    func randomStreams(stream: Int, mode: Mode) {
+        let seed = Self.seed &+ UInt64(stream) &+ UInt64(Mode.allCases.firstIndex(of: mode) ?? 0) * 1_000
+        print("PresenterRandomStreamTests.randomStreams(\(mode)): seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
         var nextID = 0
         var model = Self.mutate(Model(), &random, nextID: &nextID)
         for _ in 0..<5 { model = Self.mutate(model, &random, nextID: &nextID) }
-        let fixture = PresenterFixture(model, viewportRows: 6, configuration: .init(reloadThreshold: 40))
+        let fixture = PresenterFixture(model, viewportRows: 6, configuration: .init(reloadThreshold: 40),
+                                       kind: mode == .appKit ? .appKitCollectionView : .collectionView,
+                                       realization: mode == .visibleCells ? .visible(margin: 2) : .all)
+        var source = ChangesetSource(model)
+        if mode != .diff { fixture.presenter.replace(with: source.current) }
         var expectedSelection = Set<Int>()
         fixture.presenter.onSelectionDropped = { expectedSelection.subtract($0) }
 
+        var lastEvents: [Int] = []
         for step in 0..<1_000 {
-            let context = "seed \(seed), step \(step)"
             let event = Int.random(in: 0..<100, using: &random)
+            lastEvents = Array((lastEvents + [event]).suffix(4))
+            let context = "seed \(seed), step \(step), events \(lastEvents)"
             switch event {
             case 0..<35:
                 model = Self.mutate(model, &random, nextID: &nextID)
-                fixture.presenter.update(model)
+                if mode == .diff { fixture.presenter.update(model) } else { fixture.presenter.apply(source.changeset(to: model)) }
             case 35..<55:
                 fixture.view.finishBatchAnimations()
             case 55..<65:
@@ -98,6 +118,7 @@ struct PresenterRandomStreamTests {
         fixture.settle()
         #expect(fixture.presenter.phase == .idle, "seed \(seed)")
         #expect(fixture.isConsistent, "seed \(seed)")
+        if mode != .diff { #expect(fixture.presenter.statistics.fullDiffs == 0, "a changeset was re-diffed, seed \(seed)") }
         let shownSections = fixture.presenter.displayed.materialized().sections.compactMap(\.model.model?.id)
         #expect(shownSections == model.sections.map(\.model.id), "seed \(seed)")
         #expect(fixture.displayedIDs == model.sections.flatMap(\.items).map(\.id), "seed \(seed)")
