@@ -56,7 +56,9 @@ let package = Package(
         ),
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
-        .testTarget(name: "LiveQueryTests", dependencies: ["ListDiff", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "LiveQueryTests", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [

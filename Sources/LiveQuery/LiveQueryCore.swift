@@ -223,7 +223,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         needsRecovery = nil
         report(duplicates, invalid)
         let changes = Self.diff(before, after)
-        guard deliversEmptyChange || !changes.isEmpty else { return }
+        guard deliversEmptyChange || !changes.isEmpty else {
+            index.keepDelivered(before)
+            return
+        }
         let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
         channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .refetch(reason: reason),
                                                 latency: start.duration(to: .now))))

@@ -338,7 +338,11 @@ final class _LiveIndex: @unchecked Sendable {
             let isRemoval = item.kind == .removed || (item.kind == .moved && (item.new == nil || !insertedRowids.contains(item.new?.rowid ?? 0)))
             if isRemoval, let path = item.oldPath { logical.itemDeletes.append(path) }
         }
-        return _AppliedChanges(before: before, after: after, changes: logical, duplicateIdentities: duplicates, invalidIdentities: invalid)
+        // Nothing to deliver: the state before stays the newest one, so that the next changeset
+        // starts where the last delivered one ended.
+        if logical.isEmpty { latest = before }
+        return _AppliedChanges(before: before, after: logical.isEmpty ? before : after, changes: logical,
+                               duplicateIdentities: duplicates, invalidIdentities: invalid)
     }
 
     private func adjustSection(_ key: SQLValue, by delta: Int) {
@@ -361,6 +365,12 @@ final class _LiveIndex: @unchecked Sendable {
         } else if delta > 0 {
             tree.insert(SectionEntry(key: key, count: delta), order: order, tracker: &tracker)
         }
+    }
+
+    /// Makes `snapshot` — the state delivered last, when a refetch found nothing new — the newest
+    /// state again, so that the next changeset starts from it.
+    func keepDelivered(_ snapshot: _ResultSnapshot) {
+        lock.withLock { latest = snapshot }
     }
 
     /// Replaces the whole result (a refetch, or a new request) and returns the states before
