@@ -71,12 +71,19 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var members: [JSONValue.Member] = []
+        var keys = Set<JSONValue>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let keyStart = index
             let key = try parseString()
+            // Keys compare as text, code point for code point: "é" and "e\u0301" are two keys.
+            guard keys.insert(.string(key)).inserted else {
+                index = keyStart
+                throw error("duplicate key \(JSONValue.string(key).serialized) in an object")
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
             index += 1
@@ -212,7 +219,11 @@ public struct JSONParser {
             guard digits(&self) > 0 else { throw error("expected digits in an exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let value = Int64(text) { return .integer(value) }
+        if isInteger {
+            if let value = Int64(text) { return .integer(value) }
+            // Every digit kept: a 30-digit identifier must not collapse into a nearby Double.
+            return .bigInteger(text == "-0" ? "0" : text)
+        }
         guard let value = Double(text), value.isFinite else {
             index = start
             throw error("number out of range")

@@ -1,14 +1,51 @@
-/// A JSON value as the `livelist` tools read and write it. Integers stay exact (`Int64`); other numbers are
-/// `Double`. Object keys keep their order so that output is stable.
+/// A JSON value as the `livelist` tools read and write it. Integers stay exact — `Int64`, or their
+/// decimal digits when they do not fit — and other numbers are `Double`. Strings are equal when their
+/// text is, code point for code point (never by Unicode canonical equivalence). Object keys keep
+/// their order so that output is stable.
 public indirect enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer too large for 64 bits, as its digits (with a leading `-` when negative).
+    case bigInteger(String)
     case double(Double)
     case string(String)
     case array([JSONValue])
     case object([Member])
 
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.bool(a), .bool(b)): a == b
+        case let (.integer(a), .integer(b)): a == b
+        case let (.bigInteger(a), .bigInteger(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.double(a), .double(b)): a == b
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.array(a), .array(b)): a == b
+        case let (.object(a), .object(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case let .bool(value): hasher.combine(value)
+        case let .integer(value): hasher.combine(value)
+        case let .bigInteger(digits):
+            hasher.combine(1)
+            for byte in digits.utf8 { hasher.combine(byte) }
+        case let .double(value): hasher.combine(value)
+        case let .string(text):
+            hasher.combine(2)
+            for byte in text.utf8 { hasher.combine(byte) }
+            hasher.combine(text.utf8.count)
+        case let .array(elements): hasher.combine(elements)
+        case let .object(members): hasher.combine(members)
+        }
+    }
+
+    /// An object member; keys compare as JSON text, code point for code point.
     public struct Member: Hashable, Sendable {
         public var key: String
         public var value: JSONValue
@@ -16,12 +53,21 @@ public indirect enum JSONValue: Hashable, Sendable {
             self.key = key
             self.value = value
         }
+
+        public static func == (lhs: Member, rhs: Member) -> Bool {
+            lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            for byte in key.utf8 { hasher.combine(byte) }
+            hasher.combine(value)
+        }
     }
 
     /// The value of `key` in an object.
     public subscript(key: String) -> JSONValue? {
         guard case let .object(members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        return members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
     }
 
     /// Compact JSON text.
@@ -36,6 +82,7 @@ public indirect enum JSONValue: Hashable, Sendable {
         case .null: output += "null"
         case let .bool(value): output += value ? "true" : "false"
         case let .integer(value): output += String(value)
+        case let .bigInteger(digits): output += digits
         case let .double(value):
             if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
                 output += String(Int64(value))

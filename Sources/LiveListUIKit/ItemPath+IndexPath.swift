@@ -1,4 +1,4 @@
-#if canImport(UIKit) || canImport(AppKit)
+#if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
 import Foundation
 import ListDiff
 

@@ -24,11 +24,17 @@ struct DiffCommand: ParsableCommand {
     }
 
     static func readSnapshot(_ path: String) throws(InputError) -> JSONSnapshot {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw InputError("\(path): no such file")
+        }
+        guard !isDirectory.boolValue else { throw InputError("\(path): is a directory, not a JSON file") }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw InputError("\(path): permission denied") }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw InputError("\(path): cannot read the file (\(error.localizedDescription))")
+            throw InputError("\(path): cannot read the file")
         }
         do {
             return try JSONSnapshot(json: JSONParser.parse(Array(data)))

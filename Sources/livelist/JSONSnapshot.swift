@@ -20,7 +20,9 @@ struct SnapshotShapeError: Error, CustomStringConvertible {
 }
 
 extension JSONSnapshot {
-    /// Reads a sectioned snapshot from its JSON form; `1` and `1.0` are the same identifier.
+    /// Reads a sectioned snapshot from its JSON form. Identifiers compare as JSON text would:
+    /// strings code point for code point, integers by all their digits; a number with a fraction
+    /// or an exponent that equals a 64-bit integer is that integer (`1` and `1.0` are one id).
     init(json: JSONValue) throws(SnapshotShapeError) {
         guard case let .array(sections) = json else {
             throw SnapshotShapeError(path: "$", message: "expected an array of sections")
@@ -54,7 +56,7 @@ extension JSONSnapshot {
             throw SnapshotShapeError(path: path, message: "a \(kind) needs an \"id\"")
         }
         switch id {
-        case .string, .integer:
+        case .string, .integer, .bigInteger:
             return JSONListElement(id: id, value: value["value"])
         case let .double(number):
             if number == number.rounded(), let exact = Int64(exactly: number) {

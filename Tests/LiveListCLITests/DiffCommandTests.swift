@@ -65,6 +65,38 @@ struct DiffCommandTests {
         #expect(result.standardError.contains("/nonexistent/new.json"))
     }
 
+    @Test("ids compare as JSON text: canonically equivalent strings and 20-digit integers stay apart; 1 and 1.0 are one id")
+    func idsAreExact() throws {
+        // "é" precomposed and decomposed; two integers that one Double cannot tell apart.
+        let old = try CommandRunner.temporaryFile(#"[{"id": "s", "items": [{"id": "\u00e9"}, {"id": 12345678901234567890123}, {"id": 1}]}]"#)
+        let new = try CommandRunner.temporaryFile(#"[{"id": "s", "items": [{"id": "e\u0301"}, {"id": 12345678901234567890124}, {"id": 1.0}]}]"#)
+        let result = try CommandRunner.run(["diff", old, new])
+        #expect(result.status == 0, "\(result.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let stages = try #require(object["stages"] as? [[String: Any]])
+        let deletes = stages.flatMap { (($0["items"] as? [String: Any])?["delete"] as? [[Int]]) ?? [] }
+        let inserts = stages.flatMap { (($0["items"] as? [String: Any])?["insert"] as? [[Int]]) ?? [] }
+        #expect(deletes == [[0, 0], [0, 1]], "\(result.standardOutput)")
+        #expect(inserts == [[0, 0], [0, 1]], "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("12345678901234567890124"))
+    }
+
+    @Test("a duplicate object key is rejected with its position; a directory or a missing file gets a plain message")
+    func duplicateKeysAndPaths() throws {
+        let good = try CommandRunner.temporaryFile(#"[]"#)
+        let duplicate = try CommandRunner.temporaryFile("[{\"id\": 1,\n \"id\": 2, \"items\": []}]", name: "dup.json")
+        let result = try CommandRunner.run(["diff", duplicate, good])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("dup.json") && result.standardError.contains("duplicate key \"id\"")
+                && result.standardError.contains("line 2, column 2"), "\(result.standardError)")
+        let directory = FileManager.default.temporaryDirectory.path
+        let asDirectory = try CommandRunner.run(["diff", directory, good])
+        #expect(asDirectory.status == 2)
+        #expect(asDirectory.standardError == "livelist: \(directory): is a directory, not a JSON file\n", "\(asDirectory.standardError)")
+        let missing = try CommandRunner.run(["diff", good, "/nonexistent/x.json"])
+        #expect(missing.standardError == "livelist: /nonexistent/x.json: no such file\n", "\(missing.standardError)")
+    }
+
     @Test("duplicate identifiers are reported, not fatal")
     func duplicatesReported() throws {
         let old = try CommandRunner.temporaryFile(#"[{"id": 1, "items": [{"id": 7}, {"id": 7}]}]"#)
