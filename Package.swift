@@ -60,6 +60,10 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
+        // Compiles every example of the README and the DocC documentation.
+        .testTarget(name: "DocumentationTests", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [
             "livelist", "livelist-allocations", .product(name: "GRDB", package: "GRDB.swift"),

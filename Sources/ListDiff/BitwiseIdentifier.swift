@@ -6,9 +6,7 @@
 /// per-process random seed (so crafted identifiers cannot force collisions), instead of the
 /// general `Hasher`, whose setup dominates the diff of small identifiers.
 ///
-/// ```swift
-/// extension UUID: @retroactive BitwiseIdentifier {}
-/// ```
+/// In your app: `extension UUID: @retroactive BitwiseIdentifier {}`.
 ///
 /// Conforming a type that breaks the promise (a `Double`, where `0.0 == -0.0`; a struct with
 /// padding or a class reference) makes equal identifiers look different to the diff.

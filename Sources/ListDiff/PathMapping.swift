@@ -11,7 +11,7 @@
 /// var changes = ListChanges()
 /// changes.itemInserts = [ItemPath(section: 0, item: 0)]
 /// let mapping = PathMapping(changes)
-/// mapping.newPath(ofOld: ItemPath(section: 0, item: 0))   // [0, 1]: pushed down by the insert
+/// assert(mapping.newPath(ofOld: ItemPath(section: 0, item: 0)) == ItemPath(section: 0, item: 1))   // pushed down
 /// ```
 ///
 /// Use it on one stage's changes, or on a changeset's logical ``Changeset/changes``: both describe

@@ -64,6 +64,8 @@ public enum BatchUpdateViolation: Error, Hashable, Sendable, CustomStringConvert
     /// after the batch are not those the operations lead to; `section` is `nil` for the number
     /// of sections.
     case sequentialCountMismatch(section: Int?, expected: Int, actual: Int)
+    /// The batch's update closure threw an error of its own: nothing was applied.
+    case batchAborted(reason: String)
 
     public var description: String {
         switch self {
@@ -116,6 +118,8 @@ public enum BatchUpdateViolation: Error, Hashable, Sendable, CustomStringConvert
             return "programmatic scroll requested while a batch update is open (§4.4)"
         case .missingDataSource:
             return "the list view has no data source"
+        case let .batchAborted(reason):
+            return "the batch's updates threw (\(reason)); nothing was applied"
         case let .sequentialCountMismatch(section, expected, actual):
             let what = section.map { "items in section \($0)" } ?? "sections"
             return "invalid number of \(what): the data source has \(actual), the sequential update leads to \(expected) (NSCollectionView)"

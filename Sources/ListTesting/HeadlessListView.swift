@@ -268,6 +268,28 @@ public final class HeadlessListView<Cell, Header> {
         if completesBatchAnimationsImmediately { finishBatchAnimations() }
     }
 
+    /// ``performBatchUpdates(_:completion:)`` for a closure that may throw any error: a
+    /// ``BatchUpdateViolation`` it throws is the view's; other errors end the batch and propagate.
+    @_disfavoredOverload
+    public func performBatchUpdates(_ updates: () throws -> Void, completion: (@MainActor (Bool) -> Void)? = nil) throws {
+        var thrown: (any Error)?
+        do {
+            try performBatchUpdates({ () throws(BatchUpdateViolation) in
+                do {
+                    try updates()
+                } catch let violation as BatchUpdateViolation {
+                    throw violation
+                } catch {
+                    thrown = error
+                    throw .batchAborted(reason: "\(error)")
+                }
+            }, completion: completion)
+        } catch {
+            // A batch abandoned for the caller's own error reports that error.
+            throw thrown ?? error
+        }
+    }
+
     /// Ends the batch animations in flight and calls their completions in order.
     public func finishBatchAnimations() {
         let completions = pendingCompletions

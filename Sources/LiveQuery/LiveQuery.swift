@@ -35,24 +35,8 @@ import ListDiff
 ///
 /// Database work runs on GRDB's writer queue, never on the main actor.
 public final class LiveQuery<ID: LiveIdentity>: Sendable {
-    /// Tuning.
-    public struct Options: Sendable {
-        /// Transactions touching more rows than this refetch instead.
-        public var refetchThreshold: Int
-        /// How often to look for commits by other connections, and for a removed or replaced
-        /// database file; `nil` to never look.
-        public var dataVersionPollInterval: Duration?
-        /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
-        /// before a failure is delivered.
-        public var busyRetries: Int
-
-        /// Creates options; the defaults suit an app's main list.
-        public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3) {
-            self.refetchThreshold = refetchThreshold
-            self.dataVersionPollInterval = dataVersionPollInterval
-            self.busyRetries = busyRetries
-        }
-    }
+    /// Tuning (``LiveQueryOptions``).
+    public typealias Options = LiveQueryOptions
 
     /// The result when the query opened.
     public let initialResult: LiveResult<ID>
@@ -218,5 +202,24 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                 try await Task.sleep(for: .milliseconds(20 << attempt))
             }
         }
+    }
+}
+
+/// Tuning of a ``LiveQuery``.
+public struct LiveQueryOptions: Sendable {
+    /// Transactions touching more rows than this refetch instead.
+    public var refetchThreshold: Int
+    /// How often to look for commits by other connections, and for a removed or replaced
+    /// database file; `nil` to never look.
+    public var dataVersionPollInterval: Duration?
+    /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
+    /// before a failure is delivered.
+    public var busyRetries: Int
+
+    /// Creates options; the defaults suit an app's main list.
+    public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3) {
+        self.refetchThreshold = refetchThreshold
+        self.dataVersionPollInterval = dataVersionPollInterval
+        self.busyRetries = busyRetries
     }
 }

@@ -17,19 +17,8 @@ import GRDB
 /// `identity` names a column with a UNIQUE constraint — breaks ties, so the order is total and
 /// equals `ORDER BY <terms>, <identity>`.
 public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConvertible {
-    /// A WHERE clause and its arguments, evaluated by SQLite itself.
-    public struct Filter: Sendable {
-        /// The WHERE expression, without `WHERE`.
-        public var sql: String
-        /// The values of the expression's `?` placeholders.
-        public var arguments: StatementArguments
-
-        /// Creates a filter.
-        public init(_ sql: String, arguments: StatementArguments = StatementArguments()) {
-            self.sql = sql
-            self.arguments = arguments
-        }
-    }
+    /// A WHERE clause and its arguments (``LiveQueryFilter``).
+    public typealias Filter = LiveQueryFilter
 
     /// The table the rows come from.
     public var table: String
@@ -75,5 +64,19 @@ extension LiveQueryRequest where ID == Int64 {
     /// Creates a request for rows identified by their rowid.
     public init(table: String, filter: Filter? = nil, sort: [SortTerm] = [], section: String? = nil, version: String? = nil) {
         self.init(table: table, identity: nil, as: Int64.self, filter: filter, sort: sort, section: section, version: version)
+    }
+}
+
+/// A WHERE clause and its arguments, evaluated by SQLite itself.
+public struct LiveQueryFilter: Sendable {
+    /// The WHERE expression, without `WHERE`.
+    public var sql: String
+    /// The values of the expression's `?` placeholders.
+    public var arguments: StatementArguments
+
+    /// Creates a filter.
+    public init(_ sql: String, arguments: StatementArguments = StatementArguments()) {
+        self.sql = sql
+        self.arguments = arguments
     }
 }

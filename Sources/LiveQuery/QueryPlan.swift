@@ -205,7 +205,7 @@ struct QueryPlan: Sendable {
     /// reads the table, the filter does so itself (a subquery or an aggregate over it). Functions
     /// SQLite does not flag deterministic, and date functions given `'now'`, make it depend on more
     /// than the data.
-    static func analyze(filter: LiveQueryRequest<some LiveIdentity>.Filter, schema: _TableSchema, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
+    static func analyze(filter: LiveQueryFilter, schema: _TableSchema, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
         var analysis = FilterAnalysis()
         var names = schema.columns.map(\.name)
         let lowered = Set(names.map { $0.lowercased() })

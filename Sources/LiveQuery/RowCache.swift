@@ -11,10 +11,10 @@ import ListDiff
 /// cells can be reconfigured.
 ///
 /// ```swift
-/// let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(
-///     writer: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in
+/// let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache<Int64, Conversation>.tableLoader(
+///     reader: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in
 ///         Conversation(sender: row["sender"], subject: row["subject"]) })
-/// cache.onRowsLoaded = { ids in DispatchQueue.main.async { reconfigure(ids) } }
+/// cache.onRowsLoaded = { ids in Task { @MainActor in reconfigure(ids) } }
 /// cache.update(result: update.result)               // after every live query update
 /// let slots = cache.rows(in: visibleRange, prefetch: 40)
 /// ```

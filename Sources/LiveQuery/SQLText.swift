@@ -6,8 +6,8 @@
 /// ```swift
 /// let composed: SQLText = "é"                       // C3 A9
 /// let decomposed = SQLText("e\u{301}")              // 65 CC 81
-/// composed == decomposed                            // false, as in SQLite
-/// composed.string == decomposed.string              // true, as in Swift
+/// assert(composed != decomposed)                    // different, as in SQLite
+/// assert(composed.string == decomposed.string)      // equal, as Swift strings
 /// ```
 public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     enum Storage: Sendable {

@@ -1,8 +1,7 @@
 /// One ORDER BY term of a live query: a column, a direction, where NULLs go, and a collation.
 ///
 /// ```swift
-/// SortTerm("lastActivity", .descending)
-/// SortTerm("name", collation: .nocase, nulls: .last)
+/// let terms = [SortTerm("lastActivity", .descending), SortTerm("name", collation: .nocase, nulls: .last)]
 /// ```
 public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
     /// ASC or DESC.
