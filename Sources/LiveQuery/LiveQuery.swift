@@ -113,6 +113,15 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                     }
                     // Added inside the same writer access as the fetch: no commit can fall between.
                     db.add(transactionObserver: core, extent: .observerLifetime)
+                    if core.isBuilding, writer is DatabasePool {
+                        // A reader takes a snapshot of this very state and indexes the rest while
+                        // the writer goes on; commits from now on wait in the core.
+                        writer.spawnConcurrentRead { result in
+                            core.buildRest(plan, from: result) { entries in
+                                writer.asyncWriteWithoutTransaction { db in core.finishBuild(entries, db) }
+                            }
+                        }
+                    }
                     return (core, core.channel.latestResult)
                 }
             }
@@ -121,6 +130,12 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         }
         let query = LiveQuery(core: core, initialResult: initial, writer: writer, options: options)
         for problem in core.initialProblems { core.channel.deliver(.failure(problem)) }
+        if core.isBuilding, !(writer is DatabasePool) {
+            // One connection: the rest is fetched in the writer's next access.
+            writer.asyncWriteWithoutTransaction { db in
+                core.buildRest(core.plan, from: .success(db)) { entries in core.finishBuild(entries, db) }
+            }
+        }
         return query
     }
 
@@ -147,6 +162,13 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
 
     /// The newest result delivered.
     public var latestResult: LiveResult<ID> { core.channel.latestResult }
+
+    /// The newest result once it holds every row (after the first screen, the rest of the first
+    /// fetch arrives as an update).
+    public func completeResult() async -> LiveResult<ID> {
+        for await result in results() where result.isComplete { return result }
+        return latestResult
+    }
 
     /// What the query has done so far.
     public var statistics: LiveQueryStatistics { core.statistics.current }
@@ -215,11 +237,19 @@ public struct LiveQueryOptions: Sendable {
     /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
     /// before a failure is delivered.
     public var busyRetries: Int
+    /// How many rows `open` fetches before it returns, when the result has more: the first
+    /// screen. The rest is indexed off the caller's path — on a reader of a `DatabasePool`,
+    /// concurrently with writes; on the writer of a `DatabaseQueue`, right after — and arrives
+    /// as one update whose path is ``LiveUpdatePath/firstFetchCompleted``; commits that land
+    /// meanwhile are applied with it. `nil` fetches everything before returning.
+    public var firstScreenRows: Int?
 
     /// Creates options; the defaults suit an app's main list.
-    public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3) {
+    public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3,
+                firstScreenRows: Int? = 200) {
         self.refetchThreshold = refetchThreshold
         self.dataVersionPollInterval = dataVersionPollInterval
         self.busyRetries = busyRetries
+        self.firstScreenRows = firstScreenRows
     }
 }

@@ -25,6 +25,12 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     private var lastDataVersion: Int?
     private var triggers: _ChangeTriggers?
     private var isStopped = false
+    /// While the rest of the first fetch is indexed: the rows commits touched meanwhile, and
+    /// whether one of them calls for a refetch. They are applied when the index is complete.
+    private var build: (touched: Set<Int64>, refetch: String?)?
+
+    /// Whether the query opened with its first screen and still indexes the rest.
+    var isBuilding: Bool { build != nil }
 
     static func canonicalizer() -> _IdentityCanonicalizer {
         { ID(identityValue: $0)?.identityValue }
@@ -35,9 +41,13 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     init(plan: QueryPlan, db: Database, options: LiveQuery<ID>.Options, channelFactory: (LiveResult<ID>) -> EventChannel<ID>) throws(LiveQueryError) {
         self.plan = plan
         self.options = options
-        let entries = try Self.fetchEntries(plan, db)
+        var entries = try Self.fetchEntries(plan, db, limit: options.firstScreenRows.map { $0 + 1 })
         statistics.update { $0.rowsRead += entries.count }
-        index = _LiveIndex(layout: plan.layout, canonicalIdentity: Self.canonicalizer(), sorted: entries)
+        if let screen = options.firstScreenRows, entries.count > screen {
+            entries.removeLast(entries.count - screen)
+            build = ([], nil)
+        }
+        index = _LiveIndex(layout: plan.layout, canonicalIdentity: Self.canonicalizer(), sorted: entries, isComplete: build == nil)
         source = index.source
         channel = channelFactory(LiveResult(index.current))
         do {
@@ -74,9 +84,9 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         triggers = nil
     }
 
-    /// Every row of `plan`, in its order.
-    static func fetchEntries(_ plan: QueryPlan, _ db: Database) throws(LiveQueryError) -> [IndexEntry] {
-        let sql = plan.fetchSQL
+    /// Every row of `plan` (or the first `limit`), in its order.
+    static func fetchEntries(_ plan: QueryPlan, _ db: Database, limit: Int? = nil) throws(LiveQueryError) -> [IndexEntry] {
+        let sql = plan.fetchSQL + (limit.map { " LIMIT \($0)" } ?? "")
         do {
             try _Digest.register(on: db)
             let statement = try db.cachedStatement(sql: sql)
@@ -151,6 +161,13 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             needsRefetch = nil
         }
         guard !isStopped else { return }
+        if var pending = build {
+            // The index is not complete yet: remember, apply when it is.
+            pending.touched.formUnion(touched)
+            pending.refetch = pending.refetch ?? needsRefetch
+            build = pending
+            return
+        }
         // No PRAGMA data_version here: our own commits do not move it, and reading it now would
         // swallow a commit another connection made meanwhile, which the poller must still see.
         do {
@@ -176,6 +193,16 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Re-reads the touched rows with the query's own WHERE clause, so filter semantics are
     /// SQLite's, and moves them inside the index.
     private func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
+        let applied = try applyRows(db)
+        guard !applied.changes.isEmpty else { return }
+        statistics.update { $0.incrementalUpdates += 1 }
+        let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
+                                                latency: start.duration(to: .now))))
+    }
+
+    /// Re-reads the touched rows and applies them to the index.
+    private func applyRows(_ db: Database) throws -> _AppliedChanges {
         var fetched: [Int64: IndexEntry] = [:]
         let ids = Array(touched)
         var offset = 0
@@ -200,11 +227,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         statistics.update { $0.rowsRead += fetched.count }
         let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
         report(applied.duplicateIdentities, applied.invalidIdentities)
-        guard !applied.changes.isEmpty else { return }
-        statistics.update { $0.incrementalUpdates += 1 }
-        let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
-        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
-                                                latency: start.duration(to: .now))))
+        return applied
     }
 
     private func report(_ duplicates: [SQLValue], _ invalid: [SQLValue]) {
@@ -259,9 +282,88 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         return ListSnapshot(sections: sections)
     }
 
+    // MARK: - The rest of the first fetch
+
+    /// Fetches every row of `plan` on `result`'s connection (a pool's reader, on a snapshot taken
+    /// when the query opened; or the writer) and hands them to `finish` — or reports the failure.
+    /// `plan` is passed in, not read from the core: a reader runs off the writer's queue.
+    func buildRest(_ plan: QueryPlan, from result: Result<Database, any Error>, finish: ([IndexEntry]?) -> Void) {
+        do {
+            let db = try result.get()
+            let entries = try Self.fetchEntries(plan, db)
+            statistics.update { $0.rowsRead += entries.count }
+            finish(entries)
+        } catch {
+            channel.deliver(.failure(LiveQueryError.from(error, sql: plan.fetchSQL, arguments: plan.arguments)))
+            finish(nil)
+        }
+    }
+
+    /// Completes the index with every row, applies what commits touched meanwhile, and delivers
+    /// one update from the first screen to the whole result: on the writer's queue.
+    func finishBuild(_ entries: [IndexEntry]?, _ db: Database) {
+        guard let pending = build else { return }
+        build = nil
+        guard !isStopped else { return }
+        let start = ContinuousClock.now
+        guard let entries else {
+            needsRecovery = "the rest of the first fetch failed"
+            return
+        }
+        let (before, built, duplicates, invalid) = index.replaceAll(layout: plan.layout, sorted: entries)
+        report(duplicates, invalid)
+        var after = built
+        do {
+            if let reason = pending.refetch {
+                let fresh = try Self.fetchEntries(plan, db)
+                statistics.update { $0.rowsRead += fresh.count }
+                after = index.replaceAll(layout: plan.layout, sorted: fresh).after
+                _ = reason
+            } else if !pending.touched.isEmpty {
+                touched = pending.touched
+                defer { touched = [] }
+                after = try applyRows(db).after
+            }
+        } catch {
+            needsRecovery = "recovering from: \(LiveQueryError.from(error, sql: nil))"
+            channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
+        }
+        let extendsPrefix = pending.refetch == nil && pending.touched.isEmpty
+        let changes = extendsPrefix ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
+        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .firstFetchCompleted,
+                                                latency: start.duration(to: .now))))
+    }
+
+    /// The changes from a first screen to the whole result it is the beginning of: the rows
+    /// after it, appended to its last section and in the sections that follow. O(rows added).
+    static func appendedRows(from prefix: _ResultSnapshot, to whole: _ResultSnapshot) -> ListChanges {
+        var changes = ListChanges()
+        let shown = prefix.sectionCount
+        guard shown > 0 else {
+            changes.sectionInserts = Array(0..<whole.sectionCount)
+            for section in 0..<whole.sectionCount {
+                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
+            }
+            return changes
+        }
+        let last = shown - 1
+        let grown = whole.section(at: last).count
+        for item in prefix.section(at: last).count..<max(prefix.section(at: last).count, grown) {
+            changes.itemInserts.append(ItemPath(section: last, item: item))
+        }
+        if whole.sectionCount > shown {
+            changes.sectionInserts = Array(shown..<whole.sectionCount)
+            for section in shown..<whole.sectionCount {
+                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
+            }
+        }
+        return changes
+    }
+
     /// Another connection or process committed when `PRAGMA data_version` moved: refetch.
     func pollDataVersion(_ db: Database) throws {
-        guard !isStopped else { return }
+        guard !isStopped, build == nil else { return }
         let version = try Int.fetchOne(db, sql: "PRAGMA data_version")
         if let version, version != lastDataVersion {
             lastDataVersion = version
@@ -274,6 +376,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
+        build = nil   // the rest of the first fetch, if still under way, belongs to the old request
         let previous = self.plan
         self.plan = plan
         do {

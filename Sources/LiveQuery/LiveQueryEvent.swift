@@ -19,11 +19,15 @@ public enum LiveUpdatePath: Sendable, Equatable, CustomStringConvertible {
     case incremental
     /// The result was fetched again and diffed, for the reason given.
     case refetch(reason: String)
+    /// The rest of the first fetch: the query opened with its first screen of rows
+    /// (``LiveQueryOptions/firstScreenRows``) and now holds them all.
+    case firstFetchCompleted
 
     public var description: String {
         switch self {
         case .incremental: "incremental"
         case let .refetch(reason): "refetch (\(reason))"
+        case .firstFetchCompleted: "first fetch completed"
         }
     }
 }

@@ -30,6 +30,11 @@ public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
     /// The number of rows.
     public var count: Int { storage.count }
 
+    /// Whether the result holds every row. `false` for the first screen a query opens with while
+    /// it indexes the rest (``LiveQueryOptions/firstScreenRows``): the rest comes as the next
+    /// update, appended below.
+    public var isComplete: Bool { storage.isComplete }
+
     public var sectionCount: Int { storage.sectionCount }
 
     public func itemCount(inSection section: Int) -> Int { storage.section(at: section).count }

@@ -42,6 +42,8 @@ final class _LiveIndex: @unchecked Sendable {
     private var generation: UInt64 = 0
     private var latest: _ResultSnapshot?
     private let canonicalIdentity: _IdentityCanonicalizer
+    /// Whether the index holds every row of the result (not only the first screen).
+    private var isComplete: Bool
 
     private static let sourceLock = NSLock()
     nonisolated(unsafe) private static var lastSource: UInt64 = 0
@@ -54,13 +56,14 @@ final class _LiveIndex: @unchecked Sendable {
     /// Builds the index of `entries`, already in `layout`'s order (or in fetch order, numbered
     /// by `rowid`, for a refetched result). Entries whose identity does not decode, or repeats
     /// one before them, are left out (see ``initialProblems``).
-    init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, sorted entries: [IndexEntry]) {
+    init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, sorted entries: [IndexEntry], isComplete: Bool = true) {
         source = Self.sourceLock.withLock {
             Self.lastSource += 1
             return Self.lastSource
         }
         self.layout = layout
         self.canonicalIdentity = canonicalIdentity
+        self.isComplete = isComplete
         let built: Built
         (built, initialProblems) = Self.build(layout: layout, canonicalIdentity: canonicalIdentity, entries: entries)
         (rows, sectionTree, leafOfRow, rowOfIdentity) = built
@@ -133,7 +136,7 @@ final class _LiveIndex: @unchecked Sendable {
         }
         let snapshot = _ResultSnapshot(
             rows: rows.publish(), sections: sections, stateID: ListStateID(source: source, generation: generation),
-            layout: layout, index: self)
+            layout: layout, index: self, isComplete: isComplete)
         latest = snapshot
         return snapshot
     }
@@ -382,6 +385,7 @@ final class _LiveIndex: @unchecked Sendable {
         return lock.withLock {
             let before = latest ?? publishLocked()
             self.layout = layout
+            isComplete = true
             (rows, sectionTree, leafOfRow, rowOfIdentity) = built
             let after = publishLocked()
             return (before, after, problems.duplicates, problems.invalid)

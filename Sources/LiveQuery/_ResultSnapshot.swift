@@ -54,6 +54,8 @@ struct _ResultSnapshot: Sendable {
     let layout: _ResultLayout
     /// The index that published it, for identity lookups (exact on the newest state).
     let index: _LiveIndex?
+    /// Whether it holds every row (not only the first screen of a query still being indexed).
+    let isComplete: Bool
 
     var count: Int { rows.count }
 

@@ -144,7 +144,7 @@ struct PresenterDirectPathTests {
 
     func waitUntilIdle(_ presenter: Presenter) async throws {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(60))   // other tests may hold the main actor meanwhile
+        let deadline = clock.now.advanced(by: .seconds(300))   // a hang guard: other tests may hold the main actor for long (ThreadSanitizer)
         while presenter.phase != .idle {
             guard clock.now < deadline else { throw TimedOut() }
             try await Task.sleep(for: .milliseconds(10))

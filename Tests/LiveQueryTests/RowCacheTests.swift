@@ -50,7 +50,7 @@ struct RowCacheTests {
         print("RowCacheTests.scrollDownAndBack: setup \(start.duration(to: clock.now))")
         let probe = LoaderProbe()
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
-        cache.update(result: query.initialResult)
+        cache.update(result: await query.completeResult())
         let windows = Array(stride(from: 0, to: 100_000, by: 40))
         var maximumCached = 0
         func scroll(_ starts: [Int]) async {
@@ -85,7 +85,7 @@ struct RowCacheTests {
         let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
         let probe = LoaderProbe()
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
-        cache.update(result: query.initialResult)
+        cache.update(result: await query.completeResult())
         _ = cache.rows(in: 0..<100)
         await cache.waitForLoads()
         probe.reset()
@@ -118,7 +118,7 @@ struct RowCacheTests {
         probe.failWhenLoading([60])        // a row of page 1
         let cache = RowCache(pageSize: 50, maximumPages: 20, loader: probe.loader)
         #expect(cache.listState.description == "loading")
-        cache.update(result: query.initialResult)
+        cache.update(result: await query.completeResult())
         _ = cache.rows(in: 0..<150)
         await cache.waitForLoads()
         guard case let .failed(failure) = cache.pageState(1) else {
@@ -155,7 +155,7 @@ struct RowCacheTests {
         let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 10, loader: RowCache.tableLoader(reader: reader, table: "item", columns: ["name"]) { row in
             row["name"]
         })
-        cache.update(result: query.initialResult)
+        cache.update(result: await query.completeResult())
         var blockerConfiguration = Configuration()
         blockerConfiguration.allowsUnsafeTransactions = true
         let blocker = try DatabaseQueue(path: path, configuration: blockerConfiguration)
