@@ -56,7 +56,7 @@ public enum LiveQueryBenchmarks {
         if selected("paging.first_screen.1m") {
             results.append(try await firstScreen())
         }
-        if selected("live.update.1m") || selected("live.open.1m") || selected("live.criteria.1m") {
+        if selected("live.update.1m") || selected("live.criteria.1m") {
             results += try await million(selected: selected)
         }
         return results
@@ -73,7 +73,7 @@ public enum LiveQueryBenchmarks {
         let inbox = existingInbox ?? Inbox()
         let query: LiveQuery<Int64>
         if let existing { query = existing } else {
-            query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
+            query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
         }
         var random = SeededRandomNumberGenerator(seed: 7)
         var latencies: [Double] = []
@@ -139,22 +139,8 @@ public enum LiveQueryBenchmarks {
         let (queue, _) = try makeDatabase(rows: rows, seed: 1_000_000)
         var results: [BenchResult] = []
         let inbox = Inbox()
-        let residentBefore = residentBytes()
         let clock = ContinuousClock()
-        let start = clock.now
-        let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
-        let openMilliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
-        let residentAfter = residentBytes()
-        let inResult = query.initialResult.count
-        if selected("live.open.1m") {
-            var open = BenchResult(name: "live.open.1m", medianMilliseconds: openMilliseconds, runs: 1)
-            open.add("rows", .integer(Int64(rows)))
-            open.add("in_result", .integer(Int64(inResult)))
-            open.add("resident_bytes_added", .integer(Int64(residentAfter - residentBefore)))
-            open.add("bytes_per_row", .integer(Int64((residentAfter - residentBefore) / max(1, inResult))))
-            open.add("peak_resident_bytes", .integer(Int64(peakResidentBytes())))
-            results.append(open)
-        }
+        let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
         if selected("live.update.1m") {
             results.append(try await measureUpdates(name: "live.update.1m", queue: queue, rows: rows, runs: 51, baselineRuns: 5, query: query, inbox: inbox))
         }
@@ -190,7 +176,7 @@ public enum LiveQueryBenchmarks {
             let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
                 row["name"]
             })
-            cache.update(result: query.initialResult)
+            cache.update(result: await query.completeResult())
             let clock = ContinuousClock()
             let start = clock.now
             peakCached = 0
@@ -224,7 +210,7 @@ public enum LiveQueryBenchmarks {
         let cache = RowCache<Int64, String>(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(reader: queue, table: "item", columns: ["name"]) { row in
             row["name"]
         })
-        cache.update(result: query.initialResult)
+        cache.update(result: query.initialResult)   // the first screen
         _ = cache.rows(in: 0..<40)
         await cache.waitForLoads()
         let total = Stopwatch.milliseconds(start.duration(to: clock.now))

@@ -117,8 +117,8 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                         // A reader takes a snapshot of this very state and indexes the rest while
                         // the writer goes on; commits from now on wait in the core.
                         writer.spawnConcurrentRead { result in
-                            core.buildRest(plan, from: result) { entries in
-                                writer.asyncWriteWithoutTransaction { db in core.finishBuild(entries, db) }
+                            core.buildRest(plan, from: result) { builder in
+                                writer.asyncWriteWithoutTransaction { db in core.finishBuild(builder, db) }
                             }
                         }
                     }
@@ -133,7 +133,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         if core.isBuilding, !(writer is DatabasePool) {
             // One connection: the rest is fetched in the writer's next access.
             writer.asyncWriteWithoutTransaction { db in
-                core.buildRest(core.plan, from: .success(db)) { entries in core.finishBuild(entries, db) }
+                core.buildRest(core.plan, from: .success(db)) { builder in core.finishBuild(builder, db) }
             }
         }
         return query

@@ -41,13 +41,22 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     init(plan: QueryPlan, db: Database, options: LiveQuery<ID>.Options, channelFactory: (LiveResult<ID>) -> EventChannel<ID>) throws(LiveQueryError) {
         self.plan = plan
         self.options = options
-        var entries = try Self.fetchEntries(plan, db, limit: options.firstScreenRows.map { $0 + 1 })
-        statistics.update { $0.rowsRead += entries.count }
-        if let screen = options.firstScreenRows, entries.count > screen {
-            entries.removeLast(entries.count - screen)
-            build = ([], nil)
+        let canonical = Self.canonicalizer()
+        if let screen = options.firstScreenRows {
+            var entries = try Self.fetchEntries(plan, db, limit: screen + 1)
+            statistics.update { $0.rowsRead += entries.count }
+            if entries.count > screen {
+                entries.removeLast(entries.count - screen)
+                build = ([], nil)
+            }
+            index = _LiveIndex(layout: plan.layout, canonicalIdentity: canonical, sorted: entries, isComplete: build == nil)
+        } else {
+            var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: canonical)
+            try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
+            let count = builder.count
+            statistics.update { $0.rowsRead += count }
+            index = _LiveIndex(builder: builder)
         }
-        index = _LiveIndex(layout: plan.layout, canonicalIdentity: Self.canonicalizer(), sorted: entries, isComplete: build == nil)
         source = index.source
         channel = channelFactory(LiveResult(index.current))
         do {
@@ -84,21 +93,31 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         triggers = nil
     }
 
-    /// Every row of `plan` (or the first `limit`), in its order.
+    /// The first `limit` rows of `plan`, in its order (the first screen, and small results).
     static func fetchEntries(_ plan: QueryPlan, _ db: Database, limit: Int? = nil) throws(LiveQueryError) -> [IndexEntry] {
-        let sql = plan.fetchSQL + (limit.map { " LIMIT \($0)" } ?? "")
+        var entries: [IndexEntry] = []
+        try read(plan, db, sql: plan.fetchSQL + (limit.map { " LIMIT \($0)" } ?? "")) { entries.append($0) }
+        return entries
+    }
+
+    /// Every row of `plan`, in its order, into a builder for `index`. When the result may be
+    /// large, the cheaper of SQLite's plans is chosen first (see ``QueryPlan/prefersTableScan(_:)``).
+    static func fetchAll(_ plan: QueryPlan, _ db: Database, into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+        let scan = mayBeLarge && plan.prefersTableScan(db)
+        try read(plan, db, sql: scan ? plan.scanningFetchSQL : plan.fetchSQL) { builder.append($0) }
+    }
+
+    private static func read(_ plan: QueryPlan, _ db: Database, sql: String, _ body: (IndexEntry) -> Void) throws(LiveQueryError) {
         do {
             try _Digest.register(on: db)
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(plan.arguments)
-            var entries: [IndexEntry] = []
             let cursor = try Row.fetchCursor(statement)
             var ordinal: Int64 = 0
             while try cursor.next() != nil {
-                entries.append(plan.entry(from: statement.sqliteStatement, ordinal: ordinal))
+                body(plan.entry(from: statement.sqliteStatement, ordinal: ordinal))
                 ordinal += 1
             }
-            return entries
         } catch {
             throw LiveQueryError.from(error, sql: sql, arguments: plan.arguments)
         }
@@ -237,12 +256,14 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// Fetches the whole result again and diffs it against what was delivered last.
     func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
-        let entries = try Self.fetchEntries(plan, db)
+        var builder = index.makeBuilder(layout: plan.layout)
+        try Self.fetchAll(plan, db, into: &builder, mayBeLarge: index.current.count >= 10_000)
+        let count = builder.count
         statistics.update {
-            $0.rowsRead += entries.count
+            $0.rowsRead += count
             $0.refetches += 1
         }
-        let (before, after, duplicates, invalid) = index.replaceAll(layout: plan.layout, sorted: entries)
+        let (before, after, duplicates, invalid) = index.replaceAll(with: builder)
         needsRecovery = nil
         report(duplicates, invalid)
         let changes = Self.diff(before, after)
@@ -287,12 +308,14 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Fetches every row of `plan` on `result`'s connection (a pool's reader, on a snapshot taken
     /// when the query opened; or the writer) and hands them to `finish` — or reports the failure.
     /// `plan` is passed in, not read from the core: a reader runs off the writer's queue.
-    func buildRest(_ plan: QueryPlan, from result: Result<Database, any Error>, finish: ([IndexEntry]?) -> Void) {
+    func buildRest(_ plan: QueryPlan, from result: Result<Database, any Error>, finish: (_IndexBuilder?) -> Void) {
         do {
             let db = try result.get()
-            let entries = try Self.fetchEntries(plan, db)
-            statistics.update { $0.rowsRead += entries.count }
-            finish(entries)
+            var builder = index.makeBuilder(layout: plan.layout)
+            try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
+            let count = builder.count
+            statistics.update { $0.rowsRead += count }
+            finish(builder)
         } catch {
             channel.deliver(.failure(LiveQueryError.from(error, sql: plan.fetchSQL, arguments: plan.arguments)))
             finish(nil)
@@ -301,24 +324,25 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// Completes the index with every row, applies what commits touched meanwhile, and delivers
     /// one update from the first screen to the whole result: on the writer's queue.
-    func finishBuild(_ entries: [IndexEntry]?, _ db: Database) {
+    func finishBuild(_ builder: _IndexBuilder?, _ db: Database) {
         guard let pending = build else { return }
         build = nil
         guard !isStopped else { return }
         let start = ContinuousClock.now
-        guard let entries else {
+        guard let builder else {
             needsRecovery = "the rest of the first fetch failed"
             return
         }
-        let (before, built, duplicates, invalid) = index.replaceAll(layout: plan.layout, sorted: entries)
+        let (before, built, duplicates, invalid) = index.replaceAll(with: builder)
         report(duplicates, invalid)
         var after = built
         do {
-            if let reason = pending.refetch {
-                let fresh = try Self.fetchEntries(plan, db)
-                statistics.update { $0.rowsRead += fresh.count }
-                after = index.replaceAll(layout: plan.layout, sorted: fresh).after
-                _ = reason
+            if pending.refetch != nil {
+                var fresh = index.makeBuilder(layout: plan.layout)
+                try Self.fetchAll(plan, db, into: &fresh, mayBeLarge: true)
+                let count = fresh.count
+                statistics.update { $0.rowsRead += count }
+                after = index.replaceAll(with: fresh).after
             } else if !pending.touched.isEmpty {
                 touched = pending.touched
                 defer { touched = [] }

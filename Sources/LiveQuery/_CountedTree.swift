@@ -256,19 +256,34 @@ struct _CountedTree<Element: _TreeElement> {
     /// A tree holding `elements`, which must already be in the tree's order; leaves are filled
     /// completely (a freshly built index takes the least memory).
     init<Tracker: _LeafTracker>(sorted elements: [Element], tracker: inout Tracker) where Tracker.Element == Element {
-        epoch = _Epoch.next()
-        var nodes: [_TreeNode<Element>] = []
+        var chunks: [[Element]] = []
         var start = 0
         repeat {
             let end = min(start + Self.leafCapacity, elements.count)
-            let slice = Array(elements[start..<end])
-            let id = UInt32(leaves.count)
-            let leaf = _TreeLeaf(epoch: epoch, id: id, elements: slice, weight: slice.reduce(0) { $0 + $1.weight })
-            leaves.append(leaf)
-            for element in slice { tracker.element(element, movedTo: id) }
-            nodes.append(.leaf(leaf))
+            chunks.append(Array(elements[start..<end]))
             start = end
         } while start < elements.count
+        self.init(leaves: chunks, tracker: &tracker)
+    }
+
+    /// A tree whose leaves hold `chunks`, in order (each at most `leafCapacity`, none empty
+    /// unless it is the only one).
+    init<Tracker: _LeafTracker>(leaves chunks: [[Element]], tracker: inout Tracker) where Tracker.Element == Element {
+        epoch = _Epoch.next()
+        var nodes: [_TreeNode<Element>] = []
+        nodes.reserveCapacity(chunks.count)
+        for chunk in chunks {
+            let id = UInt32(leaves.count)
+            let leaf = _TreeLeaf(epoch: epoch, id: id, elements: chunk, weight: chunk.reduce(0) { $0 + $1.weight })
+            leaves.append(leaf)
+            for element in chunk { tracker.element(element, movedTo: id) }
+            nodes.append(.leaf(leaf))
+        }
+        if nodes.isEmpty {
+            let leaf = _TreeLeaf<Element>(epoch: epoch, id: 0, elements: [], weight: 0)
+            leaves.append(leaf)
+            nodes.append(.leaf(leaf))
+        }
         while nodes.count > 1 {
             var parents: [_TreeNode<Element>] = []
             var index = 0

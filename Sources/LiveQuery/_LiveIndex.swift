@@ -56,17 +56,24 @@ final class _LiveIndex: @unchecked Sendable {
     /// Builds the index of `entries`, already in `layout`'s order (or in fetch order, numbered
     /// by `rowid`, for a refetched result). Entries whose identity does not decode, or repeats
     /// one before them, are left out (see ``initialProblems``).
-    init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, sorted entries: [IndexEntry], isComplete: Bool = true) {
+    convenience init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, sorted entries: [IndexEntry],
+                     isComplete: Bool = true) {
+        var builder = _IndexBuilder(layout: layout, canonicalIdentity: canonicalIdentity)
+        for entry in entries { builder.append(entry) }
+        self.init(builder: builder, isComplete: isComplete)
+    }
+
+    /// Builds the index of the rows `builder` gathered.
+    init(builder: _IndexBuilder, isComplete: Bool = true) {
         source = Self.sourceLock.withLock {
             Self.lastSource += 1
             return Self.lastSource
         }
-        self.layout = layout
-        self.canonicalIdentity = canonicalIdentity
+        layout = builder.layout
+        canonicalIdentity = builder.canonicalIdentity
         self.isComplete = isComplete
-        let built: Built
-        (built, initialProblems) = Self.build(layout: layout, canonicalIdentity: canonicalIdentity, entries: entries)
-        (rows, sectionTree, leafOfRow, rowOfIdentity) = built
+        initialProblems = (builder.duplicates, builder.invalid)
+        (rows, sectionTree, leafOfRow, rowOfIdentity) = Self.build(builder)
         _ = publish()
     }
 
@@ -75,42 +82,13 @@ final class _LiveIndex: @unchecked Sendable {
 
     private typealias Built = (_CountedTree<IndexEntry>, _CountedTree<SectionEntry>?, _RowidMap, [SQLValue: Int64])
 
-    private static func build(layout: _ResultLayout, canonicalIdentity: _IdentityCanonicalizer, entries: [IndexEntry])
-        -> (Built, problems: (duplicates: [SQLValue], invalid: [SQLValue]))
-    {
-        var kept = entries
-        var identities: [SQLValue: Int64] = [:]
-        var duplicates: [SQLValue] = [], invalid: [SQLValue] = []
-        if !layout.identityIsRowid {
-            identities.reserveCapacity(entries.count)
-            kept.removeAll { entry in
-                let stored = layout.identity(of: entry)
-                guard let identity = canonicalIdentity(stored) else {
-                    invalid.append(stored)
-                    return true
-                }
-                if identities[identity] != nil {
-                    duplicates.append(stored)
-                    return true
-                }
-                identities[identity] = entry.rowid
-                return false
-            }
-        }
-        var tracker = MapTracker(map: _RowidMap(capacity: kept.count))
-        let tree = _CountedTree(sorted: kept, tracker: &tracker)
-        var sections: _CountedTree<SectionEntry>?
-        if layout.isSectioned {
-            var grouped: [SectionEntry] = []
-            for entry in kept {
-                let key = layout.sectionKey(of: entry)
-                if let last = grouped.last, last.key == key { grouped[grouped.count - 1].count += 1 } else {
-                    grouped.append(SectionEntry(key: key, count: 1))
-                }
-            }
-            sections = _CountedTree(sorted: grouped)
-        }
-        return ((tree, sections, tracker.map, identities), (duplicates, invalid))
+    private static func build(_ builder: _IndexBuilder) -> Built {
+        var builder = builder
+        let leaves = builder.finishLeaves()
+        var tracker = MapTracker(map: _RowidMap(capacity: builder.count))
+        let tree = _CountedTree(leaves: leaves, tracker: &tracker)
+        let sections = builder.layout.isSectioned ? _CountedTree(sorted: builder.sections) : nil
+        return (tree, sections, tracker.map, builder.rowOfIdentity)
     }
 
     /// The latest state, published as is.
@@ -378,17 +356,22 @@ final class _LiveIndex: @unchecked Sendable {
 
     /// Replaces the whole result (a refetch, or a new request) and returns the states before
     /// and after, with the identities left out as duplicates.
-    func replaceAll(layout: _ResultLayout, sorted entries: [IndexEntry])
+    func replaceAll(with builder: _IndexBuilder)
         -> (before: _ResultSnapshot, after: _ResultSnapshot, duplicates: [SQLValue], invalid: [SQLValue])
     {
-        let (built, problems) = Self.build(layout: layout, canonicalIdentity: canonicalIdentity, entries: entries)
+        let built = Self.build(builder)
         return lock.withLock {
             let before = latest ?? publishLocked()
-            self.layout = layout
+            self.layout = builder.layout
             isComplete = true
             (rows, sectionTree, leafOfRow, rowOfIdentity) = built
             let after = publishLocked()
-            return (before, after, problems.duplicates, problems.invalid)
+            return (before, after, builder.duplicates, builder.invalid)
         }
+    }
+
+    /// A builder for this index's rows (its identity rules), under `layout`.
+    func makeBuilder(layout: _ResultLayout) -> _IndexBuilder {
+        _IndexBuilder(layout: layout, canonicalIdentity: canonicalIdentity)
     }
 }

@@ -1,20 +1,22 @@
 /// rowid → leaf id, for finding a changed row's entry: an open-addressing table of 12 bytes a
-/// slot (about 15 bytes a row), where a `Dictionary` of the same pairs takes about 32.
+/// slot, at most 85% full (about 14 bytes a row), where a `Dictionary` of the same pairs takes
+/// about 32.
 ///
 /// Linear probing with backward-shift deletion (no tombstones); slots are picked by multiplying
-/// the mixed key into the table size, so the capacity need not be a power of two and stays
-/// within 1.25× the count.
+/// the mixed key into the table size, so the capacity need not be a power of two. An empty slot
+/// holds `Int64.min`; the one row that may have that rowid is kept aside.
 struct _RowidMap: Sendable {
+    private static let empty = Int64.min
     private var keys: [Int64]
     private var values: [UInt32]
-    private var occupied: [Bool]
+    private var minimumKeyValue: UInt32?
     private(set) var count = 0
 
     init(capacity: Int = 0) {
-        let slots = max(16, capacity + capacity / 4 + 1)
-        keys = [Int64](repeating: 0, count: slots)
+        // Room for `capacity` keys at the 85% load the table grows at.
+        let slots = max(16, capacity * 20 / 17 + 2)
+        keys = [Int64](repeating: Self.empty, count: slots)
         values = [UInt32](repeating: 0, count: slots)
-        occupied = [Bool](repeating: false, count: slots)
     }
 
     @inline(__always)
@@ -28,8 +30,9 @@ struct _RowidMap: Sendable {
 
     subscript(key: Int64) -> UInt32? {
         get {
+            guard key != Self.empty else { return minimumKeyValue }
             var slot = home(key)
-            while occupied[slot] {
+            while keys[slot] != Self.empty {
                 if keys[slot] == key { return values[slot] }
                 slot += 1
                 if slot == keys.count { slot = 0 }
@@ -37,14 +40,19 @@ struct _RowidMap: Sendable {
             return nil
         }
         set {
+            guard key != Self.empty else {
+                count += (newValue != nil ? 1 : 0) - (minimumKeyValue != nil ? 1 : 0)
+                minimumKeyValue = newValue
+                return
+            }
             if let newValue { insert(key, newValue) } else { remove(key) }
         }
     }
 
     private mutating func insert(_ key: Int64, _ value: UInt32) {
-        if (count + 1) * 5 > keys.count * 4 { grow() }
+        if (count + 1) * 20 > keys.count * 17 { grow() }
         var slot = home(key)
-        while occupied[slot] {
+        while keys[slot] != Self.empty {
             if keys[slot] == key {
                 values[slot] = value
                 return
@@ -52,7 +60,6 @@ struct _RowidMap: Sendable {
             slot += 1
             if slot == keys.count { slot = 0 }
         }
-        occupied[slot] = true
         keys[slot] = key
         values[slot] = value
         count += 1
@@ -60,12 +67,12 @@ struct _RowidMap: Sendable {
 
     private mutating func remove(_ key: Int64) {
         var slot = home(key)
-        while occupied[slot] {
+        while keys[slot] != Self.empty {
             if keys[slot] == key { break }
             slot += 1
             if slot == keys.count { slot = 0 }
         }
-        guard occupied[slot] else { return }
+        guard keys[slot] != Self.empty else { return }
         // Backward shift: pull later members of the probe run into the hole when their home
         // slot is not between the hole and where they sit.
         var hole = slot
@@ -73,7 +80,7 @@ struct _RowidMap: Sendable {
         while true {
             next += 1
             if next == keys.count { next = 0 }
-            guard occupied[next] else { break }
+            guard keys[next] != Self.empty else { break }
             let wanted = home(keys[next])
             let between = hole <= next ? (wanted > hole && wanted <= next) : (wanted > hole || wanted <= next)
             if !between {
@@ -82,13 +89,15 @@ struct _RowidMap: Sendable {
                 hole = next
             }
         }
-        occupied[hole] = false
+        keys[hole] = Self.empty
         count -= 1
     }
 
     private mutating func grow() {
-        let oldKeys = keys, oldValues = values, oldOccupied = occupied
+        let oldKeys = keys, oldValues = values, aside = minimumKeyValue
         self = _RowidMap(capacity: max(16, count * 2))
-        for slot in oldKeys.indices where oldOccupied[slot] { insert(oldKeys[slot], oldValues[slot]) }
+        for slot in oldKeys.indices where oldKeys[slot] != Self.empty { insert(oldKeys[slot], oldValues[slot]) }
+        minimumKeyValue = aside
+        if aside != nil { count += 1 }
     }
 }

@@ -16,8 +16,15 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Leave glibc's allocator at its defaults (large blocks go back to the system after each run).")
     var defaultAllocator = false
     @Option(help: "Run only the benchmarks whose name starts with this prefix.") var filter: String?
+    @Option(help: .hidden) var child: String?
+    @Option(help: .hidden) var childDatabase: String?
 
     func run() throws {
+        if let child, let childDatabase {
+            // A measurement that needs a fresh process (and glibc's default allocator).
+            print(try MainActor.assumeIsolated { try ChildMeasurements.measure(child, database: childDatabase) })
+            return
+        }
         let selected: (String) -> Bool = { name in filter.map { name.hasPrefix($0) } ?? true }
         let report: (BenchResult) -> Void = { result in
             FileHandle.standardOutput.write(Data(((json ? result.json.serialized : result.line) + "\n").utf8))
@@ -31,6 +38,7 @@ struct BenchCommand: ParsableCommand {
             // The CLI runs on the main thread; the presenter and the headless view are main-actor bound.
             try MainActor.assumeIsolated { try PresenterBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try waitFor { try await LiveQueryBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
         }

@@ -74,3 +74,33 @@ struct CountedTreeTests {
         #expect(tree.weight == counts.reduce(0, +))
     }
 }
+
+/// The rowid map against a dictionary, through growth, backward-shift deletions and the one
+/// rowid that doubles as the empty marker.
+struct RowidMapTests {
+    @Test("random inserts, updates and removals agree with a dictionary")
+    func matchesDictionary() {
+        let seed: UInt64 = 0x2011_D0A9
+        print("RowidMapTests: seed \(seed)")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        var map = _RowidMap()
+        var reference: [Int64: UInt32] = [:]
+        let keys: [Int64] = [Int64.min, Int64.max, -1, 0] + (0..<3_000).map { _ in Int64.random(in: -5_000...5_000, using: &random) }
+        for step in 0..<60_000 {
+            let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                map[key] = nil
+                reference[key] = nil
+            } else {
+                let value = UInt32(step)
+                map[key] = value
+                reference[key] = value
+            }
+            if step % 997 == 0 {
+                #expect(map.count == reference.count, "step \(step)")
+                for probe in keys.prefix(200) { #expect(map[probe] == reference[probe], "key \(probe), step \(step)") }
+            }
+        }
+        for key in keys { #expect(map[key] == reference[key]) }
+    }
+}

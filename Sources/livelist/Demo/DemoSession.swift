@@ -1,3 +1,4 @@
+import LiveListTools
 import Foundation
 import GRDB
 import ListDiff

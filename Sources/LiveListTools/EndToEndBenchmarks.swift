@@ -1,0 +1,242 @@
+import Foundation
+import GRDB
+import ListDiff
+import ListPresenter
+import ListTesting
+import LiveQuery
+
+/// A list view that only counts what it is told: the presenter's own work, measured without any
+/// view's. Batches complete at once; the viewport is a fixed window of rows.
+@MainActor
+final class CountingTarget: ListTarget {
+    var batches = 0
+    var operations = 0
+    var reloads = 0
+    var offset = 0.0
+    let viewportRows: Int
+    /// The number of rows in the presenter's displayed list, for geometry.
+    var displayed: () -> Int = { 0 }
+    var scrollAnimationDidEnd: (@MainActor () -> Void)?
+
+    init(viewportRows: Int) { self.viewportRows = viewportRows }
+
+    func performBatch(_ updates: () -> Void, completion: @escaping @MainActor () -> Void) {
+        batches += 1
+        updates()
+        completion()
+    }
+    func recordChanges(_ changes: ListChanges) { operations += changes.count }
+    func recordReconfigures(_ paths: [ItemPath]) { operations += paths.count }
+    var supportsReconfigure: Bool { true }
+    func reloadAll() { reloads += 1 }
+    func layoutNow() {}
+    var isOnScreen: Bool { true }
+
+    /// The rows of the first section in the viewport (the benchmarks' lists have one section).
+    var visibleItemPaths: [ItemPath] {
+        let first = Int(offset)
+        let count = max(0, min(viewportRows, displayed() - first))
+        return (0..<count).map { ItemPath(section: 0, item: first + $0) }
+    }
+    func contentTop(of path: ItemPath) -> Double? { Double(path.item) }
+    var scrollOffset: Double { offset }
+    var maximumScrollOffset: Double { Double(max(0, displayed() - viewportRows)) }
+    func scroll(to offset: Double, animated: Bool) { self.offset = offset }
+    var selectedItemPaths: [ItemPath] { [] }
+    func setSelected(_ isSelected: Bool, at path: ItemPath) {}
+}
+
+/// `e2e.*`: from a write to the presenter having applied it, and from `open` to the first screen
+/// on display — the paths a user waits on — with what a GRDB user writes today as the baseline.
+public enum EndToEndBenchmarks {
+    typealias Presenter = ListPresenter<LiveSection, LiveRow<Int64>>
+
+    /// Collects the delivered updates; written on the writer's queue, read on the main actor.
+    final class Inbox: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var updates: [LiveQueryUpdate<Int64>] = []
+        func append(_ event: LiveQueryEvent<Int64>) {
+            if case let .update(update) = event { lock.withLock { updates.append(update) } }
+        }
+        func drain() -> [LiveQueryUpdate<Int64>] { lock.withLock { defer { updates = [] }; return updates } }
+    }
+
+    @MainActor
+    static func attach<Section, Item>(_ presenter: ListPresenter<Section, Item>) -> CountingTarget {
+        let target = CountingTarget(viewportRows: 40)
+        target.displayed = { [unowned presenter] in
+            presenter.displayed.sectionCount > 0 ? presenter.displayed.itemCount(inSection: 0) : 0
+        }
+        presenter.target = target
+        return target
+    }
+
+    /// Runs on the main thread, as an app's presenter does; database work is waited for.
+    @MainActor
+    public static func run(quick: Bool, filter: String?) throws -> [BenchResult] {
+        func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
+        var results: [BenchResult] = []
+        if selected("e2e.update.100k") {
+            results.append(try update(name: "e2e.update.100k", rows: 100_000, runs: quick ? 21 : 201, baselineRuns: quick ? 3 : 11))
+        }
+        guard !quick else { return results }
+        if selected("e2e.update.1m") {
+            results.append(try update(name: "e2e.update.1m", rows: 1_000_000, runs: 201, baselineRuns: 5))
+        }
+        if selected("e2e.first_screen.1m") || selected("live.open.1m") {
+            results += try ChildMeasurements.run(selected: selected)
+        }
+        return results
+    }
+
+    /// One-row UPDATEs that move a row: commit → live query → presenter → target.
+    @MainActor
+    static func update(name: String, rows: Int, runs: Int, baselineRuns: Int) throws -> BenchResult {
+        let (queue, _) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 3)
+        let inbox = Inbox()
+        let query = try waitFor {
+            try await LiveQuery.open(LiveQueryBenchmarks.request, in: queue,
+                                     options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),
+                                     callbackQueue: nil, onEvent: { inbox.append($0) })
+        }
+        let presenter = Presenter()
+        let target = attach(presenter)
+        presenter.replace(with: query.initialResult)
+        target.offset = Double(query.initialResult.count / 2)
+        var random = SeededRandomNumberGenerator(seed: 17)
+        let clock = ContinuousClock()
+        var totals: [Double] = [], mains: [Double] = []
+        for _ in 0..<runs {
+            let id = Int64.random(in: 1...Int64(rows), using: &random)
+            let newName = LiveQueryBenchmarks.randomName(&random)
+            let start = clock.now
+            try queue.write { db in
+                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
+            }
+            let mainStart = clock.now
+            for update in inbox.drain() { presenter.apply(update.changeset) }
+            let end = clock.now
+            totals.append(Stopwatch.milliseconds(start.duration(to: end)))
+            mains.append(Stopwatch.milliseconds(mainStart.duration(to: end)))
+        }
+        // Verify once: what the presenter shows is a fresh query's answer, reached without a diff.
+        let shown = presenter.displayed.model.snapshot.sections.flatMap { $0.items.map(\.id) }
+        let fresh = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name, id") }
+        guard shown == fresh, presenter.statistics.fullDiffs == 0 else { throw BenchFailure("\(name): the presenter does not show a fresh query's answer") }
+
+        // Baseline: what a GRDB user writes today — refetch (identity, version) in order after the
+        // commit, and hand the snapshot to the presenter, which diffs it on the main actor.
+        let baselinePresenter = ListPresenter<SingleSection, VersionedItem<Int64, Int64>>()
+        _ = attach(baselinePresenter)
+        baselinePresenter.update(try waitFor { try await LiveQueryBenchmarks.fetchIdentities(queue) })
+        var baseline: [Double] = []
+        for _ in 0..<baselineRuns {
+            let id = Int64.random(in: 1...Int64(rows), using: &random)
+            let newName = LiveQueryBenchmarks.randomName(&random)
+            let start = clock.now
+            try queue.write { db in
+                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
+            }
+            let snapshot = try waitFor { try await LiveQueryBenchmarks.fetchIdentities(queue) }
+            baselinePresenter.update(snapshot)
+            baseline.append(Stopwatch.milliseconds(start.duration(to: clock.now)))
+        }
+        _ = inbox.drain()
+        withExtendedLifetime((query, target)) {}
+        var result = BenchResult(name: name, medianMilliseconds: LiveQueryBenchmarks.median(totals), runs: totals.count)
+        result.baseline = "refetch (identity, version) + diff + presenter.update"
+        result.baselineMedianMilliseconds = LiveQueryBenchmarks.median(baseline)
+        result.add("main_median_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(mains))))
+        result.add("main_p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(mains, 0.99))))
+        result.add("p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(totals, 0.99))))
+        result.add("rows", .integer(Int64(rows)))
+        result.add("in_result", .integer(Int64(query.latestResult.count)))
+        return result
+    }
+}
+
+/// Measurements that must start from a fresh process: the time to the first screen and to the
+/// full index, and the memory the index adds. The parent builds the database once, runs the
+/// `livelist bench --child …` helper three times, and reports the median and the spread.
+public enum ChildMeasurements {
+    public static let processes = 3
+
+    static func run(selected: (String) -> Bool) throws -> [BenchResult] {
+        let (_, path) = try LiveQueryBenchmarks.makeDatabase(rows: 1_000_000, seed: 1_000_000)
+        var results: [BenchResult] = []
+        for (bench, child) in [("e2e.first_screen.1m", "first-screen"), ("live.open.1m", "open")] where selected(bench) {
+            var samples: [[String: Double]] = []
+            for _ in 0..<processes { samples.append(try spawn(child, database: path)) }
+            let times = samples.compactMap { $0["ms"] }
+            guard times.count == processes else { throw BenchFailure("\(bench): a child process failed") }
+            var result = BenchResult(name: bench, medianMilliseconds: LiveQueryBenchmarks.median(times), runs: processes)
+            result.add("processes", .integer(Int64(processes)))
+            result.add("min_ms", .double(BenchResult.rounded(times.min() ?? 0)))
+            result.add("max_ms", .double(BenchResult.rounded(times.max() ?? 0)))
+            for key in ["in_result", "bytes_per_row", "resident_bytes_added", "rows_shown", "peak_resident_bytes"] {
+                let values = samples.compactMap { $0[key] }
+                guard !values.isEmpty else { continue }
+                result.add(key, .integer(Int64(LiveQueryBenchmarks.median(values))))
+                if key == "bytes_per_row" { result.add("bytes_per_row_max", .integer(Int64(values.max() ?? 0))) }
+            }
+            if bench == "live.open.1m" { result.add("baseline_note", .string("whole index first ≈ 1–1.4 s before this work")) }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// Runs this executable as `bench --child <which> --child-database <path>`; its last output
+    /// line is a JSON object of figures.
+    static func spawn(_ which: String, database: String) throws -> [String: Double] {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["bench", "--child", which, "--child-database", database]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+              let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw BenchFailure("bench child \(which) failed")
+        }
+        return object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+    }
+
+    /// In the child: one measurement, printed as JSON.
+    @MainActor
+    public static func measure(_ which: String, database path: String) throws -> String {
+        let queue = try DatabaseQueue(path: path)
+        let residentBefore = LiveQueryBenchmarks.residentBytes()
+        let clock = ContinuousClock()
+        switch which {
+        case "first-screen":
+            // From calling open to the presenter displaying the first screen.
+            let start = clock.now
+            let query = try waitFor { try await LiveQuery.open(LiveQueryBenchmarks.request, in: queue, options: .init(dataVersionPollInterval: nil)) }
+            let presenter = EndToEndBenchmarks.Presenter()
+            let target = EndToEndBenchmarks.attach(presenter)
+            presenter.replace(with: query.initialResult)
+            let shown = target.visibleItemPaths.count
+            let milliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
+            guard shown == target.viewportRows else { throw BenchFailure("the first screen shows \(shown) rows") }
+            withExtendedLifetime(query) {}
+            return #"{"ms": \#(milliseconds), "rows_shown": \#(shown)}"#
+        default:
+            // From calling open to the whole index built, and the memory it added.
+            let start = clock.now
+            let query = try waitFor {
+                try await LiveQuery.open(LiveQueryBenchmarks.request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil))
+            }
+            let milliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
+            let added = LiveQueryBenchmarks.residentBytes() - residentBefore
+            let count = query.initialResult.count
+            let peak = LiveQueryBenchmarks.peakResidentBytes()
+            withExtendedLifetime(query) {}
+            return #"{"ms": \#(milliseconds), "in_result": \#(count), "resident_bytes_added": \#(added), "bytes_per_row": \#(added / max(1, count)), "peak_resident_bytes": \#(peak)}"#
+        }
+    }
+}
