@@ -93,7 +93,10 @@ public enum EndToEndBenchmarks {
     /// One-row UPDATEs that move a row: commit → live query → presenter → target.
     @MainActor
     static func update(name: String, rows: Int, runs: Int, baselineRuns: Int) throws -> BenchResult {
-        let (queue, _) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 3)
+        let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 3)
+        try setup.close()
+        // An app's database: a pool (WAL), as GRDB recommends for apps.
+        let queue = try DatabasePool(path: path)
         let inbox = Inbox()
         let query = try waitFor {
             try await LiveQuery.open(LiveQueryBenchmarks.request, in: queue,

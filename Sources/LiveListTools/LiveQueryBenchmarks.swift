@@ -125,7 +125,7 @@ public enum LiveQueryBenchmarks {
         return result
     }
 
-    static func fetchIdentities(_ queue: DatabaseQueue) async throws -> ListSnapshot<SingleSection, VersionedItem<Int64, Int64>> {
+    static func fetchIdentities(_ queue: any DatabaseReader) async throws -> ListSnapshot<SingleSection, VersionedItem<Int64, Int64>> {
         try await queue.read { db in
             var items: [VersionedItem<Int64, Int64>] = []
             let rows = try Row.fetchCursor(db, sql: "SELECT id, version FROM item WHERE flag = 1 ORDER BY name, id")
