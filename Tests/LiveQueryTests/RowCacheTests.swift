@@ -174,4 +174,20 @@ struct RowCacheTests {
         #expect(cache.statistics.pageQueries == 2)
         withExtendedLifetime(query) {}
     }
+
+    @Test("finished loads are let go of without anyone waiting: an app that never calls waitForLoads keeps nothing")
+    func finishedLoadsAreReleased() async throws {
+        let queue = try Self.database(rows: 2_000)
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil))
+        let probe = LoaderProbe()
+        let cache = RowCache(pageSize: 50, maximumPages: 10, loader: probe.loader)
+        cache.update(result: query.initialResult)
+        for window in stride(from: 0, to: 2_000, by: 100) { _ = cache.rows(in: window..<window + 100) }
+        #expect(cache.statistics.pageQueries == 40)
+        try await withTimeLimit {
+            while cache.loadsInFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(cache.loadsInFlight == 0)
+        withExtendedLifetime(query) {}
+    }
 }
