@@ -75,7 +75,8 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     private func installTriggers(_ db: Database) throws {
         guard !db.configuration.readonly, let triggers = _ChangeTriggers(
-            schema: plan.isIncremental ? plan.schema : nil, signalTables: plan.silentTables, source: source) else { return }
+            schema: plan.isIncremental ? plan.schema : nil, joins: plan.isIncremental ? plan.joins : [],
+            signalTables: plan.silentTables, source: source) else { return }
         try triggers.install(db) { [weak self] rowid in self?.touchedByTrigger(rowid) }
         self.triggers = triggers
     }
@@ -96,7 +97,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// The first `limit` rows of `plan`, in its order (the first screen, and small results).
     static func fetchEntries(_ plan: QueryPlan, _ db: Database, limit: Int? = nil) throws(LiveQueryError) -> [IndexEntry] {
         var entries: [IndexEntry] = []
-        try read(plan, db, sql: plan.fetchSQL + (limit.map { " LIMIT \($0)" } ?? "")) { entries.append($0) }
+        try read(plan, db, sql: limit.map { plan.fetchSQL(limit: $0) } ?? plan.fetchSQL) { entries.append($0) }
         return entries
     }
 
@@ -131,10 +132,17 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             guard plan.isIncremental, plan.hasVersionColumn, case let .update(_, columns) = eventKind else { return true }
             // With a version column, an UPDATE of columns the query does not read changes nothing
             // it shows — unless it changes the rowid.
-            if let alias = plan.schema.rowidAlias, columns.contains(where: { $0.caseInsensitiveCompare(alias) == .orderedSame }) { return true }
+            if let alias = plan.schema?.rowidAlias, columns.contains(where: { $0.caseInsensitiveCompare(alias) == .orderedSame }) { return true }
             return plan.region.isModified(byEventsOfKind: eventKind)
         }
-        return plan.otherTables.contains(eventKind.tableName.lowercased()) && plan.region.isModified(byEventsOfKind: eventKind)
+        // Joined tables: their TEMP triggers report the result rows that meet a changed row.
+        let table = eventKind.tableName.lowercased()
+        guard !plan.joinedTables.contains(table), plan.otherTables.contains(table) else { return false }
+        if case let .update(_, columns) = eventKind, let keys = plan.conflictColumns[table],
+           keys.contains("*") || columns.contains(where: { keys.contains($0.lowercased()) }) {
+            return true   // an UPDATE OR REPLACE may delete a row the query reads
+        }
+        return plan.region.isModified(byEventsOfKind: eventKind)
     }
 
     func databaseDidChange() {
@@ -155,8 +163,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 return
             }
             needsRefetch = reason
+        } else if case let .refetch(reason) = plan.mode {
+            needsRefetch = reason
         } else {
-            needsRefetch = "the filter reads \(event.tableName), which changed"
+            needsRefetch = "the query reads \(event.tableName), which changed"
         }
         stopObservingDatabaseChangesUntilNextTransaction()
     }
@@ -171,6 +181,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             return
         }
         touched.insert(rowid)
+        if touched.count > options.refetchThreshold {
+            needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
+            touched = []
+        }
     }
 
     func databaseDidCommit(_ db: Database) {

@@ -1,7 +1,13 @@
 import GRDB
 
-/// What a live query shows, as a value: a table, a filter, an order, optional sections, an
-/// optional version column and the identity of rows. Describe it once; ``LiveQuery`` runs it.
+/// What a live query shows, as a value. Describe it once; ``LiveQuery`` runs it. Three forms:
+///
+/// - a GRDB request — a `QueryInterfaceRequest` with `filter`, `order` and to-one associations
+///   (`joining`/`including(required:)`, `including(optional:)`), or an `SQLRequest`:
+///   ``init(_:identity:as:section:version:)``;
+/// - any SELECT as SQL with arguments: ``init(sql:arguments:identity:as:section:version:)``;
+/// - a table, a filter, sort terms, an optional section column and an optional version column:
+///   ``init(table:identity:as:filter:sort:section:version:)``.
 ///
 /// ```swift
 /// let inbox = LiveQueryRequest(
@@ -12,10 +18,11 @@ import GRDB
 ///     version: "version")
 /// ```
 ///
-/// Rules: every column must exist; the section column must be the first sort term (sections
-/// appear in sort order, like `sectionNameKeyPath`); the identity — the rowid unless
-/// `identity` names a column with a UNIQUE constraint — breaks ties, so the order is total and
-/// equals `ORDER BY <terms>, <identity>`.
+/// The identity — the rowid or primary key of the table the rows come from, unless `identity`
+/// names another column or expression unique in the result — breaks ties, so the order is total
+/// and equals `ORDER BY <terms>, <identity>`. The section is the first sort term (sections appear
+/// in sort order, like `sectionNameKeyPath`). ``LiveQuery/explain(_:in:)`` says, before anything
+/// is observed, whether a request is maintained incrementally or refetched, and why.
 public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConvertible {
     /// A WHERE clause and its arguments (``LiveQueryFilter``).
     public typealias Filter = LiveQueryFilter
@@ -34,6 +41,9 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     /// The column that identifies rows, unique in the table; `nil` for the rowid (or, for a
     /// WITHOUT ROWID table, its single-column primary key).
     public var identity: String?
+    /// A SELECT given as SQL or as a GRDB request (then `table`, `filter` and `sort` are unused,
+    /// and `identity`, `section` and `version` are expressions of the SELECT).
+    let select: _SelectSource?
 
     /// Creates a request for rows identified by `identity` (a column with a UNIQUE constraint or
     /// the primary key), decoded as `type`.
@@ -47,9 +57,67 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
         self.sort = sort
         self.section = section
         self.version = version
+        select = nil
+    }
+
+    /// Creates a request for the rows of any SELECT, identified by `identity`.
+    ///
+    /// - Parameters:
+    ///   - sql: A SELECT. Joins that meet at most one row of each joined table (through an
+    ///     equality on its primary key or a unique column) and ORDER BY terms that are columns
+    ///     are maintained incrementally; anything else refetches and diffs (see
+    ///     ``LiveQuery/explain(_:in:)``).
+    ///   - arguments: The values of its placeholders.
+    ///   - identity: An expression of the SELECT's tables unique in the result (`"message.uuid"`),
+    ///     or the name of a result column; `nil` for the primary key or rowid of the first table
+    ///     of the FROM clause.
+    ///   - type: How identities are decoded.
+    ///   - section: The expression that groups rows into sections: the first ORDER BY term.
+    ///   - version: An expression that changes whenever a row's content does; without one a
+    ///     digest of the result columns stands in for it.
+    public init(sql: String, arguments: StatementArguments = StatementArguments(), identity: String? = nil, as type: ID.Type,
+                section: String? = nil, version: String? = nil) {
+        self.init(select: _SelectSource(summary: sql) { _ in (sql, arguments, nil) }, identity: identity, section: section, version: version)
+    }
+
+    /// Creates a request for the rows of a GRDB request — a `QueryInterfaceRequest` (with
+    /// `filter`, `order`, `joining(required:)`, `including(required:)` and
+    /// `including(optional:)` to-one associations) or an `SQLRequest` — identified by `identity`.
+    ///
+    /// ```swift
+    /// let request = LiveQueryRequest(
+    ///     Conversation.including(required: Conversation.contact).order(sql: "contact.name, conversation.date"),
+    ///     identity: "conversation.uuid", as: UUID.self)
+    /// ```
+    ///
+    /// `including(all:)` (to-many prefetches) cannot be followed live: list the children in
+    /// their own query.
+    public init<Request: FetchRequest>(_ request: Request, identity: String? = nil, as type: ID.Type, section: String? = nil,
+                                       version: String? = nil) {
+        self.init(select: _SelectSource(summary: "\(Request.self)") { db in
+            let prepared = try request.makePreparedRequest(db, forSingleResult: false)
+            return (prepared.statement.sql, prepared.statement.arguments, prepared.adapter)
+        }, identity: identity, section: section, version: version)
+    }
+
+    private init(select: _SelectSource, identity: String?, section: String?, version: String?) {
+        table = ""
+        filter = nil
+        sort = []
+        self.identity = identity
+        self.section = section
+        self.version = version
+        self.select = select
     }
 
     public var description: String {
+        if let select {
+            var parts = ["select: \(select.summary)"]
+            if let identity { parts.append("identity: \(identity)") }
+            if let section { parts.append("section: \(section)") }
+            if let version { parts.append("version: \(version)") }
+            return "LiveQueryRequest(" + parts.joined(separator: "; ") + ")"
+        }
         var parts = ["table: \(table)"]
         if let identity { parts.append("identity: \(identity)") }
         if let filter { parts.append("filter: \(filter.sql)") }
@@ -65,6 +133,26 @@ extension LiveQueryRequest where ID == Int64 {
     public init(table: String, filter: Filter? = nil, sort: [SortTerm] = [], section: String? = nil, version: String? = nil) {
         self.init(table: table, identity: nil, as: Int64.self, filter: filter, sort: sort, section: section, version: version)
     }
+
+    /// Creates a request for the rows of a SELECT, identified by an integer: by default the
+    /// rowid (or INTEGER PRIMARY KEY) of the first table of its FROM clause.
+    public init(sql: String, arguments: StatementArguments = StatementArguments(), identity: String? = nil, section: String? = nil,
+                version: String? = nil) {
+        self.init(sql: sql, arguments: arguments, identity: identity, as: Int64.self, section: section, version: version)
+    }
+
+    /// Creates a request for the rows of a GRDB request, identified by an integer: by default
+    /// the rowid (or INTEGER PRIMARY KEY) of the table it fetches from.
+    public init<Request: FetchRequest>(_ request: Request, identity: String? = nil, section: String? = nil, version: String? = nil) {
+        self.init(request, identity: identity, as: Int64.self, section: section, version: version)
+    }
+}
+
+/// A SELECT as a GRDB request or SQL: compiled on the database, with the adapter that decodes
+/// its rows as records.
+struct _SelectSource: Sendable {
+    let summary: String
+    let prepare: @Sendable (Database) throws -> (sql: String, arguments: StatementArguments, adapter: (any RowAdapter)?)
 }
 
 /// A WHERE clause and its arguments, evaluated by SQLite itself.

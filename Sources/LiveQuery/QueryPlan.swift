@@ -13,17 +13,46 @@ struct QueryPlan: Sendable {
         case refetch(reason: String)
     }
 
+    /// Where a fetched row's parts are among the statement's columns.
+    struct Columns: Sendable {
+        /// How a row's content token is read.
+        enum Content: Sendable {
+            /// A version value.
+            case version(Int32)
+            /// The result of `livelist_digest(…)` over the row.
+            case digestFunction(Int32)
+            /// Columns digested as stored.
+            case digest(Range<Int32>)
+        }
+
+        /// The base table's rowid (the incremental path); `nil`: rows are numbered in fetch order.
+        var rowid: Int32?
+        /// The sort values, then the identity when it is not the rowid.
+        var key: [Int32]
+        var content: Content
+    }
+
+    /// How to load rows' content (records) by rowid or by identity: `prefix` + placeholders +
+    /// `)`; the statement's last column is the rowid or identity the row answers for.
+    struct RecordQuery: Sendable {
+        var prefix: String
+        var keyIsRowid: Bool
+        var adapter: (any RowAdapter)?
+    }
+
     let description: String
+    /// The table whose rows the result follows (the first of the FROM clause); empty for a
+    /// SELECT read only as a whole.
     let table: String
     let mode: Mode
     let layout: _ResultLayout
-    /// Every row in order: [rowid,] sort values…, [identity,] version.
+    /// Every row in order.
     let fetchSQL: String
-    /// The same query with the table scanned in rowid order and sorted by SQLite: cheaper than
+    /// The same query with the base table scanned in rowid order and sorted by SQLite: cheaper than
     /// walking an index that serves the ORDER BY but not the columns, when the result is a large
     /// share of the table (a random table lookup per row).
     let scanningFetchSQL: String
-    /// The number of rows the query returns, and the number of rows of the table.
+    /// The number of rows the query returns, and the number of rows of the base table.
     let countSQL: String
     let tableCountSQL: String
     /// The same columns for given rowids, up to the opening parenthesis of the IN list.
@@ -31,26 +60,98 @@ struct QueryPlan: Sendable {
     /// the filter (seen: a 100k-entry scan on every commit with an index on the filter column).
     let rereadPrefixSQL: String
     let arguments: StatementArguments
-    let termCount: Int
-    /// Whether column 0 is the base rowid (the incremental path).
-    let readsRowid: Bool
-    /// Whether the identity is read as a value after the sort values (else it is the rowid).
-    let readsIdentity: Bool
+    let columns: Columns
     let hasVersionColumn: Bool
-    /// Tables other than the base table that the filter reads: a change there refetches.
+    /// Tables the query reads besides the base table and its many-to-one joins: a change there
+    /// refetches.
     let otherTables: Set<String>
+    /// For each of `otherTables`, the columns (lowercased) an UPDATE OR REPLACE of which can
+    /// delete a row that conflicts on a unique index; `["*"]` for any column.
+    let conflictColumns: [String: Set<String>]
+    /// Joined tables whose changes TEMP triggers map to the result rows that meet them.
+    let joinedTables: Set<String>
+    let joins: [_JoinLookup]
     /// What the query reads, for telling which UPDATEs can be ignored.
     let region: DatabaseRegion
-    let schema: _TableSchema
+    /// The base table (`nil` for a SELECT read only as a whole).
+    let schema: _TableSchema?
     /// Whether the filter depends on the current time (refetched on commits, not as time passes).
     let isTimeDependent: Bool
     /// Tables the query reads that report no row changes (WITHOUT ROWID): TEMP triggers signal
     /// their changes.
     let silentTables: [String]
+    /// What a developer should know: a missing index that makes a joined row's change scan.
+    let notes: [String]
+    let records: RecordQuery
 
     var isIncremental: Bool { mode == .incremental }
 
+    /// The first `limit` rows (the first screen): a SELECT run as written is wrapped, as its own
+    /// SQL may end with a LIMIT already.
+    func fetchSQL(limit: Int) -> String {
+        schema == nil ? "SELECT * FROM (\(fetchSQL)) LIMIT \(limit)" : fetchSQL + " LIMIT \(limit)"
+    }
+    var readsRowid: Bool { columns.rowid != nil }
+
+    /// A plan from its parts (for the SELECT planner).
+    init(
+        description: String,
+        table: String,
+        mode: Mode,
+        layout: _ResultLayout,
+        fetchSQL: String,
+        scanningFetchSQL: String,
+        countSQL: String,
+        tableCountSQL: String,
+        rereadPrefixSQL: String,
+        arguments: StatementArguments,
+        columns: Columns,
+        hasVersionColumn: Bool,
+        otherTables: Set<String>,
+        conflictColumns: [String: Set<String>],
+        joinedTables: Set<String>,
+        joins: [_JoinLookup],
+        region: DatabaseRegion,
+        schema: _TableSchema?,
+        isTimeDependent: Bool,
+        silentTables: [String],
+        notes: [String],
+        records: RecordQuery
+    ) {
+        self.description = description
+        self.table = table
+        self.mode = mode
+        self.layout = layout
+        self.fetchSQL = fetchSQL
+        self.scanningFetchSQL = scanningFetchSQL
+        self.countSQL = countSQL
+        self.tableCountSQL = tableCountSQL
+        self.rereadPrefixSQL = rereadPrefixSQL
+        self.arguments = arguments
+        self.columns = columns
+        self.hasVersionColumn = hasVersionColumn
+        self.otherTables = otherTables
+        self.conflictColumns = conflictColumns
+        self.joinedTables = joinedTables
+        self.joins = joins
+        self.region = region
+        self.schema = schema
+        self.isTimeDependent = isTimeDependent
+        self.silentTables = silentTables
+        self.notes = notes
+        self.records = records
+    }
+
+    /// Validates `request` against the schema and plans it.
     init<ID: LiveIdentity>(_ request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
+        if let select = request.select {
+            try self.init(select: select, request: request, db)
+        } else {
+            try self.init(table: request, db)
+        }
+    }
+
+    private init<ID: LiveIdentity>(table request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
         description = request.description
         let arguments = request.filter?.arguments ?? StatementArguments()
         self.arguments = arguments
@@ -120,7 +221,6 @@ struct QueryPlan: Sendable {
             collations.append(collation)
         }
         let termCount = sortColumns.count
-        self.termCount = termCount
         hasVersionColumn = versionColumn != nil
 
         // What the filter reads and whether it can change without its own rows changing.
@@ -130,13 +230,8 @@ struct QueryPlan: Sendable {
             if analysis.readsOwnTable {
                 reasons.append("the filter reads \(table) itself, so rows it did not touch can enter or leave")
             }
-            if !analysis.nondeterministicFunctions.isEmpty {
-                reasons.append("the filter calls \(analysis.nondeterministicFunctions.sorted().joined(separator: ", ")), which can change without a write")
-            }
+            reasons += Self.functionReasons(analysis)
             isTimeDependent = analysis.isTimeDependent
-            if analysis.isTimeDependent {
-                reasons.append("the filter depends on the current time: it is refetched on every commit, not as time passes")
-            }
         }
         self.isTimeDependent = isTimeDependent
         let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reason: reasons.joined(separator: "; "))
@@ -144,18 +239,21 @@ struct QueryPlan: Sendable {
 
         // Columns read: [rowid,] sort values…, [identity,] version.
         let incremental = mode == .incremental
-        readsRowid = incremental
         let readsIdentity = !(incremental && identityIsRowid)
-        self.readsIdentity = readsIdentity
         var selected: [String] = []
         if incremental, let rowid = schema.rowidName { selected.append(rowid) }
         selected += sortColumns.map(\.quotedIdentifier)
         if readsIdentity { selected.append(identityExpression) }
+        let base: Int32 = incremental ? 1 : 0
+        let keyCount = Int32(termCount + (readsIdentity ? 1 : 0))
+        let contentColumn = base + keyCount
         if let versionColumn {
             selected.append(versionColumn.quotedIdentifier)
         } else {
             selected.append(_Digest.functionName + "(" + schema.columns.map(\.name.quotedIdentifier).joined(separator: ", ") + ")")
         }
+        columns = Columns(rowid: incremental ? 0 : nil, key: Array(base..<contentColumn),
+                          content: versionColumn != nil ? .version(contentColumn) : .digestFunction(contentColumn))
         let selectFrom = "SELECT " + selected.joined(separator: ", ") + " FROM " + quotedTable
         var orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) }
         // Ties are broken by the identity, compared as stored (BINARY), as the index does.
@@ -168,6 +266,10 @@ struct QueryPlan: Sendable {
         tableCountSQL = "SELECT count(*) FROM \(quotedTable)"
         rereadPrefixSQL = selectFrom + " NOT INDEXED WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "")
             + (schema.rowidName ?? "rowid") + " IN ("
+        let recordKey = incremental ? (schema.rowidName ?? "rowid") : identityExpression
+        records = RecordQuery(
+            prefix: "SELECT *, \(recordKey) FROM \(quotedTable) WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "") + recordKey + " IN (",
+            keyIsRowid: incremental, adapter: nil)
 
         // The order: sort terms, then (when it is not the rowid) the identity, then the rowid.
         // A refetched result keeps SQLite's order: its rowids are fetch ordinals.
@@ -180,6 +282,9 @@ struct QueryPlan: Sendable {
         }
         layout = _ResultLayout(comparator: comparator, identityIsRowid: incremental && identityIsRowid,
                                sectionRule: sectionRule, sectionsArePositional: !incremental)
+        joins = []
+        joinedTables = []
+        notes = []
 
         do {
             try _Digest.register(on: db)
@@ -187,16 +292,12 @@ struct QueryPlan: Sendable {
             try statement.validateArguments(arguments)
             let region = statement.databaseRegion
             self.region = region
-            var others = Set<String>()
-            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-            where name.caseInsensitiveCompare(table) != .orderedSame {
-                if region.isModified(byEventsOfKind: .insert(tableName: name)) { others.insert(name.lowercased()) }
-            }
+            var others = try Self.tables(readBy: region, db)
+            others.remove(table.lowercased())
             otherTables = others
+            conflictColumns = try Self.conflictColumns(of: others, db)
             var silent = schema.isWithoutRowid ? [table] : []
-            for name in others.sorted() {
-                if let other = try _TableSchema.read(name, db), other.isWithoutRowid { silent.append(other.name) }
-            }
+            silent += try Self.withoutRowidTables(among: others, db)
             silentTables = silent
         } catch let error as DatabaseError {
             throw LiveQueryError.invalidSQL(sql: fetchSQL, arguments: arguments, message: error.message ?? "\(error)")
@@ -205,15 +306,69 @@ struct QueryPlan: Sendable {
         }
     }
 
+    /// The tables of the main schema that `region` reads, lowercased.
+    static func tables(readBy region: DatabaseRegion, _ db: Database) throws -> Set<String> {
+        var tables = Set<String>()
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        where region.isModified(byEventsOfKind: .insert(tableName: name)) {
+            tables.insert(name.lowercased())
+        }
+        return tables
+    }
+
+    /// For each of `tables`, the columns whose UPDATE can delete another row by REPLACE (those of
+    /// its unique indexes and its rowid alias), lowercased; `["*"]` when an index has expressions.
+    static func conflictColumns(of tables: Set<String>, _ db: Database) throws -> [String: Set<String>] {
+        var result: [String: Set<String>] = [:]
+        for name in tables {
+            guard let schema = try _TableSchema.read(name, db) else { continue }
+            var columns = Set<String>()
+            if let alias = schema.rowidAlias { columns.insert(alias.lowercased()) }
+            for index in schema.uniqueIndexes {
+                for term in index.terms {
+                    switch term {
+                    case let .column(column, _): columns.insert(column.lowercased())
+                    case .expression: columns.insert("*")
+                    }
+                }
+                if index.predicate != nil { columns.insert("*") }
+            }
+            result[name] = columns
+        }
+        return result
+    }
+
+    /// The WITHOUT ROWID tables among `tables`, by their declared names.
+    static func withoutRowidTables(among tables: Set<String>, _ db: Database) throws -> [String] {
+        var silent: [String] = []
+        for name in tables.sorted() {
+            if let other = try _TableSchema.read(name, db), other.isWithoutRowid { silent.append(other.name) }
+        }
+        return silent
+    }
+
+    /// Why functions a query calls make it depend on more than its rows.
+    static func functionReasons(_ analysis: FilterAnalysis) -> [String] {
+        var reasons: [String] = []
+        if !analysis.nondeterministicFunctions.isEmpty {
+            reasons.append("the query calls \(analysis.nondeterministicFunctions.sorted().joined(separator: ", ")), which can change without a write")
+        }
+        if analysis.isTimeDependent {
+            reasons.append("the query depends on the current time: it is refetched on every commit, not as time passes")
+        }
+        return reasons
+    }
+
     /// Whether fetching the whole result is cheaper by scanning the table and letting SQLite sort
     /// than by the plan SQLite picks: when that plan walks an index for the ORDER BY but must look
     /// up every row in the table (the index does not cover the columns), and the result is at
     /// least a fifth of the table. Measured: 500k of 1M rows, 520 ms by the index, 180 ms by a scan.
     /// Any failure keeps SQLite's own plan.
     func prefersTableScan(_ db: Database) -> Bool {
+        guard readsRowid, !countSQL.isEmpty else { return false }
         do {
             let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + fetchSQL, arguments: arguments).compactMap { $0["detail"] as String? }
-            let walksIndex = plan.contains { $0.contains("USING INDEX") && !$0.contains("COVERING") }
+            let walksIndex = plan.contains { $0.hasPrefix("SCAN") && $0.contains("USING INDEX") && !$0.contains("COVERING") }
             let sortsAnyway = plan.contains { $0.contains("TEMP B-TREE") }
             guard walksIndex && !sortsAnyway else { return false }
             let table = try Int.fetchOne(db, sql: tableCountSQL) ?? 0
@@ -251,13 +406,23 @@ struct QueryPlan: Sendable {
         } catch {
             throw LiveQueryError.from(error, sql: filter.sql, arguments: filter.arguments)
         }
-        guard let tokens = _SQLTokenizer.tokens(filter.sql) else {
-            throw LiveQueryError.invalidSQL(sql: filter.sql, arguments: filter.arguments, message: "unterminated literal or identifier")
+        let functions = try analyzeFunctions(sql: filter.sql, arguments: filter.arguments, db)
+        analysis.nondeterministicFunctions = functions.nondeterministicFunctions
+        analysis.isTimeDependent = functions.isTimeDependent
+        return analysis
+    }
+
+    /// The functions `sql` calls that SQLite does not flag deterministic, and whether it reads the
+    /// current time (date functions given `'now'`, CURRENT_TIME…).
+    static func analyzeFunctions(sql: String, arguments: StatementArguments, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
+        var analysis = FilterAnalysis()
+        guard let tokens = _SQLTokenizer.tokens(sql) else {
+            throw LiveQueryError.invalidSQL(sql: sql, arguments: arguments, message: "unterminated literal or identifier")
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
         let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
         let mentionsNow = tokens.contains { $0.kind == .string && $0.text.lowercased() == "'now'" }
-            || filter.arguments.description.lowercased().contains("\"now\"")
+            || arguments.description.lowercased().contains("\"now\"")
         if calls.contains(where: { ["current_time", "current_date", "current_timestamp"].contains($0) })
             || (mentionsNow && !calls.isDisjoint(with: dateFunctions)) {
             analysis.isTimeDependent = true
@@ -283,27 +448,15 @@ struct QueryPlan: Sendable {
     /// `ordinal` numbers rows of a refetched result. A NULL identity is kept: the index reports
     /// it as an identity that does not decode.
     func entry(from statement: SQLiteStatement, ordinal: Int64) -> IndexEntry {
-        var column: Int32 = 0
-        var rowid = ordinal
-        if readsRowid {
-            rowid = sqlite3_column_int64(statement, 0)
-            column = 1
-        }
+        let rowid = columns.rowid.map { sqlite3_column_int64(statement, $0) } ?? ordinal
         var values: [SQLValue] = []
-        values.reserveCapacity(termCount + 1)
-        for _ in 0..<termCount {
-            values.append(SQLValue(statement: statement, column: column))
-            column += 1
-        }
-        if readsIdentity {
-            values.append(SQLValue(statement: statement, column: column))
-            column += 1
-        }
+        values.reserveCapacity(columns.key.count)
+        for column in columns.key { values.append(SQLValue(statement: statement, column: column)) }
         var digest = _Digest()
-        if hasVersionColumn {
-            digest.combine(SQLValue(statement: statement, column: column))
-        } else {
-            digest.combine(.integer(sqlite3_column_int64(statement, column)))
+        switch columns.content {
+        case let .version(column): digest.combine(SQLValue(statement: statement, column: column))
+        case let .digestFunction(column): digest.combine(.integer(sqlite3_column_int64(statement, column)))
+        case let .digest(range): for column in range { digest.combine(column: column, of: statement) }
         }
         let key = values.isEmpty ? SortKey.single(.integer(rowid)) : SortKey(values)
         for value in values { digest.combine(value) }

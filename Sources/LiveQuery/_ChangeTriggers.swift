@@ -2,9 +2,10 @@ import GRDB
 
 /// TEMP triggers on the query's own connection that report what SQLite's update hook leaves out
 /// (sqlite-facts.md, change tracking §3 and §6): the old rowid of an UPDATE that changes it, the
-/// rows a REPLACE is about to delete because they conflict on a unique index, and any change to a
-/// WITHOUT ROWID table the query reads. They call a per-query SQL function with each rowid (or
-/// NULL for "refetch"); the live query re-reads those rows at commit.
+/// rows a REPLACE is about to delete because they conflict on a unique index, the result rows
+/// that meet a changed row of a joined table, and any change to a WITHOUT ROWID table the query
+/// reads. They call a per-query SQL function with each base rowid (or NULL for "refetch"); the
+/// live query re-reads those rows at commit.
 ///
 /// TEMP triggers live in the connection's temporary schema: the database file and its schema are
 /// never touched, other connections never see them, and they go when the query stops.
@@ -13,19 +14,37 @@ struct _ChangeTriggers: Sendable {
     let create: [String]
     let drop: [String]
 
-    /// The triggers that follow `schema`'s rows (when given: the incremental path), and those
-    /// that signal any change to `signalTables` (tables without row events); `nil` when none is
-    /// needed.
-    init?(schema: _TableSchema?, signalTables: [String], source: UInt64) {
+    /// The triggers that follow `schema`'s rows (when given: the incremental path), the rows
+    /// that meet changed rows of joined tables (`joins`), and those that signal any change to
+    /// `signalTables` (tables without row events); `nil` when none is needed.
+    init?(schema: _TableSchema?, joins: [_JoinLookup], signalTables: [String], source: UInt64) {
         functionName = "livelist_touch_\(source)"
         var create: [String] = []
         var drop: [String] = []
+        let prefix = "livelist_\(source)_"
+        let touch = functionName
+        func add(_ name: String, _ timing: String, on table: String, when: String = "", _ body: [String]) {
+            let quoted = (prefix + name).quotedIdentifier
+            create.append("CREATE TEMP TRIGGER \(quoted) \(timing) ON main.\(table.quotedIdentifier)\(when) BEGIN \(body.joined(separator: " ")) END")
+            drop.append("DROP TRIGGER IF EXISTS temp.\(quoted)")
+        }
         for (number, table) in signalTables.enumerated() {
             for event in ["INSERT", "UPDATE", "DELETE"] {
-                let name = "livelist_\(source)_signal_\(number)_\(event.lowercased())".quotedIdentifier
-                create.append("CREATE TEMP TRIGGER \(name) AFTER \(event) ON main.\(table.quotedIdentifier) BEGIN SELECT \(functionName)(NULL); END")
-                drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
+                add("signal_\(number)_\(event.lowercased())", "AFTER \(event)", on: table, ["SELECT \(touch)(NULL);"])
             }
+        }
+        for (number, join) in joins.enumerated() {
+            let table = join.schema.name
+            let of = join.updateColumns.map { " OF " + $0.map(\.quotedIdentifier).joined(separator: ", ") } ?? ""
+            add("join_\(number)_insert", "AFTER INSERT", on: table, [join.lookup(touch: touch, where: join.rowCondition("NEW"))])
+            if let conflicts = join.conflictCondition("NEW") {
+                add("join_\(number)_replace", "BEFORE INSERT", on: table, [join.lookup(touch: touch, where: conflicts)])
+            }
+            add("join_\(number)_delete", "BEFORE DELETE", on: table, [join.lookup(touch: touch, where: join.rowCondition("OLD"))])
+            var before = [join.lookup(touch: touch, where: join.rowCondition("OLD"))]
+            if let conflicts = join.conflictCondition("NEW") { before.append(join.lookup(touch: touch, where: conflicts)) }
+            add("join_\(number)_update_old", "BEFORE UPDATE\(of)", on: table, before)
+            add("join_\(number)_update_new", "AFTER UPDATE\(of)", on: table, [join.lookup(touch: touch, where: join.rowCondition("NEW"))])
         }
         guard let schema, let rowid = schema.rowidName, !schema.isWithoutRowid else {
             guard !create.isEmpty else { return nil }
@@ -34,37 +53,8 @@ struct _ChangeTriggers: Sendable {
             return
         }
         let table = "main." + schema.name.quotedIdentifier
-        let prefix = "livelist_\(source)_"
-        let touch = functionName
-        func conflicts(with row: String) -> [String] {
-            schema.uniqueIndexes.map { index in
-                var condition: String
-                if index.terms.allSatisfy({ if case .column = $0 { true } else { false } }) {
-                    condition = index.terms.map { term -> String in
-                        guard case let .column(column, collation) = term else { return "0" }
-                        return "\(column.quotedIdentifier) COLLATE \(collation) = \(row).\(column.quotedIdentifier)"
-                    }.joined(separator: " AND ")
-                } else {
-                    // Expressions: evaluate them on the new values through a one-row subquery
-                    // that names the new values like the table's columns.
-                    let terms = index.terms.map { term -> String in
-                        switch term {
-                        case let .column(column, collation): "\(column.quotedIdentifier) COLLATE \(collation)"
-                        case let .expression(sql): "(\(sql))"
-                        }
-                    }
-                    let newValues = schema.columns.map { "\(row).\($0.name.quotedIdentifier) AS \($0.name.quotedIdentifier)" }.joined(separator: ", ")
-                    condition = "(\(terms.joined(separator: ", "))) = (SELECT \(terms.joined(separator: ", ")) FROM (SELECT \(newValues)))"
-                }
-                if let predicate = index.predicate { condition = "(\(condition)) AND (\(predicate))" }
-                return "SELECT \(touch)(\(rowid)) FROM \(table) WHERE \(condition);"
-            }
-        }
-        if !schema.uniqueIndexes.isEmpty {
-            let name = (prefix + "insert").quotedIdentifier
-            create.append("CREATE TEMP TRIGGER \(name) BEFORE INSERT ON \(table) BEGIN \(conflicts(with: "NEW").joined(separator: " ")) END")
-            drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
-        }
+        let conflicts = Self.conflictConditions(schema, row: "NEW").map { "SELECT \(touch)(\(rowid)) FROM \(table) WHERE \($0);" }
+        if !conflicts.isEmpty { add("insert", "BEFORE INSERT", on: schema.name, conflicts) }
         // Before an UPDATE that changes the rowid or a unique value: the old rowid (the update hook
         // reports the new one only) and the rows a REPLACE will delete.
         var changed = ["NEW.\(rowid) IS NOT OLD.\(rowid)"]
@@ -79,12 +69,36 @@ struct _ChangeTriggers: Sendable {
             if index.predicate != nil { alwaysFires = true }
         }
         let when = alwaysFires ? "" : " WHEN " + changed.joined(separator: " OR ")
-        let name = (prefix + "update").quotedIdentifier
-        let body = ["SELECT \(touch)(OLD.\(rowid)), \(touch)(NEW.\(rowid));"] + conflicts(with: "NEW")
-        create.append("CREATE TEMP TRIGGER \(name) BEFORE UPDATE ON \(table)\(when) BEGIN \(body.joined(separator: " ")) END")
-        drop.append("DROP TRIGGER IF EXISTS temp.\(name)")
+        add("update", "BEFORE UPDATE", on: schema.name, when: when, ["SELECT \(touch)(OLD.\(rowid)), \(touch)(NEW.\(rowid));"] + conflicts)
         self.create = create
         self.drop = drop
+    }
+
+    /// For each unique index of `schema`, the condition (over the table's bare column names)
+    /// that picks the row the values of `row` (`NEW`) conflict with.
+    static func conflictConditions(_ schema: _TableSchema, row: String) -> [String] {
+        schema.uniqueIndexes.map { index in
+            var condition: String
+            if index.terms.allSatisfy({ if case .column = $0 { true } else { false } }) {
+                condition = index.terms.map { term -> String in
+                    guard case let .column(column, collation) = term else { return "0" }
+                    return "\(column.quotedIdentifier) COLLATE \(collation) = \(row).\(column.quotedIdentifier)"
+                }.joined(separator: " AND ")
+            } else {
+                // Expressions: evaluate them on the new values through a one-row subquery
+                // that names the new values like the table's columns.
+                let terms = index.terms.map { term -> String in
+                    switch term {
+                    case let .column(column, collation): "\(column.quotedIdentifier) COLLATE \(collation)"
+                    case let .expression(sql): "(\(sql))"
+                    }
+                }
+                let newValues = schema.columns.map { "\(row).\($0.name.quotedIdentifier) AS \($0.name.quotedIdentifier)" }.joined(separator: ", ")
+                condition = "(\(terms.joined(separator: ", "))) = (SELECT \(terms.joined(separator: ", ")) FROM (SELECT \(newValues)))"
+            }
+            if let predicate = index.predicate { condition = "(\(condition)) AND (\(predicate))" }
+            return condition
+        }
     }
 
     /// Registers the function and creates the triggers; `touch` receives each rowid, or `nil`

@@ -1,0 +1,378 @@
+/// The structure of a SELECT that LiveList needs to maintain it incrementally: its result
+/// columns, its tables and joins, its WHERE clause and its ORDER BY terms, as spans of the source
+/// text. Anything outside the shape it can maintain (GROUP BY, DISTINCT, aggregates, window
+/// functions, compound selects, LIMIT, subqueries in FROM, joins other than INNER and LEFT,
+/// ORDER BY expressions) is named in ``refetchReasons``: SQLite still runs the query, LiveList
+/// refetches and diffs it.
+struct _ParsedSelect: Sendable {
+    /// A column named as `table.column` or `column`.
+    struct ColumnReference: Sendable, Equatable {
+        var qualifier: String?
+        var column: String
+    }
+
+    /// `lhs = rhs` between two columns, the `conjunct`-th condition of an ON clause.
+    struct Equality: Sendable {
+        var lhs: ColumnReference
+        var rhs: ColumnReference
+        var conjunct: Int
+    }
+
+    /// A table of the FROM clause.
+    struct TableReference: Sendable {
+        enum Join: Sendable, Equatable { case base, inner, left }
+        var name: String
+        var alias: String?
+        var join: Join
+        /// The ON condition's conjuncts (split at top-level AND), as source text.
+        var conditions: [String]
+        /// Equalities between two column references among the conjuncts, with the conjunct's
+        /// position in `conditions`.
+        var equalities: [Equality]
+        /// Where the reference ends in the source (after its alias), for `NOT INDEXED`.
+        var endOffset: Int
+        /// Whether it carries `INDEXED BY` or `NOT INDEXED` already.
+        var hasIndexHint: Bool
+
+        var visibleName: String { alias ?? name }
+    }
+
+    struct OrderTerm: Sendable {
+        var column: ColumnReference
+        var collation: String?
+        var descending: Bool
+        var nulls: SortTerm.NullsOrder?
+    }
+
+    var source: String
+    var resultColumns: String = ""
+    var tables: [TableReference] = []
+    var from: String = ""
+    /// Where the FROM clause is in the source's UTF-8.
+    var fromRange: Range<Int> = 0..<0
+    var whereClause: String?
+    var order: [OrderTerm] = []
+    var refetchReasons: [String] = []
+    /// Whether the result columns hold placeholders (their arguments come first).
+    var resultColumnsHaveParameters = false
+
+    /// `text` read as a column reference (`name`, `table.name`, quoted or not), or `nil` when it
+    /// is another expression.
+    static func columnReference(_ text: String) -> ColumnReference? {
+        guard let tokens = _SQLTokenizer.tokens(text), !tokens.isEmpty else { return nil }
+        return Parser(tokens: tokens, source: Array(text.utf8)).columnReference(0..<tokens.count)
+    }
+
+    /// Parses `sql`; a statement LiveList cannot read at all gives a reason, not an error (SQLite
+    /// has already accepted it).
+    init(_ sql: String) {
+        source = sql
+        guard let tokens = _SQLTokenizer.tokens(sql) else {
+            refetchReasons.append("the SQL could not be read")
+            return
+        }
+        Parser(tokens: tokens, source: Array(sql.utf8)).parse(into: &self)
+    }
+}
+
+private struct Parser {
+    let tokens: [_SQLToken]
+    let source: [UInt8]
+
+    static let aggregates: Set<String> = [
+        "count", "sum", "avg", "total", "group_concat", "string_agg", "json_group_array", "json_group_object",
+        "jsonb_group_array", "jsonb_group_object",
+    ]
+
+    func text(_ range: Range<Int>) -> String {
+        guard !range.isEmpty else { return "" }
+        let start = tokens[range.lowerBound].range.lowerBound, end = tokens[range.upperBound - 1].range.upperBound
+        return String(decoding: source[start..<end], as: UTF8.self)
+    }
+
+    /// Indices of the top-level tokens (outside parentheses) of `range`.
+    func topLevel(_ range: Range<Int>) -> [Int] {
+        var depth = 0
+        var result: [Int] = []
+        for index in range {
+            let token = tokens[index]
+            if token.isSymbol && token.text == "(" {
+                if depth == 0 { result.append(index) }
+                depth += 1
+                continue
+            }
+            if token.isSymbol && token.text == ")" {
+                depth -= 1
+                continue
+            }
+            if depth == 0 { result.append(index) }
+        }
+        return result
+    }
+
+    /// Splits `range` at top-level tokens matching `separator`.
+    func split(_ range: Range<Int>, where separator: (_SQLToken) -> Bool) -> [Range<Int>] {
+        var parts: [Range<Int>] = []
+        var start = range.lowerBound
+        for index in topLevel(range) where separator(tokens[index]) {
+            parts.append(start..<index)
+            start = index + 1
+        }
+        parts.append(start..<range.upperBound)
+        return parts
+    }
+
+    /// A column reference made of the tokens of `range`: `name` or `qualifier.name`
+    /// (`schema.table.name` keeps the table).
+    func columnReference(_ range: Range<Int>) -> _ParsedSelect.ColumnReference? {
+        let parts = Array(range)
+        func identifier(_ index: Int) -> String? {
+            if case .identifier = tokens[index].kind { return tokens[index].text }
+            return nil
+        }
+        switch parts.count {
+        case 1: return identifier(parts[0]).map { .init(qualifier: nil, column: $0) }
+        case 3 where tokens[parts[1]].text == ".":
+            guard let qualifier = identifier(parts[0]), let column = identifier(parts[2]) else { return nil }
+            return .init(qualifier: qualifier, column: column)
+        case 5 where tokens[parts[1]].text == "." && tokens[parts[3]].text == ".":
+            guard let qualifier = identifier(parts[2]), let column = identifier(parts[4]) else { return nil }
+            return .init(qualifier: qualifier, column: column)
+        default: return nil
+        }
+    }
+
+    func parse(into select: inout _ParsedSelect) {
+        guard let first = tokens.first else {
+            select.refetchReasons.append("the SQL is empty")
+            return
+        }
+        if first.isKeyword("WITH") {
+            select.refetchReasons.append("a common table expression (WITH)")
+            return
+        }
+        guard first.isKeyword("SELECT") else {
+            select.refetchReasons.append("not a plain SELECT")
+            return
+        }
+        var clauses: [(keyword: String, index: Int)] = []
+        for index in topLevel(1..<tokens.count) {
+            let token = tokens[index]
+            for keyword in ["FROM", "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "VALUES"]
+            where token.isKeyword(keyword) {
+                clauses.append((keyword, index))
+            }
+        }
+        func clause(_ keyword: String) -> Range<Int>? {
+            guard let position = clauses.firstIndex(where: { $0.keyword == keyword }) else { return nil }
+            let start = clauses[position].index + 1
+            let end = position + 1 < clauses.count ? clauses[position + 1].index : tokens.count
+            return start..<end
+        }
+        for (keyword, reason) in [("UNION", "a compound SELECT"), ("INTERSECT", "a compound SELECT"), ("EXCEPT", "a compound SELECT"),
+                                  ("GROUP", "GROUP BY"), ("HAVING", "HAVING"), ("WINDOW", "a window function"),
+                                  ("LIMIT", "LIMIT/OFFSET"), ("VALUES", "VALUES")]
+        where clauses.contains(where: { $0.keyword == keyword }) && !select.refetchReasons.contains(reason) {
+            select.refetchReasons.append(reason)
+        }
+        var selectStart = 1
+        if tokens.count > 1 && tokens[1].isKeyword("DISTINCT") {
+            select.refetchReasons.append("DISTINCT")
+            selectStart = 2
+        } else if tokens.count > 1 && tokens[1].isKeyword("ALL") {
+            selectStart = 2
+        }
+        let selectEnd = clauses.first?.index ?? tokens.count
+        let selectList = selectStart..<selectEnd
+        select.resultColumns = text(selectList)
+        select.resultColumnsHaveParameters = tokens[selectList].contains { $0.kind == .parameter }
+        if containsAggregateOrWindow(selectList, in: &select) { return }
+
+        guard let from = clause("FROM"), !from.isEmpty else {
+            select.refetchReasons.append("no FROM clause")
+            return
+        }
+        select.from = text(from)
+        select.fromRange = tokens[from.lowerBound].range.lowerBound..<tokens[from.upperBound - 1].range.upperBound
+        parseFrom(from, into: &select)
+        if let whereRange = clause("WHERE") {
+            select.whereClause = text(whereRange)
+            if tokens[whereRange].contains(where: { $0.isKeyword("OVER") }) { select.refetchReasons.append("a window function") }
+        }
+        if let order = clause("ORDER") { parseOrder(order, into: &select) }
+    }
+
+    func containsAggregateOrWindow(_ range: Range<Int>, in select: inout _ParsedSelect) -> Bool {
+        for index in range {
+            let token = tokens[index]
+            if token.isKeyword("OVER") {
+                select.refetchReasons.append("a window function")
+                return true
+            }
+            guard case .identifier(quoted: false) = token.kind, index + 1 < range.upperBound, tokens[index + 1].text == "(" else { continue }
+            let name = token.text.lowercased()
+            if Self.aggregates.contains(name) {
+                select.refetchReasons.append("an aggregate function (\(name))")
+                return true
+            }
+            if name == "min" || name == "max" {
+                // With one argument they aggregate; with more they compare.
+                var depth = 0, commas = 0, position = index + 1
+                repeat {
+                    if tokens[position].text == "(" { depth += 1 }
+                    if tokens[position].text == ")" { depth -= 1 }
+                    if depth == 1 && tokens[position].text == "," { commas += 1 }
+                    position += 1
+                } while depth > 0 && position < range.upperBound
+                if commas == 0 {
+                    select.refetchReasons.append("an aggregate function (\(name))")
+                    return true
+                }
+            }
+        }
+        return false
+    }
+
+    func parseFrom(_ range: Range<Int>, into select: inout _ParsedSelect) {
+        var index = range.lowerBound
+        var join: _ParsedSelect.TableReference.Join = .base
+        func isJoinWord(_ token: _SQLToken) -> Bool {
+            ["JOIN", "INNER", "LEFT", "OUTER", "CROSS", "NATURAL", "RIGHT", "FULL", "ON", "USING"].contains { token.isKeyword($0) }
+                || (token.isSymbol && token.text == ",")
+        }
+        while index < range.upperBound {
+            // A table: [schema.]name [[AS] alias] [INDEXED BY i | NOT INDEXED]
+            guard case .identifier = tokens[index].kind else {
+                select.refetchReasons.append(tokens[index].text == "(" ? "a subquery in FROM" : "a FROM clause LiveList cannot read")
+                return
+            }
+            var name = tokens[index].text
+            index += 1
+            if index + 1 < range.upperBound, tokens[index].text == ".", case .identifier = tokens[index + 1].kind {
+                guard name.lowercased() == "main" else {
+                    select.refetchReasons.append("a table of another schema (\(name))")
+                    return
+                }
+                name = tokens[index + 1].text
+                index += 2
+            }
+            if index < range.upperBound, tokens[index].text == "(" {
+                select.refetchReasons.append("a table-valued function (\(name))")
+                return
+            }
+            var alias: String?
+            if index < range.upperBound, tokens[index].isKeyword("AS") { index += 1 }
+            if index < range.upperBound, case .identifier = tokens[index].kind, !isJoinWord(tokens[index]),
+               !tokens[index].isKeyword("INDEXED"), !tokens[index].isKeyword("NOT") {
+                alias = tokens[index].text
+                index += 1
+            }
+            let endOffset = tokens[index - 1].range.upperBound
+            var hasIndexHint = false
+            if index < range.upperBound, tokens[index].isKeyword("INDEXED") || tokens[index].isKeyword("NOT") {
+                index += tokens[index].isKeyword("NOT") ? 2 : 3
+                hasIndexHint = true
+            }
+            var reference = _ParsedSelect.TableReference(name: name, alias: alias, join: join, conditions: [], equalities: [],
+                                                         endOffset: endOffset, hasIndexHint: hasIndexHint)
+            // ON condition, up to the next join operator.
+            if index < range.upperBound, tokens[index].isKeyword("USING") {
+                select.refetchReasons.append("a join with USING")
+                return
+            }
+            if index < range.upperBound, tokens[index].isKeyword("ON") {
+                let start = index + 1
+                var end = start
+                let topLevelIndices = Set(topLevel(start..<range.upperBound))
+                while end < range.upperBound {
+                    let token = tokens[end]
+                    if topLevelIndices.contains(end) && (token.isKeyword("JOIN") || token.isKeyword("INNER") || token.isKeyword("LEFT")
+                        || token.isKeyword("CROSS") || token.isKeyword("NATURAL") || token.isKeyword("RIGHT") || token.isKeyword("FULL")
+                        || (token.isSymbol && token.text == ",")) { break }
+                    end += 1
+                }
+                for conjunct in split(start..<end, where: { $0.isKeyword("AND") }) {
+                    reference.conditions.append(text(conjunct))
+                    let sides = split(conjunct, where: { $0.isSymbol && ($0.text == "=" || $0.text == "==") })
+                    if sides.count == 2, let lhs = columnReference(trimmed(sides[0])), let rhs = columnReference(trimmed(sides[1])) {
+                        reference.equalities.append(.init(lhs: lhs, rhs: rhs, conjunct: reference.conditions.count - 1))
+                    }
+                }
+                index = end
+            } else if join != .base {
+                select.refetchReasons.append("a join without ON")
+                return
+            }
+            select.tables.append(reference)
+            guard index < range.upperBound else { break }
+            // The next join operator.
+            let token = tokens[index]
+            if token.isSymbol && token.text == "," {
+                select.refetchReasons.append("a comma join")
+                return
+            } else if token.isKeyword("JOIN") {
+                join = .inner
+                index += 1
+            } else if token.isKeyword("INNER"), index + 1 < range.upperBound, tokens[index + 1].isKeyword("JOIN") {
+                join = .inner
+                index += 2
+            } else if token.isKeyword("LEFT") {
+                index += 1
+                if index < range.upperBound, tokens[index].isKeyword("OUTER") { index += 1 }
+                guard index < range.upperBound, tokens[index].isKeyword("JOIN") else {
+                    select.refetchReasons.append("a FROM clause LiveList cannot read")
+                    return
+                }
+                join = .left
+                index += 1
+            } else {
+                select.refetchReasons.append("a \(token.text.uppercased()) join")
+                return
+            }
+        }
+    }
+
+    /// `range` without surrounding parentheses.
+    func trimmed(_ range: Range<Int>) -> Range<Int> {
+        var range = range
+        while range.count >= 2, tokens[range.lowerBound].text == "(", tokens[range.upperBound - 1].text == ")",
+              Set(topLevel(range.lowerBound + 1..<range.upperBound - 1)).count == topLevel(range.lowerBound + 1..<range.upperBound - 1).count {
+            range = range.lowerBound + 1..<range.upperBound - 1
+        }
+        return range
+    }
+
+    func parseOrder(_ range: Range<Int>, into select: inout _ParsedSelect) {
+        guard range.lowerBound < range.upperBound, tokens[range.lowerBound].isKeyword("BY") else {
+            select.refetchReasons.append("an ORDER BY LiveList cannot read")
+            return
+        }
+        if tokens[range].contains(where: { $0.isKeyword("OVER") }) {
+            select.refetchReasons.append("a window function")
+            return
+        }
+        for term in split(range.lowerBound + 1..<range.upperBound, where: { $0.isSymbol && $0.text == "," }) {
+            var end = term.upperBound
+            var nulls: SortTerm.NullsOrder?
+            var descending = false
+            var collation: String?
+            if end - term.lowerBound >= 2, tokens[end - 2].isKeyword("NULLS") {
+                nulls = tokens[end - 1].isKeyword("FIRST") ? .first : .last
+                end -= 2
+            }
+            if end > term.lowerBound, tokens[end - 1].isKeyword("DESC") || tokens[end - 1].isKeyword("ASC") {
+                descending = tokens[end - 1].isKeyword("DESC")
+                end -= 1
+            }
+            if end - term.lowerBound >= 2, tokens[end - 2].isKeyword("COLLATE") {
+                collation = tokens[end - 1].text
+                end -= 2
+            }
+            guard let column = columnReference(trimmed(term.lowerBound..<end)) else {
+                select.refetchReasons.append("an ORDER BY expression (\(text(term.lowerBound..<end)))")
+                return
+            }
+            select.order.append(.init(column: column, collation: collation, descending: descending, nulls: nulls))
+        }
+    }
+}
