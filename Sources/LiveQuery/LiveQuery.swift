@@ -40,10 +40,11 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
 
     /// The result when the query opened.
     public let initialResult: LiveResult<ID>
-    /// Whether the query is maintained incrementally, or refetches (and why).
-    public let mode: LiveUpdatePath
+    /// Whether the query is maintained incrementally, or refetches (and why) — for the current
+    /// request.
+    public var mode: LiveUpdatePath { core.summary.path }
 
-    private let core: LiveQueryCore<ID>
+    let core: LiveQueryCore<ID>
     private let writer: any DatabaseWriter
     private let poller: Task<Void, Never>?
 
@@ -51,10 +52,6 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         self.core = core
         self.writer = writer
         self.initialResult = initialResult
-        mode = switch core.plan.mode {
-        case .incremental: .incremental
-        case let .refetch(reason): .refetch(reason: reason)
-        }
         guard let interval = options.dataVersionPollInterval else {
             poller = nil
             return

@@ -18,6 +18,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     let statistics = _StatisticsBox()
     private let source: UInt64
 
+    /// How the current request is followed, readable from any thread.
+    private let summaryLock = NSLock()
+    private var currentSummary: (path: LiveUpdatePath, notes: [String])
+    var summary: (path: LiveUpdatePath, notes: [String]) { summaryLock.withLock { currentSummary } }
+
     private var touched: Set<Int64> = []
     private var needsRefetch: String?
     /// A failure left the index behind the database: the next commit or poll refetches.
@@ -41,6 +46,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     init(plan: QueryPlan, db: Database, options: LiveQuery<ID>.Options, channelFactory: (LiveResult<ID>) -> EventChannel<ID>) throws(LiveQueryError) {
         self.plan = plan
         self.options = options
+        currentSummary = (plan.updatePath, plan.notes)
         let canonical = Self.canonicalizer()
         if let screen = options.firstScreenRows {
             var entries = try Self.fetchEntries(plan, db, limit: screen + 1)
@@ -423,6 +429,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             self.plan = previous   // a failed fetch changes nothing
             throw error
         }
+        summaryLock.withLock { currentSummary = (plan.updatePath, plan.notes) }
         if let triggers {
             try triggers.uninstall(db)
             self.triggers = nil

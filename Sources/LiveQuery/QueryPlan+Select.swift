@@ -77,7 +77,7 @@ extension QueryPlan {
             isTimeDependent: try Self.analyzeFunctions(sql: compiled.sql, arguments: compiled.arguments, db).isTimeDependent,
             silentTables: silentTables, notes: [],
             records: RecordQuery(prefix: "SELECT *, \(identityName) FROM (\(compiled.sql)) WHERE \(identityName) IN (",
-                                 keyIsRowid: false, adapter: compiled.adapter))
+                                 arguments: compiled.arguments, keyIsRowid: false, adapter: compiled.adapter))
     }
 }
 

@@ -36,6 +36,7 @@ struct QueryPlan: Sendable {
     /// `)`; the statement's last column is the rowid or identity the row answers for.
     struct RecordQuery: Sendable {
         var prefix: String
+        var arguments: StatementArguments
         var keyIsRowid: Bool
         var adapter: (any RowAdapter)?
     }
@@ -121,6 +122,8 @@ struct QueryPlan: Sendable {
         self.description = description
         self.table = table
         self.mode = mode
+        var layout = layout
+        layout.records = records
         self.layout = layout
         self.fetchSQL = fetchSQL
         self.scanningFetchSQL = scanningFetchSQL
@@ -269,7 +272,7 @@ struct QueryPlan: Sendable {
         let recordKey = incremental ? (schema.rowidName ?? "rowid") : identityExpression
         records = RecordQuery(
             prefix: "SELECT *, \(recordKey) FROM \(quotedTable) WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "") + recordKey + " IN (",
-            keyIsRowid: incremental, adapter: nil)
+            arguments: arguments, keyIsRowid: incremental, adapter: nil)
 
         // The order: sort terms, then (when it is not the rowid) the identity, then the rowid.
         // A refetched result keeps SQLite's order: its rowids are fetch ordinals.
@@ -280,8 +283,10 @@ struct QueryPlan: Sendable {
         } else {
             comparator.rules = []
         }
-        layout = _ResultLayout(comparator: comparator, identityIsRowid: incremental && identityIsRowid,
-                               sectionRule: sectionRule, sectionsArePositional: !incremental)
+        var layout = _ResultLayout(comparator: comparator, identityIsRowid: incremental && identityIsRowid,
+                                   sectionRule: sectionRule, sectionsArePositional: !incremental)
+        layout.records = records
+        self.layout = layout
         joins = []
         joinedTables = []
         notes = []

@@ -129,6 +129,17 @@ final class _LiveIndex: @unchecked Sendable {
         lock.withLock { entryLocked(forRowid: rowid) }
     }
 
+    /// The current row whose canonical identity is `identity`. O(log n).
+    func entry(ofIdentity identity: SQLValue) -> IndexEntry? {
+        lock.withLock {
+            if layout.identityIsRowid {
+                guard case let .integer(rowid) = identity else { return nil }
+                return entryLocked(forRowid: rowid)
+            }
+            return rowOfIdentity[identity].flatMap { entryLocked(forRowid: $0) }
+        }
+    }
+
     /// The position of the row whose canonical identity is `identity` in `snapshot`: O(log n)
     /// when the row has not changed since `snapshot` was published, O(n) otherwise.
     func position(ofIdentity identity: SQLValue, in snapshot: _ResultSnapshot) -> Int? {

@@ -14,6 +14,8 @@ struct _ResultLayout: Sendable {
     /// Whether sections are in fetch order rather than ordered by `sectionRule` (a refetched
     /// result whose order LiveList cannot reproduce): lookups by section key then scan.
     let sectionsArePositional: Bool
+    /// How to load the content of this layout's rows as records.
+    var records: QueryPlan.RecordQuery?
 
     var isSectioned: Bool { sectionRule != nil }
 

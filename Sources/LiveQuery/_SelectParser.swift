@@ -293,7 +293,7 @@ private struct Parser {
                 }
                 for conjunct in split(start..<end, where: { $0.isKeyword("AND") }) {
                     reference.conditions.append(text(conjunct))
-                    let sides = split(conjunct, where: { $0.isSymbol && ($0.text == "=" || $0.text == "==") })
+                    let sides = split(trimmed(conjunct), where: { $0.isSymbol && ($0.text == "=" || $0.text == "==") })
                     if sides.count == 2, let lhs = columnReference(trimmed(sides[0])), let rhs = columnReference(trimmed(sides[1])) {
                         reference.equalities.append(.init(lhs: lhs, rhs: rhs, conjunct: reference.conditions.count - 1))
                     }
@@ -335,11 +335,23 @@ private struct Parser {
     /// `range` without surrounding parentheses.
     func trimmed(_ range: Range<Int>) -> Range<Int> {
         var range = range
-        while range.count >= 2, tokens[range.lowerBound].text == "(", tokens[range.upperBound - 1].text == ")",
-              Set(topLevel(range.lowerBound + 1..<range.upperBound - 1)).count == topLevel(range.lowerBound + 1..<range.upperBound - 1).count {
+        while range.count >= 2, tokens[range.lowerBound].text == "(", closingParenthesis(of: range.lowerBound, before: range.upperBound) == range.upperBound - 1 {
             range = range.lowerBound + 1..<range.upperBound - 1
         }
         return range
+    }
+
+    /// The token that closes the parenthesis opened at `open`, searched before `end`.
+    func closingParenthesis(of open: Int, before end: Int) -> Int? {
+        var depth = 0
+        for index in open..<end where tokens[index].isSymbol {
+            if tokens[index].text == "(" { depth += 1 }
+            if tokens[index].text == ")" {
+                depth -= 1
+                if depth == 0 { return index }
+            }
+        }
+        return nil
     }
 
     func parseOrder(_ range: Range<Int>, into select: inout _ParsedSelect) {

@@ -80,6 +80,10 @@ struct _SelectPlanner<ID: LiveIdentity> {
         var parents: [(parent: Int, key: Resolved, foreign: Resolved, conjunct: String)] = []
         for index in parsed.tables.indices.dropFirst() {
             guard let link = manyToOneLink(index) else {
+                if identifiesBaseRows() {
+                    // Rows of the base table repeat once per row they meet: its key cannot be the identity.
+                    throw LiveQueryError.invalidRequest("the join with \(parsed.tables[index].visibleName) can meet several of its rows per row of \(base.name) (a one-to-many join: its ON clause has no equality on a unique column of \(parsed.tables[index].visibleName)), so \(request.identity ?? "the key of \(base.name)") is not unique in the result: name a unique column of \(parsed.tables[index].visibleName) as the identity, or join it many-to-one")
+                }
                 reasons.append("the join with \(parsed.tables[index].visibleName) can meet several of its rows: its ON clause has no equality between a unique column of \(parsed.tables[index].visibleName) and a column of an earlier table, of the same type")
                 return
             }
@@ -259,7 +263,14 @@ struct _SelectPlanner<ID: LiveIdentity> {
             columns: columns, otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: fromTables, joins: joins, region: region,
             silentTables: silentTables, notes: notes,
             records: QueryPlan.RecordQuery(prefix: "SELECT \(parsed.resultColumns), \(baseRowid) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
-                                           keyIsRowid: true, adapter: compiled.adapter))
+                                           arguments: compiled.arguments, keyIsRowid: true, adapter: compiled.adapter))
+    }
+
+    /// Whether the identity is the base table's key (the default) or one of its columns.
+    private func identifiesBaseRows() -> Bool {
+        guard let given = request.identity else { return true }
+        guard let reference = _ParsedSelect.columnReference(given), let resolved = resolve(reference, aliases: true) else { return false }
+        return resolved.table == 0
     }
 
     // MARK: - Columns

@@ -1,0 +1,60 @@
+import GRDB
+
+extension LiveQuery {
+    /// A ``RowCache`` loader that reads this query's rows as `Record`s, with the request's own
+    /// SQL — its joins, its filter and, for a GRDB request, its row adapter (so
+    /// `including(required:)` scopes decode) — restricted to the rows asked for: by the base
+    /// table's rowid on the incremental path, by identity otherwise. One query per page, on
+    /// `reader`'s read path, never on the caller's thread. After ``setRequest(_:)`` it reads
+    /// with the new request.
+    ///
+    /// ```swift
+    /// let cache = RowCache(pageSize: 50, loader: query.recordLoader(as: TrackInfo.self, reader: dbPool))
+    /// ```
+    ///
+    /// A row that left the result since the cache asked is simply not returned.
+    public func recordLoader<Record: FetchableRecord & Sendable>(as type: Record.Type, reader: any DatabaseReader) -> RowCache<ID, Record>.Loader {
+        let index = core.index
+        return { ids in
+            let layout = index.current.layout
+            guard let records = layout.records else { return [:] }
+            var keys: [DatabaseValue] = []
+            var idOfKey: [SQLValue: ID] = [:]
+            for id in ids {
+                guard let entry = index.entry(ofIdentity: id.identityValue) else { continue }
+                let key: SQLValue = records.keyIsRowid ? .integer(entry.rowid) : layout.identity(of: entry)
+                guard let value = key.databaseValue else { continue }
+                idOfKey[key] = id
+                keys.append(value)
+            }
+            guard !keys.isEmpty else { return [:] }
+            let idsByKey = idOfKey
+            let batches = stride(from: 0, to: keys.count, by: 500).map { Array(keys[$0..<min($0 + 500, keys.count)]) }
+            return try await reader.read { db in
+                var loaded: [ID: Record] = [:]
+                for batch in batches {
+                    let sql = records.prefix + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
+                    let statement = try db.cachedStatement(sql: sql)
+                    var arguments = records.arguments
+                    arguments += StatementArguments(batch)
+                    try statement.setArguments(arguments)
+                    let keyColumn = Int32(statement.columnCount - 1)
+                    let cursor = try Row.fetchCursor(statement, adapter: records.adapter)
+                    while let row = try cursor.next() {
+                        guard let id = idsByKey[SQLValue(statement: statement.sqliteStatement, column: keyColumn)] else { continue }
+                        loaded[id] = try Record(row: row)
+                    }
+                }
+                return loaded
+            }
+        }
+    }
+}
+
+extension RowCache where Content: FetchableRecord {
+    /// A cache of `query`'s rows decoded as `Content` records (see
+    /// ``LiveQuery/recordLoader(as:reader:)``).
+    public convenience init(query: LiveQuery<ID>, reader: any DatabaseReader, pageSize: Int = 50, maximumPages: Int = 40) {
+        self.init(pageSize: pageSize, maximumPages: maximumPages, loader: query.recordLoader(as: Content.self, reader: reader))
+    }
+}

@@ -1,0 +1,51 @@
+import GRDB
+
+/// How a request will be followed, said before anything is observed: incrementally or by
+/// refetching (and why), with what a developer should know about it.
+///
+/// ```swift
+/// func check(_ dbQueue: DatabaseQueue) async throws {
+///     let request = LiveQueryRequest(sql: "SELECT * FROM track ORDER BY length(title)")
+///     let explanation = try await LiveQuery.explain(request, in: dbQueue)
+///     print(explanation)   // refetch (an ORDER BY expression (length(title)))
+/// }
+/// ```
+public struct LiveQueryExplanation: Sendable, CustomStringConvertible {
+    /// ``LiveUpdatePath/incremental``, or ``LiveUpdatePath/refetch(reason:)`` with the reason.
+    public let path: LiveUpdatePath
+    /// Advice, such as an index whose absence makes a joined row's change scan a table.
+    public let notes: [String]
+    /// The statement that fetches the result.
+    public let sql: String
+
+    public var description: String {
+        ([path.description] + notes.map { "note: \($0)" }).joined(separator: "\n")
+    }
+}
+
+extension LiveQuery {
+    /// Validates `request` and says how it would be followed, without opening it. Throws what
+    /// ``open(_:in:options:callbackQueue:onEvent:)`` would throw for it.
+    public static func explain(_ request: LiveQueryRequest<ID>, in reader: any DatabaseReader) async throws(LiveQueryError) -> LiveQueryExplanation {
+        do {
+            return try await reader.read { db in
+                let plan = try QueryPlan(request, db)
+                return LiveQueryExplanation(path: plan.updatePath, notes: plan.notes, sql: plan.fetchSQL)
+            }
+        } catch {
+            throw LiveQueryError.from(error, sql: nil)
+        }
+    }
+
+    /// Advice about the open query (see ``LiveQueryExplanation/notes``).
+    public var notes: [String] { core.summary.notes }
+}
+
+extension QueryPlan {
+    var updatePath: LiveUpdatePath {
+        switch mode {
+        case .incremental: .incremental
+        case let .refetch(reason): .refetch(reason: reason)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import ListDiff
+import Observation
+
+/// A live query and its rows as records, for a view that binds to it: SwiftUI reads it under
+/// observation tracking and redraws what depends on what changed — the result, the latest
+/// update, a failure, or rows that finished loading.
+///
+/// ```swift
+/// @MainActor
+/// func makeModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, TrackInfo> {
+///     LiveQueryModel(query: query, reader: dbPool)
+/// }
+/// ```
+///
+/// It answers what NSFetchedResultsController's users reach for: ``numberOfSections``,
+/// ``numberOfRows(inSection:)``, ``count``, ``sectionName(at:)``, ``sectionIndexTitles``,
+/// ``indexPath(of:)`` and ``record(at:)`` (through a ``RowCache``, with its page's
+/// ``pageState(at:)``). It follows the query through its ``LiveQuery/events`` sequence, as one
+/// of its consumers, on the main actor; the main actor only ever touches the changed rows and the
+/// rows it shows.
+@MainActor
+@Observable
+public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Sendable> {
+    /// The newest result delivered.
+    public private(set) var result: LiveResult<ID>
+    /// The newest update, with its changeset (`nil` before the first).
+    public private(set) var latestUpdate: LiveQueryUpdate<ID>?
+    /// The newest failure, cleared by the next update.
+    public private(set) var failure: LiveQueryError?
+    /// Moves whenever rows finish loading or a page changes state: what ``record(at:)`` returns
+    /// depends on it.
+    public private(set) var loadGeneration = 0
+
+    /// The query followed.
+    @ObservationIgnored public let query: LiveQuery<ID>
+    /// The records behind the rows.
+    @ObservationIgnored public let cache: RowCache<ID, Record>
+    /// Rows loaded ahead of and behind the row asked for by ``record(at:)``.
+    @ObservationIgnored public var prefetch = 20
+    @ObservationIgnored private var follower: Task<Void, Never>?
+
+    /// Follows `query`, loading records from `reader` in pages of `pageSize`.
+    public init(query: LiveQuery<ID>, reader: any DatabaseReader, pageSize: Int = 50, maximumPages: Int = 40) {
+        self.query = query
+        cache = RowCache(query: query, reader: reader, pageSize: pageSize, maximumPages: maximumPages)
+        result = query.latestResult
+        cache.update(result: result)
+        let bump: @Sendable () -> Void = { [weak self] in
+            Task { @MainActor in self?.loadGeneration += 1 }
+        }
+        cache.onRowsLoaded = { _ in bump() }
+        cache.onStateChanged = bump
+        let events = query.events
+        follower = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.receive(event)
+            }
+        }
+    }
+
+    isolated deinit {
+        follower?.cancel()
+    }
+
+    private func receive(_ event: LiveQueryEvent<ID>) {
+        switch event {
+        case let .initial(result):
+            self.result = result
+            cache.update(result: result)
+        case let .update(update):
+            result = update.result
+            latestUpdate = update
+            failure = nil
+            cache.update(result: update.result)
+        case let .failure(error):
+            failure = error
+        }
+    }
+
+    /// Where the list stands: loading, empty, loaded, or failed for good (a terminal error).
+    public var listState: LoadState {
+        if let failure, failure.isTerminal { return .failed(LoadFailure(failure, retry: {})) }
+        return result.count == 0 ? (result.isComplete ? .empty : .loading) : .loaded
+    }
+
+    /// The number of sections.
+    public var numberOfSections: Int { result.sectionCount }
+
+    /// The number of rows in `section`.
+    public func numberOfRows(inSection section: Int) -> Int { result.itemCount(inSection: section) }
+
+    /// The number of rows.
+    public var count: Int { result.count }
+
+    /// The name of section `index` (see ``LiveResult/sectionName(at:)``).
+    public func sectionName(at index: Int) -> String { result.sectionName(at: index) }
+
+    /// The section index titles (see ``LiveResult/sectionIndexTitles``).
+    public var sectionIndexTitles: [String] { result.sectionIndexTitles }
+
+    /// The index path of the row identified by `id`. O(log n).
+    public func indexPath(of id: ID) -> ItemPath? { result.path(ofItem: id) }
+
+    /// The row at `path` with its record when loaded; otherwise a placeholder, and its page (with
+    /// ``prefetch`` rows around it) is loaded. O(log n) when cached.
+    public func record(at path: ItemPath) -> RowSlot<ID, Record>? {
+        _ = loadGeneration   // observed: a load that lands redraws what read this
+        guard let position = result.position(of: path) else { return nil }
+        return cache.rows(in: position..<position + 1, prefetch: prefetch).first
+    }
+
+    /// The load state of the page holding `path`.
+    public func pageState(at path: ItemPath) -> PageState {
+        _ = loadGeneration
+        guard let position = result.position(of: path) else { return .loaded }
+        return cache.pageState(position / cache.pageSize)
+    }
+}
