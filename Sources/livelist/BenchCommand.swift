@@ -38,6 +38,7 @@ struct BenchCommand: ParsableCommand {
             // The CLI runs on the main thread; the presenter and the headless view are main-actor bound.
             try MainActor.assumeIsolated { try PresenterBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try waitFor { try await LiveQueryBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try waitFor { try await JoinBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
