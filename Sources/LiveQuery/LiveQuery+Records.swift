@@ -9,7 +9,9 @@ extension LiveQuery {
     /// with the new request.
     ///
     /// ```swift
-    /// let cache = RowCache(pageSize: 50, loader: query.recordLoader(as: TrackInfo.self, reader: dbPool))
+    /// func conversations(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> RowCache<UUID, ConversationRow> {
+    ///     RowCache(pageSize: 50, loader: query.recordLoader(as: ConversationRow.self, reader: dbPool))
+    /// }
     /// ```
     ///
     /// A row that left the result since the cache asked is simply not returned.

@@ -9,7 +9,7 @@ import Observation
 ///
 /// ```swift
 /// @MainActor
-/// func makeModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, TrackInfo> {
+/// func makeModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, ConversationRow> {
 ///     LiveQueryModel(query: query, reader: dbPool)
 /// }
 /// ```

@@ -86,7 +86,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     ///
     /// ```swift
     /// let request = LiveQueryRequest(
-    ///     Conversation.including(required: Conversation.contact).order(sql: "contact.name, conversation.date"),
+    ///     Conversation.including(required: Conversation.contact).order(sql: "contact.name, conversation.lastActivity"),
     ///     identity: "conversation.uuid", as: UUID.self)
     /// ```
     ///

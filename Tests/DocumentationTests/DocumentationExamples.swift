@@ -10,42 +10,79 @@ import LiveQuery
 
 // MARK: - README
 
+struct Contact: Codable, FetchableRecord, TableRecord, Sendable {
+    var id: Int64
+    var name: String
+}
+
+struct Conversation: Codable, FetchableRecord, TableRecord, Sendable {
+    static let contact = belongsTo(Contact.self)
+    var uuid: UUID
+    var contactId: Int64
+    var subject: String
+    var lastActivity: Date
+}
+
+struct ConversationRow: Decodable, FetchableRecord, Sendable {   // a conversation with its contact
+    var conversation: Conversation
+    var contact: Contact
+}
+
 @MainActor
 func showInbox(from dbPool: DatabasePool, in view: some ListTarget) async throws {
-    let request = LiveQueryRequest(
-        table: "conversation",
-        filter: .init("archived = ?", arguments: [0]),
-        sort: [SortTerm("day", .descending), SortTerm("last_activity", .descending)],
-        section: "day",                 // sections in sort order, like sectionNameKeyPath
-        version: "version")             // content changes; without it, a digest of every column
+    let contacts = TableAlias()
+    let conversations = Conversation
+        .including(required: Conversation.contact.aliased(contacts))   // many-to-one: incremental
+        .filter(Column("archived") == false)
+        .order(contacts[Column("name")], Column("lastActivity").desc)
+        .asRequest(of: ConversationRow.self)
+    let request = LiveQueryRequest(conversations, identity: "conversation.uuid", as: UUID.self)
     let query = try await LiveQuery.open(request, in: dbPool)   // validates, builds the index off the main actor
-    let presenter = ListPresenter<LiveSection, LiveRow<Int64>>()
+    let rows = RowCache<UUID, ConversationRow>(query: query, reader: dbPool)   // records, by page
+    let presenter = ListPresenter<LiveSection, LiveRow<UUID>>()
     presenter.target = view                                      // its data source reads presenter.displayed
     for await event in query.events {                            // any number of consumers, each from the current result
         switch event {
-        case .initial(let result): presenter.replace(with: result)      // one reload, no diff
-        case .update(let update): presenter.apply(update.changeset)     // as it is: no copy, no diff
+        case .initial(let result):
+            rows.update(result: result)
+            presenter.replace(with: result)                      // one reload, no diff
+        case .update(let update):
+            rows.update(result: update.result)
+            presenter.apply(update.changeset)                    // as it is: no copy, no diff
         case .failure(let error): presenter.setLoadState(.failed(LoadFailure(error, retry: {})))
         }
     }
 }
 
-struct Conversation: Sendable {
-    var sender: String
-    init(_ row: Row) { sender = row["sender"] }
-}
-
-func cellContents(of update: LiveQueryUpdate<Int64>, visibleRange: Range<Int>, in dbPool: DatabasePool) {
-    let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache<Int64, Conversation>.tableLoader(
-        reader: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in Conversation(row) })
-    cache.update(result: update.result)
-    for slot in cache.rows(in: visibleRange, prefetch: 40) {   // .loaded(row, content) or .placeholder(row)
-        if case let .loaded(row, conversation) = slot { print(row.id, conversation.sender) }
+func configureCells(_ rows: RowCache<UUID, ConversationRow>, visibleRange: Range<Int>) {
+    for slot in rows.rows(in: visibleRange, prefetch: 40) {   // .loaded(row, record) or .placeholder(row)
+        if case let .loaded(row, record) = slot { print(row.id, record.contact.name, record.conversation.subject) }
     }
-    switch cache.pageState(0) {
+    switch rows.pageState(0) {
     case .notLoaded, .loading, .loaded: break
     case .failed(let failure): failure.retry()
     }
+}
+
+func unreadByContact(in dbPool: DatabasePool) async throws -> LiveQuery<Int64> {
+    let request = LiveQueryRequest(sql: """
+        SELECT message.*, contact.name FROM message
+        JOIN contact ON contact.id = message.contact_id
+        WHERE message.unread = ?
+        ORDER BY contact.name, message.date DESC
+        """, arguments: [true], section: "contact.name")     // sections in sort order, like sectionNameKeyPath
+    let explanation = try await LiveQuery.explain(request, in: dbPool)
+    print(explanation)                                        // "incremental", or "refetch (why)", and notes
+    return try await LiveQuery.open(request, in: dbPool)
+}
+
+@MainActor
+func inboxModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, ConversationRow> {
+    let model = LiveQueryModel<UUID, ConversationRow>(query: query, reader: dbPool)
+    if let first = model.indexPath(of: UUID()), case let .loaded(_, row)? = model.record(at: first) {
+        print(row.contact.name, model.sectionIndexTitles)
+    }
+    return model
 }
 
 enum ReadmeDiff {
@@ -355,5 +392,37 @@ enum SortTermDoc {
     static func run() {
         let terms = [SortTerm("lastActivity", .descending), SortTerm("name", collation: .nocase, nulls: .last)]
         _ = terms
+    }
+}
+
+// MARK: - Doc comments: LiveQuery (joins, records, models)
+
+enum LiveQueryRequestSelectDoc {
+    static func run() {
+        let request = LiveQueryRequest(
+            Conversation.including(required: Conversation.contact).order(sql: "contact.name, conversation.lastActivity"),
+            identity: "conversation.uuid", as: UUID.self)
+        _ = request
+    }
+}
+
+enum RecordLoaderDoc {
+    func conversations(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> RowCache<UUID, ConversationRow> {
+        RowCache(pageSize: 50, loader: query.recordLoader(as: ConversationRow.self, reader: dbPool))
+    }
+}
+
+enum LiveQueryModelDoc {
+    @MainActor
+    func makeModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, ConversationRow> {
+        LiveQueryModel(query: query, reader: dbPool)
+    }
+}
+
+enum LiveQueryExplanationDoc {
+    func check(_ dbQueue: DatabaseQueue) async throws {
+        let request = LiveQueryRequest(sql: "SELECT * FROM track ORDER BY length(title)")
+        let explanation = try await LiveQuery.explain(request, in: dbQueue)
+        print(explanation)   // refetch (an ORDER BY expression (length(title)))
     }
 }
