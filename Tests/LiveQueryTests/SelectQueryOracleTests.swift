@@ -240,3 +240,55 @@ struct SelectQueryOracleTests {
         query.cancel()
     }
 }
+
+/// A joined row met by many result rows: one rename moves all of them, re-reads only them, and
+/// the strict view follows.
+@MainActor
+@Suite(.timeLimit(.minutes(1)))
+struct JoinedRenameTests {
+    @Test("renaming an album of 300 tracks moves the 300 rows, reading 300 rows; switching to another request is one changeset")
+    func renameMovesManyRows() async throws {
+        let pool = try DatabasePool(path: try TestDatabase.path())
+        try await pool.write { db in
+            try db.execute(sql: MusicDatabase.schema)
+            try db.execute(sql: "INSERT INTO album(id, title) VALUES (1, 'm'), (2, 'a'), (3, 'z')")
+            for number in 0..<900 {
+                try db.execute(sql: "INSERT INTO track(uuid, title, album_id) VALUES (?, ?, ?)",
+                               arguments: ["u\(number)", "t\(number % 97)", number % 3 + 1])
+            }
+        }
+        let sql = "SELECT track.title, album.title FROM track JOIN album ON album.id = track.album_id ORDER BY album.title, track.title"
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery.open(LiveQueryRequest(sql: sql), in: pool, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),
+                                             callbackQueue: nil, onEvent: { log.append($0) })
+        defer { query.cancel() }
+        let dataSource = OracleDataSource(query.initialResult)
+        let view = HeadlessListView(dataSource: dataSource)
+        view.layoutIfNeeded()
+        let readBefore = query.statistics.rowsRead
+        try await pool.write { db in try db.execute(sql: "UPDATE album SET title = 'b' WHERE id = 3") }   // from last to second
+        let updates = log.updates
+        #expect(updates.count == 1 && updates.first?.path == .incremental)
+        #expect(query.statistics.rowsRead - readBefore == 300)
+        for update in updates {
+            #expect(update.changeset.changes.itemMoves.count == 300)
+            for stage in update.changeset.stages {
+                try view.performBatchUpdates { () throws(BatchUpdateViolation) in
+                    dataSource.state = stage.state
+                    try view.apply(stage.changes)
+                }
+            }
+        }
+        let expected = try await pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT track.id FROM track JOIN album ON album.id = track.album_id ORDER BY album.title, track.title, track.id")
+        }
+        let shown = (0..<view.numberOfItems(inSection: 0)).compactMap { view.cellContent(at: ItemPath(section: 0, item: $0))?.id }
+        #expect(shown == expected && view.violations.isEmpty)
+
+        // The criteria change to a refetched shape, and back: one changeset each, delivered even when empty.
+        try await query.setRequest(LiveQueryRequest(sql: "SELECT album_id AS id, count(*) FROM track GROUP BY album_id ORDER BY album_id", identity: "id"))
+        #expect(query.mode.description.contains("GROUP BY") && query.latestResult.count == 3)
+        try await query.setRequest(LiveQueryRequest(sql: sql))
+        #expect(query.mode == .incremental && query.latestResult.count == 900)
+    }
+}
