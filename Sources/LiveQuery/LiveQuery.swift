@@ -47,11 +47,13 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     let core: LiveQueryCore<ID>
     private let writer: any DatabaseWriter
     private let poller: Task<Void, Never>?
+    private let watch: _ExternalChangeWatch<ID>?
 
     private init(core: LiveQueryCore<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
         self.core = core
         self.writer = writer
         self.initialResult = initialResult
+        watch = options.watchesFiles ? _ExternalChangeWatch(core: core, writer: writer) : nil
         guard let interval = options.dataVersionPollInterval else {
             poller = nil
             return
@@ -75,8 +77,8 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                     }
                 }
                 do {
-                    try await Self.retrying(options.busyRetries) {
-                        try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
+                    _ = try await Self.retrying(options.busyRetries) {
+                        try await writer.writeWithoutTransaction { db in try core.checkExternalChanges(db) }
                     }
                 } catch {
                     core.channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
@@ -87,6 +89,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
 
     deinit {
         poller?.cancel()
+        watch?.stop()
         Self.stop(core, writer: writer, with: nil)
     }
 
@@ -190,8 +193,8 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     public func checkForExternalChanges() async throws(LiveQueryError) {
         let core = core, writer = writer
         do {
-            try await Self.retrying(core.options.busyRetries) {
-                try await writer.writeWithoutTransaction { db in try core.pollDataVersion(db) }
+            _ = try await Self.retrying(core.options.busyRetries) {
+                try await writer.writeWithoutTransaction { db in try core.checkExternalChanges(db) }
             }
         } catch {
             throw LiveQueryError.from(error, sql: nil)
@@ -201,6 +204,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// Stops following the database and finishes every sequence; nothing is delivered after it.
     public func cancel() {
         poller?.cancel()
+        watch?.stop()
         Self.stop(core, writer: writer, with: nil)
     }
 
@@ -240,13 +244,28 @@ public struct LiveQueryOptions: Sendable {
     /// as one update whose path is ``LiveUpdatePath/firstFetchCompleted``; commits that land
     /// meanwhile are applied with it. `nil` fetches everything before returning.
     public var firstScreenRows: Int?
+    /// Whether other connections' commits are read from the change log when the database has one
+    /// covering the query's tables (``ChangeTracking``); `false` refetches them.
+    public var followsChangeLog: Bool
+    /// How long the query's recorded change-log position holds the log's entries without being
+    /// renewed (it is renewed every quarter of it while the query is open): a process that
+    /// vanished stops pinning the log after this.
+    public var changeLogReaderExpiry: Duration
+    /// Whether to watch the database's files for other connections' commits (inotify, or
+    /// DispatchSource on Apple platforms), so they are seen within milliseconds rather than at
+    /// the next poll.
+    public var watchesFiles: Bool
 
     /// Creates options; the defaults suit an app's main list.
     public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3,
-                firstScreenRows: Int? = 200) {
+                firstScreenRows: Int? = 200, followsChangeLog: Bool = true, changeLogReaderExpiry: Duration = .seconds(60),
+                watchesFiles: Bool = true) {
         self.refetchThreshold = refetchThreshold
         self.dataVersionPollInterval = dataVersionPollInterval
         self.busyRetries = busyRetries
         self.firstScreenRows = firstScreenRows
+        self.followsChangeLog = followsChangeLog
+        self.changeLogReaderExpiry = changeLogReaderExpiry
+        self.watchesFiles = watchesFiles
     }
 }

@@ -16,23 +16,33 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     let options: LiveQuery<ID>.Options
     let channel: EventChannel<ID>
     let statistics = _StatisticsBox()
-    private let source: UInt64
+    let source: UInt64
 
     /// How the current request is followed, readable from any thread.
     private let summaryLock = NSLock()
     private var currentSummary: (path: LiveUpdatePath, notes: [String])
     var summary: (path: LiveUpdatePath, notes: [String]) { summaryLock.withLock { currentSummary } }
 
-    private var touched: Set<Int64> = []
+    func publishSummary() {
+        let notes = plan.notes + (changeLogNote.map { [$0] } ?? [])
+        summaryLock.withLock { currentSummary = (plan.updatePath, notes) }
+    }
+
+    var touched: Set<Int64> = []
     private var needsRefetch: String?
     /// A failure left the index behind the database: the next commit or poll refetches.
-    private var needsRecovery: String?
-    private var lastDataVersion: Int?
-    private var triggers: _ChangeTriggers?
-    private var isStopped = false
+    var needsRecovery: String?
+    var lastDataVersion: Int?
+    var lastSchemaVersion: Int?
+    /// The change log, when the database has one covering every table the query reads.
+    var follower: _ChangeLogFollower?
+    /// Why other connections' commits are refetched rather than read from the change log.
+    var changeLogNote: String?
+    var triggers: _ChangeTriggers?
+    private(set) var isStopped = false
     /// While the rest of the first fetch is indexed: the rows commits touched meanwhile, and
     /// whether one of them calls for a refetch. They are applied when the index is complete.
-    private var build: (touched: Set<Int64>, refetch: String?)?
+    private(set) var build: (touched: Set<Int64>, refetch: String?)?
 
     /// Whether the query opened with its first screen and still indexes the rest.
     var isBuilding: Bool { build != nil }
@@ -67,7 +77,9 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         channel = channelFactory(LiveResult(index.current))
         do {
             lastDataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
+            lastSchemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
             try installTriggers(db)
+            try followChangeLog(db)
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
@@ -79,7 +91,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             + index.initialProblems.invalid.map { .invalidIdentity(value: $0, type: "\(ID.self)") }
     }
 
-    private func installTriggers(_ db: Database) throws {
+    func installTriggers(_ db: Database) throws {
         guard !db.configuration.readonly, let triggers = _ChangeTriggers(
             schema: plan.isIncremental ? plan.schema : nil, joins: plan.isIncremental ? plan.joins : [],
             signalTables: plan.silentTables, source: source) else { return }
@@ -94,10 +106,13 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         db.remove(transactionObserver: self)
         do {
             try triggers?.uninstall(db)
+            try follower?.uninstall(db)
         } catch {
-            // The connection is closing or the table is gone: its TEMP triggers went with it.
+            // The connection is closing or the table is gone: its TEMP triggers went with it (and
+            // an unremoved reader position expires).
         }
         triggers = nil
+        follower = nil
     }
 
     /// The first `limit` rows of `plan`, in its order (the first screen, and small results).
@@ -195,6 +210,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     func databaseDidCommit(_ db: Database) {
         let start = ContinuousClock.now
+        do {
+            try follower?.collectOwn(db)
+        } catch {
+            // The log is broken: the next check of other connections' commits says so.
+        }
         defer {
             touched = []
             needsRefetch = nil
@@ -231,7 +251,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// Re-reads the touched rows with the query's own WHERE clause, so filter semantics are
     /// SQLite's, and moves them inside the index.
-    private func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
+    func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
         let applied = try applyRows(db)
         guard !applied.changes.isEmpty else { return }
         statistics.update { $0.incrementalUpdates += 1 }
@@ -405,18 +425,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         return changes
     }
 
-    /// Another connection or process committed when `PRAGMA data_version` moved: refetch.
-    func pollDataVersion(_ db: Database) throws {
-        guard !isStopped, build == nil else { return }
-        let version = try Int.fetchOne(db, sql: "PRAGMA data_version")
-        if let version, version != lastDataVersion {
-            lastDataVersion = version
-            try refetch(db, reason: "another connection committed", start: ContinuousClock.now)
-        } else if let reason = needsRecovery {
-            try refetch(db, reason: reason, start: ContinuousClock.now)
-        }
-    }
-
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
@@ -429,12 +437,12 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             self.plan = previous   // a failed fetch changes nothing
             throw error
         }
-        summaryLock.withLock { currentSummary = (plan.updatePath, plan.notes) }
         if let triggers {
             try triggers.uninstall(db)
             self.triggers = nil
         }
         try installTriggers(db)
+        try followChangeLog(db)
     }
 }
 

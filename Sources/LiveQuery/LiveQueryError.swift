@@ -27,6 +27,9 @@ public enum LiveQueryError: Error, Sendable, CustomStringConvertible {
     case databaseReplaced(path: String)
     /// The schema changed under the query (a column it reads was dropped or renamed).
     case schemaChanged(message: String)
+    /// The change log (``ChangeTracking``) could not be read — dropped or altered by hand: other
+    /// connections' commits are refetched from now on.
+    case changeLogUnavailable(String)
     /// Any other SQLite error, with the statement that failed.
     case database(sql: String?, arguments: StatementArguments?, message: String)
 
@@ -43,6 +46,7 @@ public enum LiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .databaseGone(reason): "database gone: \(reason)"
         case let .databaseReplaced(path): "database replaced: another file is now at \(path); reopen it"
         case let .schemaChanged(message): "schema changed under the live query: \(message)"
+        case let .changeLogUnavailable(reason): "the change log cannot be read (\(reason)); other connections' commits are refetched"
         case let .database(sql, arguments, message):
             "database error (\(message))" + (sql.map { ": \($0)" } ?? "")
                 + (arguments.map { $0.isEmpty ? "" : " with arguments \($0)" } ?? "")

@@ -14,6 +14,11 @@ struct _JoinLookup: Sendable {
     let baseRowid: String
     /// The columns whose UPDATE can change the result (`nil`: any column).
     let updateColumns: [String]?
+    /// The joined table's key column in the ON equality (`nil`: its rowid), as the change log
+    /// names it.
+    let keyColumn: String?
+    /// The base rows whose foreign column equals given key values: this + placeholders + `)`.
+    let keyLookupPrefix: String
 
     /// The condition that picks the joined table's row `row` (`OLD` or `NEW`) in `from`.
     func rowCondition(_ row: String) -> String {

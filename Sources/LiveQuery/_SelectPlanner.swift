@@ -77,7 +77,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         let baseRowid = names[0] + "." + baseRowidName
 
         // Each joined table must meet at most one row per row of the tables before it.
-        var parents: [(parent: Int, key: Resolved, foreign: Resolved, conjunct: String)] = []
+        var parents: [(parent: Int, key: Resolved, foreign: Resolved, conjunct: String, collation: String)] = []
         for index in parsed.tables.indices.dropFirst() {
             guard let link = manyToOneLink(index) else {
                 if identifiesBaseRows() {
@@ -221,14 +221,22 @@ struct _SelectPlanner<ID: LiveIdentity> {
         var notes: [String] = []
         for (offset, link) in parents.enumerated() {
             let index = offset + 1
-            var chain = [index]
-            while let last = chain.last, last != 0 { chain.append(parents[last - 1].parent) }
-            var path = "main.\(schemas[0].name.quotedIdentifier) AS \(names[0])"
-            for table in chain.reversed().dropFirst() {
-                path += " JOIN main.\(schemas[table].name.quotedIdentifier) AS \(names[table]) ON \(parents[table - 1].conjunct)"
+            func path(to end: Int) -> String {
+                var chain = [end]
+                while let last = chain.last, last != 0 { chain.append(parents[last - 1].parent) }
+                var path = "main.\(schemas[0].name.quotedIdentifier) AS \(names[0])"
+                for table in chain.reversed().dropFirst() {
+                    path += " JOIN main.\(schemas[table].name.quotedIdentifier) AS \(names[table]) ON \(parents[table - 1].conjunct)"
+                }
+                return path
             }
-            let lookup = _JoinLookup(schema: schemas[index], alias: parsed.tables[index].visibleName, from: path, baseRowid: baseRowid,
-                                     updateColumns: updateColumns(of: index, region: region))
+            // Another connection's change arrives as the joined row's key values (the change log):
+            // the base rows whose foreign column equals one, compared as the ON clause compares.
+            let keyIsRowid = link.key.isRowid
+            let keyLookup = "SELECT \(baseRowid) FROM \(path(to: link.parent)) WHERE \(qualified(link.foreign)) COLLATE \(link.collation) IN ("
+            let lookup = _JoinLookup(schema: schemas[index], alias: parsed.tables[index].visibleName, from: path(to: index), baseRowid: baseRowid,
+                                     updateColumns: updateColumns(of: index, region: region),
+                                     keyColumn: keyIsRowid ? nil : link.key.column, keyLookupPrefix: keyLookup)
             do {
                 _ = try db.makeStatement(sql: lookup.lookup(touch: "count", where: lookup.rowCondition("NEW").replacingOccurrences(of: "NEW.", with: "\(names[index]).")))
             } catch {
@@ -343,20 +351,20 @@ struct _SelectPlanner<ID: LiveIdentity> {
     /// The equality of table `index`'s ON clause that makes it meet at most one of its rows per
     /// row of the tables before it: a unique column of it (compared under its index's collation,
     /// or BINARY) against a column of an earlier table with the same type affinity.
-    private func manyToOneLink(_ index: Int) -> (parent: Int, key: Resolved, foreign: Resolved, conjunct: String)? {
+    private func manyToOneLink(_ index: Int) -> (parent: Int, key: Resolved, foreign: Resolved, conjunct: String, collation: String)? {
         let table = parsed.tables[index]
         for equality in table.equalities {
             guard let lhs = resolve(equality.lhs, aliases: false), let rhs = resolve(equality.rhs, aliases: false) else { continue }
             for (key, foreign) in [(lhs, rhs), (rhs, lhs)] where key.table == index && foreign.table < index {
                 let schema = schemas[index]
-                if key.isRowid { return (foreign.table, key, foreign, table.conditions[equality.conjunct]) }
+                if key.isRowid { return (foreign.table, key, foreign, table.conditions[equality.conjunct], "BINARY") }
                 guard let indexCollation = uniqueCollation(key.column, in: schema) else { continue }
                 // `a = b` compares under a's declared collation (the left operand's).
                 let left = lhs
                 let comparison = left.isRowid ? "BINARY" : _TableSchema.declaredCollation(db, table: schemas[left.table].name, column: left.column).sqlName
                 guard comparison == "BINARY" || comparison == indexCollation else { continue }
                 guard affinity(of: key) == affinity(of: foreign) else { continue }
-                return (foreign.table, key, foreign, table.conditions[equality.conjunct])
+                return (foreign.table, key, foreign, table.conditions[equality.conjunct], comparison)
             }
         }
         return nil

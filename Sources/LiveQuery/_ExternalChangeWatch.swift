@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+
+/// Runs a live query's check for other connections' commits on the writer's queue soon after
+/// the database's files change (``_FileChangeMonitor``), one at a time however many events a
+/// commit raises. A check that finds nothing runs once more a few milliseconds later: a WAL
+/// commit is visible only once the writer has updated the shared-memory index, which raises no
+/// file event.
+///
+/// `@unchecked Sendable`: `scheduled` and `monitor` are only touched under `lock`.
+final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var scheduled = false
+    private var monitor: _FileChangeMonitor?
+    private weak var core: LiveQueryCore<ID>?
+    private let writer: any DatabaseWriter
+
+    init?(core: LiveQueryCore<ID>, writer: any DatabaseWriter) {
+        self.core = core
+        self.writer = writer
+        guard _DatabaseFileIdentity.isFile(writer.path) else { return nil }
+        let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule(recheck: true) }
+        guard let monitor else { return nil }
+        self.monitor = monitor
+    }
+
+    func schedule(recheck: Bool) {
+        let proceed = lock.withLock {
+            guard !scheduled, monitor != nil else { return false }
+            scheduled = true
+            return true
+        }
+        guard proceed else { return }
+        writer.asyncWriteWithoutTransaction { [weak self] db in
+            guard let self else { return }
+            lock.withLock { scheduled = false }
+            guard let core, !core.channel.isFinished else { return }
+            do {
+                let found = try core.checkExternalChanges(db)
+                if !found && recheck {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(3)) { [weak self] in self?.schedule(recheck: false) }
+                }
+            } catch {
+                let failure = LiveQueryError.from(error, sql: nil)
+                // Busy: the poll, or the next file event, tries again.
+                if !failure.isBusy { core.channel.deliver(.failure(failure)) }
+            }
+        }
+    }
+
+    func stop() {
+        let monitor = lock.withLock {
+            defer { self.monitor = nil }
+            return self.monitor
+        }
+        monitor?.stop()
+    }
+}
