@@ -426,3 +426,13 @@ enum LiveQueryExplanationDoc {
         print(explanation)   // refetch (an ORDER BY expression (length(title)))
     }
 }
+
+enum ChangeTrackingDoc {
+    func migrate(_ dbPool: DatabasePool) throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("livelist change tracking") { db in
+            try ChangeTracking.install(on: db, tables: ["conversation", "contact"])
+        }
+        try migrator.migrate(dbPool)
+    }
+}

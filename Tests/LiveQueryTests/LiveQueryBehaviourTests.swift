@@ -9,7 +9,7 @@ import Testing
 struct LiveQueryBehaviourTests {
     static func makeQueue(rows: Int = 20) throws -> (DatabaseQueue, String) {
         let path = try TestDatabase.path()
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
         try queue.write { db in
             try db.execute(sql: TestDatabase.schema)
             for index in 0..<rows {
@@ -27,10 +27,11 @@ struct LiveQueryBehaviourTests {
     func otherConnection() async throws {
         let (queue, path) = try Self.makeQueue()
         let log = EventLog<Int64>()
-        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil), callbackQueue: nil, onEvent: { log.append($0) })
-        let other = try DatabaseQueue(path: path)
+        let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: nil, watchesFiles: false),
+                                                    callbackQueue: nil, onEvent: { log.append($0) })
+        let other = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
         try await other.write { db in try db.execute(sql: "UPDATE item SET score = -1 WHERE id = 5") }
-        #expect(log.drain().isEmpty)   // no event: GRDB does not see another connection's writes
+        #expect(log.drain().isEmpty)   // no event: GRDB does not see another connection's writes (and the file watcher is off)
         try await query.checkForExternalChanges()
         let events = log.drain()
         guard case let .update(update)? = events.first else {
@@ -47,7 +48,7 @@ struct LiveQueryBehaviourTests {
         let (queue, path) = try Self.makeQueue()
         let query = try await LiveQuery<Int64>.open(Self.byScore, in: queue, options: .init(dataVersionPollInterval: .milliseconds(20)))
         let events = query.events   // a subscription starts with the current result
-        let other = try DatabaseQueue(path: path)
+        let other = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
         try await other.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 3") }
         guard case let .update(update) = try await nextEvent(events) else {
             Issue.record("expected an update")

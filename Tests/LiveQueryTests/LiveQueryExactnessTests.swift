@@ -11,7 +11,7 @@ import Testing
 struct LiveQueryExactnessTests {
     static func makeQueue() throws -> (DatabaseQueue, String) {
         let path = try TestDatabase.path()
-        let queue = try DatabaseQueue(path: path)
+        let queue = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
         try queue.write { db in try db.execute(sql: TestDatabase.schema) }
         return (queue, path)
     }
@@ -173,7 +173,7 @@ struct LiveQueryExactnessTests {
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         } else {
-            try await DatabaseQueue(path: path).write { db in try db.execute(sql: writes) }
+            try await DatabaseQueue(path: path, configuration: TestDatabase.patient).write { db in try db.execute(sql: writes) }
         }
         try await query.checkForExternalChanges()
         #expect(log.updates.count == 1)
@@ -193,7 +193,7 @@ struct LiveQueryExactnessTests {
         ] {
             let (query, log) = try await Self.open(request, queue)
             if external {
-                try await DatabaseQueue(path: path).write { db in try db.execute(sql: sql) }
+                try await DatabaseQueue(path: path, configuration: TestDatabase.patient).write { db in try db.execute(sql: sql) }
                 try await query.checkForExternalChanges()
             } else {
                 try await queue.write { db in try db.execute(sql: sql) }

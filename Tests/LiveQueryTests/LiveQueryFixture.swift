@@ -55,6 +55,14 @@ func nextEvent<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, skip
 struct StreamEnded: Error {}
 
 enum TestDatabase {
+    /// Waits up to 10 s for another connection's lock (a live query's background read, another
+    /// test connection) instead of failing at once, as an app with several connections does.
+    static var patient: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        return configuration
+    }
+
     /// A fresh database file in a temporary directory.
     static func path() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livequery-\(UUID().uuidString)")

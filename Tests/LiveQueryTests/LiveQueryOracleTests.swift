@@ -111,7 +111,7 @@ struct LiveQueryOracleTests {
     nonisolated static let contentColumns = ["id", "name", "score", "flag", "version", "grp", "note", "code", "owner_id"]
 
     static func makeWriter(_ scenario: Scenario, path: String) throws -> DatabaseQueue {
-        var configuration = Configuration()
+        var configuration = TestDatabase.patient
         if scenario.customCollation {
             configuration.prepareDatabase { db in
                 db.add(collation: DatabaseCollation("reversed") { lhs, rhs in

@@ -151,8 +151,8 @@ struct SelectQueryOracleTests {
         print("SelectQueryOracleTests(\(scenario.name)): seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
         let path = try TestDatabase.path()
-        let writer = try DatabaseQueue(path: path)
-        let other = try DatabaseQueue(path: path)
+        let writer = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
+        let other = try DatabaseQueue(path: path, configuration: TestDatabase.patient)
         let setupSeed = random.next()
         try await writer.write { db in
             try db.execute(sql: MusicDatabase.schema)
