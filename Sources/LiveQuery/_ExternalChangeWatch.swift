@@ -3,7 +3,7 @@ import GRDB
 
 /// Runs a live query's check for other connections' commits on the writer's queue soon after
 /// the database's files change (``_FileChangeMonitor``), one at a time however many events a
-/// commit raises. A check that finds nothing runs once more a few milliseconds later: a WAL
+/// commit raises. A check that finds nothing runs again after 0.3 ms and 3 ms: a WAL
 /// commit is visible only once the writer has updated the shared-memory index, which raises no
 /// file event.
 ///
@@ -19,12 +19,16 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         self.core = core
         self.writer = writer
         guard _DatabaseFileIdentity.isFile(writer.path) else { return nil }
-        let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule(recheck: true) }
+        let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule() }
         guard let monitor else { return nil }
         self.monitor = monitor
     }
 
-    func schedule(recheck: Bool) {
+    /// Pauses before looking again when a look found nothing: the WAL index is usually updated
+    /// within a fraction of a millisecond of the last file event.
+    private static var rechecks: [DispatchTimeInterval] { [.microseconds(300), .milliseconds(3)] }
+
+    func schedule(recheck: Int = 0) {
         let proceed = lock.withLock {
             guard !scheduled, monitor != nil else { return false }
             scheduled = true
@@ -37,8 +41,8 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
             guard let core, !core.channel.isFinished else { return }
             do {
                 let found = try core.checkExternalChanges(db)
-                if !found && recheck {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(3)) { [weak self] in self?.schedule(recheck: false) }
+                if !found, recheck < Self.rechecks.count {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + Self.rechecks[recheck]) { [weak self] in self?.schedule(recheck: recheck + 1) }
                 }
             } catch {
                 let failure = LiveQueryError.from(error, sql: nil)

@@ -20,6 +20,11 @@ struct BenchCommand: ParsableCommand {
     @Option(help: .hidden) var childDatabase: String?
 
     func run() throws {
+        if child == "external-writer", let childDatabase {
+            // The other process of `live.external.1m`: commits what the parent asks for.
+            try ExternalBenchmarks.writerLoop(database: childDatabase)
+            return
+        }
         if let child, let childDatabase {
             // A measurement that needs a fresh process (and glibc's default allocator).
             print(try MainActor.assumeIsolated { try ChildMeasurements.measure(child, database: childDatabase) })
@@ -39,6 +44,7 @@ struct BenchCommand: ParsableCommand {
             try MainActor.assumeIsolated { try PresenterBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try waitFor { try await LiveQueryBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try waitFor { try await JoinBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try waitFor { try await ExternalBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
