@@ -53,7 +53,9 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         self.core = core
         self.writer = writer
         self.initialResult = initialResult
-        watch = options.watchesFiles ? _ExternalChangeWatch(core: core, writer: writer) : nil
+        watch = options.watchesFiles ? _ExternalChangeWatch(core: core, writer: writer) { [weak core] error in
+            if let core { Self.stop(core, writer: writer, with: error) }
+        } : nil
         guard let interval = options.dataVersionPollInterval else {
             poller = nil
             return
@@ -210,7 +212,10 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
 
     private static func stop(_ core: LiveQueryCore<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
         core.channel.finish(with: error.map { .failure($0) })
-        writer.asyncWriteWithoutTransaction { db in core.stop(db) }
+        // A removed or replaced file: no SQL through the old connection, whose next lock could
+        // take the new file's journal for its own.
+        let fileIsGone = error?.isTerminal ?? false
+        writer.asyncWriteWithoutTransaction { db in core.stop(db, touchingDatabase: !fileIsGone) }
     }
 
     /// Runs `body`, retrying when the database is busy or locked, with pauses of 40, 80, 160 ms….

@@ -100,10 +100,15 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     /// Stops following the database: no observer, no triggers, nothing delivered.
-    func stop(_ db: Database) {
+    func stop(_ db: Database, touchingDatabase: Bool = true) {
         guard !isStopped else { return }
         isStopped = true
         db.remove(transactionObserver: self)
+        guard touchingDatabase else {
+            triggers = nil
+            follower = nil
+            return
+        }
         do {
             try triggers?.uninstall(db)
             try follower?.uninstall(db)

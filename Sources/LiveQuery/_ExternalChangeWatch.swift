@@ -14,11 +14,18 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     private var monitor: _FileChangeMonitor?
     private weak var core: LiveQueryCore<ID>?
     private let writer: any DatabaseWriter
+    private let fileIdentity: _DatabaseFileIdentity?
+    private let stopQuery: @Sendable (LiveQueryError) -> Void
 
-    init?(core: LiveQueryCore<ID>, writer: any DatabaseWriter) {
+    /// Watches `writer`'s files for `core`; `stopQuery` ends the query when the file was removed
+    /// or replaced (reading through a connection to an unlinked file could roll another
+    /// database's journal into it).
+    init?(core: LiveQueryCore<ID>, writer: any DatabaseWriter, stopQuery: @escaping @Sendable (LiveQueryError) -> Void) {
         self.core = core
         self.writer = writer
+        self.stopQuery = stopQuery
         guard _DatabaseFileIdentity.isFile(writer.path) else { return nil }
+        fileIdentity = _DatabaseFileIdentity.of(writer.path)
         let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule() }
         guard let monitor else { return nil }
         self.monitor = monitor
@@ -35,6 +42,18 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
             return true
         }
         guard proceed else { return }
+        let path = writer.path
+        let now = _DatabaseFileIdentity.of(path)
+        guard now == fileIdentity else {
+            // Called from the monitor's queue: stop it from elsewhere.
+            let monitor = lock.withLock {
+                defer { self.monitor = nil }
+                return self.monitor
+            }
+            DispatchQueue.global().async { monitor?.stop() }
+            stopQuery(now == nil ? .databaseGone("\(path) was removed") : .databaseReplaced(path: path))
+            return
+        }
         writer.asyncWriteWithoutTransaction { [weak self] db in
             guard let self else { return }
             lock.withLock { scheduled = false }
