@@ -20,18 +20,21 @@ import ListDiff
 /// }
 /// ```
 ///
-/// Plain column sorts (BINARY, NOCASE, RTRIM, ASC/DESC, NULLS FIRST/LAST) on rowid tables are
-/// maintained incrementally, whatever the filter — unless it reads the table itself (a subquery or
-/// an aggregate over it) or calls a function that can change without a write. Those filters,
-/// custom collations and WITHOUT ROWID tables refetch and diff on every commit that concerns
-/// them; so do transactions touching more than ``Options/refetchThreshold`` rows, changes to
-/// other tables the filter reads, and commits by other connections or processes (seen through
-/// `PRAGMA data_version`). ``mode`` says which applies and why; every update's
-/// ``LiveQueryUpdate/path`` says how it was computed.
+/// Column sorts (BINARY, NOCASE, RTRIM, ASC/DESC, NULLS FIRST/LAST) over a rowid table and the
+/// tables it joins many-to-one are maintained incrementally, whatever the WHERE clause — unless it
+/// reads its own tables in a subquery or calls a function that can change without a write. Other
+/// shapes (GROUP BY, DISTINCT, LIMIT, one-to-many joins, ORDER BY expressions, custom collations,
+/// WITHOUT ROWID base tables…) refetch and diff on every commit that concerns them; so do
+/// transactions touching more than ``Options/refetchThreshold`` rows, changes to other tables a
+/// subquery reads, and commits by other connections or processes when the database has no
+/// change log (``ChangeTracking``; with it, they are incremental too). ``mode`` and
+/// ``explain(_:in:)`` say which applies and why; every update's ``LiveQueryUpdate/path`` says how
+/// it was computed.
 ///
-/// Rows changed by an UPDATE that changes their rowid, and rows a REPLACE deletes to make room
-/// for another, are reported by TEMP triggers on the query's own connection (SQLite's update hook
-/// says nothing about them); the database file and its schema are never changed.
+/// Rows changed by an UPDATE that changes their rowid, rows a REPLACE deletes to make room for
+/// another, and the result rows that meet a changed row of a joined table are reported by TEMP
+/// triggers on the query's own connection (SQLite's update hook says nothing about the first two);
+/// the database file and its schema are never changed by a query.
 ///
 /// Database work runs on GRDB's writer queue, never on the main actor.
 public final class LiveQuery<ID: LiveIdentity>: Sendable {

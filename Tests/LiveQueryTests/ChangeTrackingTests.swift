@@ -92,10 +92,11 @@ struct ChangeTrackingTests {
         }
         let view = await HeadlessListView(dataSource: dataSource)
         await view.layoutIfNeeded()
-        var external = 0, own = 0, rolledBack = 0, killed = 0, incremental = 0, refetched = 0
+        var external = 0, own = 0, rolledBack = 0, killed = 0, incremental = 0, refetched = 0, concurrentSteps = 0
         for step in 0..<60 {
             let choice = Int.random(in: 0..<10, using: &random)
             let statements = (0..<(Int.random(in: 0..<5, using: &random) == 0 ? 4 : 1)).map { _ in Self.externalStatement(&random) }
+            let concurrent = Self.externalStatement(&random)
             let ownSeed = random.next()
             let writesOwn = choice >= 6
             // Another process and this connection write at the same time.
@@ -103,6 +104,13 @@ struct ChangeTrackingTests {
                 switch choice {
                 case 0: try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nROLLBACK;", on: path)
                 case 1: try ExternalProcess.killMidTransaction(statements.joined(separator: "\n"), on: path)
+                case 2, 3:
+                    // Two writer processes at once, one of them checkpointing the WAL.
+                    async let first: Void = Task.detached {
+                        try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;\nPRAGMA wal_checkpoint(TRUNCATE);", on: path)
+                    }.value
+                    try ExternalProcess.run("BEGIN;\n\(concurrent)\nCOMMIT;", on: path)
+                    try await first
                 default: try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;", on: path)
                 }
             }.value
@@ -117,6 +125,9 @@ struct ChangeTrackingTests {
             switch choice {
             case 0: rolledBack += 1
             case 1: killed += 1
+            case 2, 3:
+                external += 1
+                concurrentSteps += 1
             default: external += 1
             }
             // The quiet point: look now (the file watcher is off, so nothing is missed silently).
@@ -157,7 +168,7 @@ struct ChangeTrackingTests {
         }
         #expect(refetched == 0, "every commit, external or own, followed incrementally")
         #expect(incremental > 0)
-        print("ChangeTrackingTests.oracle(\(scenario.name)): \(external) external commits, \(rolledBack) rolled back, \(killed) killed mid-transaction, \(own) own commits at the same time; \(incremental) incremental updates")
+        print("ChangeTrackingTests.oracle(\(scenario.name)): \(external) external steps (\(concurrentSteps) with two writer processes at once), \(rolledBack) rolled back, \(killed) killed mid-transaction, \(own) own commits at the same time; \(incremental) incremental updates")
     }
 
     @Test("this connection's commits are applied once, at their commit; another process's commit reads only its rows")
