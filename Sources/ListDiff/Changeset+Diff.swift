@@ -101,7 +101,10 @@ struct _SnapshotMatching<SectionModel: ListElement, Item: ListElement> {
     /// Every item's hash under `table`, in flat order (see `_IdentityTable` for why a separate pass).
     @inlinable
     static func hashes(of snapshot: ListSnapshot<SectionModel, Item>, total: Int, table: borrowing _IdentityTable<Item.ID>) -> [Int] {
-        [Int](unsafeUninitializedCapacity: total) { buffer, count in
+        // With no capacity the initializer writes the count into the shared empty-array storage:
+        // harmless, but a data race when two threads diff empty lists (ThreadSanitizer sees it).
+        guard total > 0 else { return [] }
+        return [Int](unsafeUninitializedCapacity: total) { buffer, count in
             if let seed = table.byteHashSeed {
                 for section in snapshot.sections {
                     for item in section.items {

@@ -17,16 +17,6 @@ public enum JoinBenchmarks {
         ORDER BY contact.name, message.date
         """
 
-    final class Inbox: @unchecked Sendable {
-        // Guarded by `lock`: appended on the writer's queue, drained by the benchmark.
-        private let lock = NSLock()
-        private var updates: [LiveQueryUpdate<Int64>] = []
-        func append(_ event: LiveQueryEvent<Int64>) {
-            if case let .update(update) = event { lock.withLock { updates.append(update) } }
-        }
-        func drain() -> [LiveQueryUpdate<Int64>] { lock.withLock { defer { updates = [] }; return updates } }
-    }
-
     public static func run(quick: Bool, filter: String?) async throws -> [BenchResult] {
         guard !quick, filter.map({ "live.update.join.1m".hasPrefix($0) }) ?? true else { return [] }
         return [try await join()]
@@ -60,7 +50,7 @@ public enum JoinBenchmarks {
     static func join() async throws -> BenchResult {
         let name = "live.update.join.1m"
         let queue = try makeDatabase()
-        let inbox = Inbox()
+        let inbox = LiveQueryBenchmarks.Inbox()
         let clock = ContinuousClock()
         let openStart = clock.now
         let query = try await LiveQuery.open(LiveQueryRequest(sql: sql), in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),

@@ -126,18 +126,7 @@ public enum ChangeTracking {
             }.joined(separator: " ")
         }
         // An UPDATE that changes a key logs the old one too, and may delete rows by REPLACE.
-        var changed = keys.compactMap { $0.column.map { "NEW.\($0) IS NOT OLD.\($0)" } }
-        var alwaysChanges = changed.isEmpty
-        for index in schema.uniqueIndexes {
-            for term in index.terms {
-                switch term {
-                case let .column(column, _): changed.append("NEW.\(column.quotedIdentifier) IS NOT OLD.\(column.quotedIdentifier)")
-                case .expression: alwaysChanges = true
-                }
-            }
-            if index.predicate != nil { alwaysChanges = true }
-        }
-        let whenKeyChanges = alwaysChanges ? "" : " WHEN " + changed.joined(separator: " OR ")
+        let whenKeyChanges = _ChangeTriggers.whenKeysChange(schema, also: keys.compactMap { $0.column.map { "NEW.\($0) IS NOT OLD.\($0)" } })
         var triggers = [
             "CREATE TRIGGER \(triggerName(table, "insert")) AFTER INSERT ON \(quoted) BEGIN \(insertLog)\(values("NEW")); END",
             "CREATE TRIGGER \(triggerName(table, "delete")) AFTER DELETE ON \(quoted) BEGIN \(insertLog)\(values("OLD")); END",

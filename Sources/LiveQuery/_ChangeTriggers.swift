@@ -57,21 +57,25 @@ struct _ChangeTriggers: Sendable {
         if !conflicts.isEmpty { add("insert", "BEFORE INSERT", on: schema.name, conflicts) }
         // Before an UPDATE that changes the rowid or a unique value: the old rowid (the update hook
         // reports the new one only) and the rows a REPLACE will delete.
-        var changed = ["NEW.\(rowid) IS NOT OLD.\(rowid)"]
-        var alwaysFires = false
-        for index in schema.uniqueIndexes {
-            for term in index.terms {
-                switch term {
-                case let .column(column, _): changed.append("NEW.\(column.quotedIdentifier) IS NOT OLD.\(column.quotedIdentifier)")
-                case .expression: alwaysFires = true
-                }
-            }
-            if index.predicate != nil { alwaysFires = true }
-        }
-        let when = alwaysFires ? "" : " WHEN " + changed.joined(separator: " OR ")
+        let when = Self.whenKeysChange(schema, also: ["NEW.\(rowid) IS NOT OLD.\(rowid)"])
         add("update", "BEFORE UPDATE", on: schema.name, when: when, ["SELECT \(touch)(OLD.\(rowid)), \(touch)(NEW.\(rowid));"] + conflicts)
         self.create = create
         self.drop = drop
+    }
+
+    /// ` WHEN …` for an UPDATE trigger that must fire only when one of `also` or a column of a
+    /// unique index changes (rows a REPLACE may delete); empty — always — when an index has
+    /// expressions or a predicate, or there is nothing to compare.
+    static func whenKeysChange(_ schema: _TableSchema, also: [String]) -> String {
+        var changed = also
+        for index in schema.uniqueIndexes {
+            guard index.predicate == nil else { return "" }
+            for term in index.terms {
+                guard case let .column(column, _) = term else { return "" }
+                changed.append("NEW.\(column.quotedIdentifier) IS NOT OLD.\(column.quotedIdentifier)")
+            }
+        }
+        return changed.isEmpty ? "" : " WHEN " + changed.joined(separator: " OR ")
     }
 
     /// For each unique index of `schema`, the condition (over the table's bare column names)

@@ -7,7 +7,8 @@ import GRDB
 /// commit is visible only once the writer has updated the shared-memory index, which raises no
 /// file event.
 ///
-/// `@unchecked Sendable`: `scheduled` and `monitor` are only touched under `lock`.
+/// `@unchecked Sendable`: `scheduled` and `monitor` are only touched under `lock`; every other
+/// property is set once in `init` (`core` is a weak reference, read atomically).
 final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     private let lock = NSLock()
     private var scheduled = false

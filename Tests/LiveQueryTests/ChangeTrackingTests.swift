@@ -141,21 +141,11 @@ struct ChangeTrackingTests {
                     case .initial: break
                     case let .update(update):
                         if update.path == .incremental { incremental += 1 } else { refetched += 1 }
-                        for stage in update.changeset.stages {
-                            try view.performBatchUpdates { () throws(BatchUpdateViolation) in
-                                dataSource.state = stage.state
-                                try view.apply(stage.changes)
-                            }
-                        }
+                        try view.apply(update, to: dataSource)
                     case let .failure(error): failures.append("\(error)")
                     }
                 }
-                var shown: [SQLValue] = []
-                for section in 0..<view.numberOfSections() {
-                    for item in 0..<view.numberOfItems(inSection: section) {
-                        if let cell = view.cellContent(at: ItemPath(section: section, item: item)) { shown.append(cell.id.identityValue) }
-                    }
-                }
+                let shown = view.shownRows(dataSource).map(\.id)
                 #expect(shown == expected.map(\.identity), "seed \(seed), step \(step): the view differs from a fresh query")
 
                 #expect(view.staleCells().isEmpty && view.violations.isEmpty, "seed \(seed), step \(step): \(view.staleCells()) \(view.violations)")
@@ -204,10 +194,7 @@ struct ChangeTrackingTests {
         defer { query.cancel() }
         let events = query.events
         try ExternalProcess.run("UPDATE track SET title = 'zzz' WHERE id = 1;", on: path)
-        guard case let .update(update) = try await nextEvent(events, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path == .incremental)
         #expect(update.result.rows(in: 0..<update.result.count).map(\.id) == (try await Self.tracksByTitle(pool)))
     }
@@ -241,17 +228,11 @@ struct ChangeTrackingTests {
 
         let events = slow.events
         try await slow.checkForExternalChanges()
-        guard case let .update(update) = try await nextEvent(events, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("pruned past"), "\(update.path)")
         try ExternalProcess.run("UPDATE track SET title = 'c' WHERE id = 3;", on: path)
         try await slow.checkForExternalChanges()
-        guard case let .update(next) = try await nextEvent(events, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let next = try await nextUpdate(events, seconds: 5)
         #expect(next.path == .incremental)
     }
 
@@ -293,10 +274,7 @@ struct ChangeTrackingTests {
         let events = query.events
         try ExternalProcess.run("UPDATE album SET title = 'zzz' WHERE id = 1;", on: path)
         try await query.checkForExternalChanges()
-        guard case let .update(update) = try await nextEvent(events, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("not tracked"), "\(update.path)")
 
         var configuration = Configuration()
@@ -309,10 +287,7 @@ struct ChangeTrackingTests {
         let readOnlyEvents = readOnly.events
         try ExternalProcess.run("UPDATE track SET title = 'zzzz' WHERE id = 2;", on: path)
         try await readOnly.checkForExternalChanges()
-        guard case let .update(next) = try await nextEvent(readOnlyEvents, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let next = try await nextUpdate(readOnlyEvents, seconds: 5)
         #expect(next.path == .incremental)
     }
 
@@ -332,10 +307,7 @@ struct ChangeTrackingTests {
         let events = query.events
         try ExternalProcess.run("VACUUM;", on: path)
         try await query.checkForExternalChanges()
-        guard case let .update(update) = try await nextEvent(events, seconds: 5) else {
-            Issue.record("no update")
-            return
-        }
+        let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("schema changed"))
         let rowids = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT rowid FROM note ORDER BY body, rowid") }
         #expect(query.latestResult.rows(in: 0..<query.latestResult.count).map(\.id) == rowids)

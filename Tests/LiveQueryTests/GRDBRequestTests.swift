@@ -41,7 +41,7 @@ struct TrackWithOptionalAlbum: Decodable, FetchableRecord, Sendable {
 /// GRDB requests — `QueryInterfaceRequest` with associations, `SQLRequest` — as live queries:
 /// incremental when their joins are to-one, identified by UUID, their records loaded through
 /// the row cache with the request's own adapter; bad requests rejected with a clear error.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct GRDBRequestTests {
     static let albumAlias = TableAlias(name: "a")
 

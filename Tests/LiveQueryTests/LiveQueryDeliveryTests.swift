@@ -7,7 +7,7 @@ import Testing
 
 /// What NSFetchedResultsController users reach for, and every way a live query delivers: any
 /// number of `events` consumers, the main-actor callback, and the observable model.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct LiveQueryDeliveryTests {
     static let sectioned = LiveQueryRequest(
         sql: "SELECT track.*, album.title AS album_title FROM track JOIN album ON album.id = track.album_id ORDER BY album.title, track.title",

@@ -258,12 +258,13 @@ struct LiveQueryExactnessTests {
         } catch {
             guard case .databaseBusy = error else { throw error }
         }
-        // The lock goes after 100 ms: with retries (40, 80, 160 ms) the open succeeds.
+        // The lock goes after 100 ms: with retries (40, 80, 160 ms… up to 2.5 s in all, room for a
+        // loaded machine or ThreadSanitizer) the open succeeds.
         let release = Task {
             try await Task.sleep(for: .milliseconds(100))
             try await blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
         }
-        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(busyRetries: 3))
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(busyRetries: 6))
         try await release.value
         #expect(query.initialResult.count == 0)
     }

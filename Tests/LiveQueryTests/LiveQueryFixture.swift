@@ -54,6 +54,36 @@ func nextEvent<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, skip
 
 struct StreamEnded: Error {}
 
+/// One step of a random workload: `operations` random writes in one transaction seeded by
+/// `seed`, rolled back when `rollback`; `true` when it committed.
+func randomTransaction(
+    on writer: any DatabaseWriter, operations: Int, seed: UInt64, rollback: Bool,
+    _ operation: @escaping @Sendable (Database, inout SeededRandomNumberGenerator) throws -> Void
+) async throws -> Bool {
+    do {
+        try await writer.write { db in
+            var random = SeededRandomNumberGenerator(seed: seed)
+            for _ in 0..<operations { try operation(db, &random) }
+            if rollback { throw Rollback() }
+        }
+        return true
+    } catch is Rollback {
+        return false
+    }
+}
+
+struct UnexpectedEvent: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The next update of `stream` within the time limit, skipping the initial result; another event
+/// (a failure) or the end of the stream throws.
+func nextUpdate<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, seconds: Double = 10) async throws -> LiveQueryUpdate<ID> {
+    let event = try await nextEvent(stream, seconds: seconds)
+    guard case let .update(update) = event else { throw UnexpectedEvent(description: "expected an update, got \(event)") }
+    return update
+}
+
 enum TestDatabase {
     /// Waits up to 10 s for another connection's lock (a live query's background read, another
     /// test connection) instead of failing at once, as an app with several connections does.

@@ -37,6 +37,63 @@ final class OracleDataSource<ID: LiveIdentity>: HeadlessListDataSource {
     func header(forSection section: Int) -> LiveSection { state.section(at: section) }
 }
 
+/// How the updates of an oracle run were computed, and what failed.
+struct OracleTally {
+    var incremental = 0
+    var refetched = 0
+    var failures: [String] = []
+}
+
+extension HeadlessListView {
+    /// Applies `update`'s stages as a data source driven by changesets does: each stage's state,
+    /// then its changes, inside one batch.
+    func apply<ID: LiveIdentity>(_ update: LiveQueryUpdate<ID>, to dataSource: OracleDataSource<ID>) throws
+    where Cell == OracleCell<ID>, Header == LiveSection {
+        for stage in update.changeset.stages {
+            try performBatchUpdates { () throws(BatchUpdateViolation) in
+                dataSource.state = stage.state
+                try apply(stage.changes)
+            }
+        }
+    }
+
+    /// Applies every update among `events`, counting how each was computed and collecting the
+    /// failures; throws the first batch the view rejects.
+    func apply<ID: LiveIdentity>(_ events: [LiveQueryEvent<ID>], to dataSource: OracleDataSource<ID>, tally: inout OracleTally,
+                                 each: (LiveQueryUpdate<ID>) -> Void = { _ in }) throws
+    where Cell == OracleCell<ID>, Header == LiveSection {
+        for event in events {
+            switch event {
+            case .initial: break
+            case let .update(update):
+                if update.path == .incremental { tally.incremental += 1 } else { tally.refetched += 1 }
+                each(update)
+                do {
+                    try apply(update, to: dataSource)
+                } catch {
+                    throw UnexpectedEvent(description: "\(error), path \(update.path)")
+                }
+            case let .failure(error):
+                tally.failures.append("\(error)")
+            }
+        }
+    }
+
+    /// The rows on screen, in order, with their section keys.
+    func shownRows<ID: LiveIdentity>(_ dataSource: OracleDataSource<ID>) -> [(section: SQLValue, id: SQLValue)]
+    where Cell == OracleCell<ID>, Header == LiveSection {
+        var shown: [(SQLValue, SQLValue)] = []
+        for section in 0..<numberOfSections() {
+            let key = dataSource.state.section(at: section).id
+            for item in 0..<numberOfItems(inSection: section) {
+                guard let cell = cellContent(at: ItemPath(section: section, item: item)) else { continue }
+                shown.append((key, cell.id.identityValue))
+            }
+        }
+        return shown
+    }
+}
+
 /// Random hostile workloads: after every commit — by this connection or another one — the
 /// delivered changesets, applied to the strict headless view, must turn the previous state into
 /// exactly what a fresh SELECT returns: the same rows in the same sections and order, and every
@@ -226,17 +283,10 @@ struct LiveQueryOracleTests {
         refreshContents()
         let view = HeadlessListView(dataSource: dataSource)
         view.layoutIfNeeded()
-        var incremental = 0, refetched = 0, failures: [String] = []
+        var tally = OracleTally()
         func check(_ step: Int) -> Bool {
             let context = "seed \(seed), step \(step)"
-            var shown: [(SQLValue, SQLValue)] = []
-            for section in 0..<view.numberOfSections() {
-                let key = dataSource.state.section(at: section).id
-                for item in 0..<view.numberOfItems(inSection: section) {
-                    guard let cell = view.cellContent(at: ItemPath(section: section, item: item)) else { continue }
-                    shown.append((key, cell.id.identityValue))
-                }
-            }
+            let shown = view.shownRows(dataSource).map { ($0.section, $0.id) }
             let wanted = expected.compactMap { row in ID(identityValue: row.identity).map { (row.section, $0.identityValue) } }
             let same = shown.count == wanted.count && zip(shown, wanted).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
             #expect(same, "the view differs from a fresh query, \(context)\nshown \(shown.map { "\($0.0)/\($0.1)" })\nwanted \(wanted.map { "\($0.0)/\($0.1)" })")
@@ -258,44 +308,25 @@ struct LiveQueryOracleTests {
             let rollback = Int.random(in: 0..<10, using: &random) == 0
             let external = Int.random(in: 0..<scenario.externalWrites, using: &random) == 0
             let stepSeed = random.next()
-            do {
-                try await (external ? other : writer).write { db in
-                    var random = SeededRandomNumberGenerator(seed: stepSeed)
-                    for _ in 0..<operations { try TestDatabase.randomOperation(db, &random) }
-                    if rollback { throw Rollback() }
-                }
-            } catch is Rollback {}
+            _ = try await randomTransaction(on: external ? other : writer, operations: operations, seed: stepSeed, rollback: rollback, TestDatabase.randomOperation)
             if external { try await query.checkForExternalChanges() }
             expected = try await writer.read { db in try Self.oracle(db, scenario) }
             refreshContents()
-            for event in log.drain() {
-                switch event {
-                case .initial: break
-                case let .update(update):
-                    if case .incremental = update.path { incremental += 1 } else { refetched += 1 }
+            do {
+                try view.apply(log.drain(), to: dataSource, tally: &tally) { _ in
                     if rollback && !external { Issue.record("a rolled-back transaction produced a change, step \(step)") }
-                    for stage in update.changeset.stages {
-                        do {
-                            try view.performBatchUpdates { () throws(BatchUpdateViolation) in
-                                dataSource.state = stage.state
-                                try view.apply(stage.changes)
-                            }
-                        } catch {
-                            Issue.record("\(error), seed \(seed), step \(step), path \(update.path)")
-                            return
-                        }
-                    }
-                case let .failure(error):
-                    failures.append("\(error)")
                 }
+            } catch {
+                Issue.record("\(error), seed \(seed), step \(step)")
+                return
             }
             if !check(step) { return }
         }
         // Rows whose identity is NULL or repeats are reported, never silently dropped: this
         // workload has none once the filter holds.
-        #expect(failures.isEmpty, "\(failures.prefix(3))")
-        if scenario.expectsIncrementalUpdates { #expect(incremental > 0) } else { #expect(incremental == 0 && refetched > 0) }
-        print("LiveQueryOracleTests(\(scenario.name)): \(incremental) incremental, \(refetched) refetched updates")
+        #expect(tally.failures.isEmpty, "\(tally.failures.prefix(3))")
+        if scenario.expectsIncrementalUpdates { #expect(tally.incremental > 0) } else { #expect(tally.incremental == 0 && tally.refetched > 0) }
+        print("LiveQueryOracleTests(\(scenario.name)): \(tally.incremental) incremental, \(tally.refetched) refetched updates")
         query.cancel()
     }
 }

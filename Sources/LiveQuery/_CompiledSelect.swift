@@ -1,0 +1,84 @@
+import GRDB
+import GRDBSQLite
+
+/// A SELECT compiled by SQLite: its SQL and arguments, result column names and origins.
+struct _CompiledSelect {
+    let sql: String
+    let arguments: StatementArguments
+    let adapter: (any RowAdapter)?
+    let columnNames: [String]
+    /// For each result column that is a plain column of a table: that table and column.
+    let origins: [(table: String, column: String)?]
+    let region: DatabaseRegion
+    let parsed: _ParsedSelect
+
+    init(_ source: _SelectSource, _ db: Database) throws(LiveQueryError) {
+        var sql: String
+        do {
+            (sql, arguments, adapter) = try source.prepare(db)
+        } catch let error as DatabaseError {
+            throw LiveQueryError.invalidSQL(sql: error.sql ?? source.summary, arguments: error.arguments ?? StatementArguments(),
+                                            message: error.message ?? "\(error)")
+        } catch {
+            throw LiveQueryError.invalidRequest("the request cannot be compiled: \(error)")
+        }
+        // A trailing semicolon would end the subqueries LiveList wraps the SELECT in.
+        while let last = sql.last, last == ";" || last.isWhitespace { sql.removeLast() }
+        self.sql = sql
+        do {
+            try _Digest.register(on: db)
+            let statement = try db.makeStatement(sql: sql)
+            try statement.validateArguments(arguments)
+            guard statement.isReadonly, statement.columnCount > 0 else {
+                throw LiveQueryError.invalidRequest("a live query needs a SELECT: \(sql)")
+            }
+            columnNames = statement.columnNames
+            origins = (0..<Int32(statement.columnCount)).map { index in
+                let handle = statement.sqliteStatement
+                guard let table = sqlite3_column_table_name(handle, index), let column = sqlite3_column_origin_name(handle, index) else { return nil }
+                return (String(cString: table), String(cString: column))
+            }
+            region = statement.databaseRegion
+        } catch let error as LiveQueryError {
+            throw error
+        } catch let error as DatabaseError {
+            throw LiveQueryError.invalidSQL(sql: sql, arguments: arguments, message: error.message ?? "\(error)")
+        } catch {
+            throw LiveQueryError.from(error, sql: sql, arguments: arguments)
+        }
+        parsed = _ParsedSelect(sql)
+    }
+
+    /// The result column called `name` — exactly, else by its last part (`album.title` finds
+    /// `title`, preferring a column that comes from table `album`).
+    func resultColumn(named name: String) -> Int32? {
+        if let index = columnNames.firstIndex(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { return Int32(index) }
+        guard let reference = _ParsedSelect.columnReference(name) else { return nil }
+        let candidates = columnNames.indices.filter { columnNames[$0].caseInsensitiveCompare(reference.column) == .orderedSame }
+        if let qualifier = reference.qualifier, let match = candidates.first(where: { origins[$0]?.table.caseInsensitiveCompare(qualifier) == .orderedSame }) {
+            return Int32(match)
+        }
+        return candidates.first.map { Int32($0) }
+    }
+
+    /// The result column that holds the primary key (or INTEGER PRIMARY KEY) of the first table
+    /// of the FROM clause — or, when the FROM clause could not be read, of the first table a
+    /// result column comes from.
+    func defaultIdentityColumn(_ db: Database) throws(LiveQueryError) -> Int32? {
+        var keys: [Int32] = []
+        for (index, origin) in origins.enumerated() {
+            guard let origin else { continue }
+            if let first = parsed.tables.first, first.name.caseInsensitiveCompare(origin.table) != .orderedSame { continue }
+            let found: _TableSchema?
+            do {
+                found = try _TableSchema.read(origin.table, db)
+            } catch {
+                throw LiveQueryError.from(error, sql: sql, arguments: arguments)
+            }
+            guard let schema = found else { continue }
+            let key = schema.rowidAlias ?? (schema.primaryKey.count == 1 ? schema.primaryKey[0] : nil)
+            if let key, key.caseInsensitiveCompare(origin.column) == .orderedSame { keys.append(Int32(index)) }
+        }
+        return keys.first
+    }
+}
