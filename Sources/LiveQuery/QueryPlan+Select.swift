@@ -20,7 +20,7 @@ extension QueryPlan {
             return
         }
         self.init(
-            description: request.description, table: incremental.base.name, mode: .incremental, layout: incremental.layout,
+            description: request.description, table: incremental.base.name, tableName: incremental.baseName, mode: .incremental, layout: incremental.layout,
             fetchSQL: incremental.fetchSQL, scanningFetchSQL: incremental.scanningFetchSQL, countSQL: incremental.countSQL,
             tableCountSQL: incremental.tableCountSQL, rereadPrefixSQL: incremental.rereadPrefixSQL, arguments: compiled.arguments,
             columns: incremental.columns, hasVersionColumn: request.version != nil, otherTables: incremental.otherTables,
@@ -66,7 +66,7 @@ extension QueryPlan {
         }
         let identityName = compiled.columnNames[Int(identityColumn)].quotedIdentifier
         self.init(
-            description: request.description, table: "", mode: .refetch(reason: reasons.joined(separator: "; ")),
+            description: request.description, table: "", tableName: "", mode: .refetch(reason: reasons.joined(separator: "; ")),
             layout: _ResultLayout(
                 comparator: SortKeyComparator(terms: [], collations: []), identityIsRowid: false,
                 sectionRule: request.section != nil ? SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary) : nil,

@@ -45,6 +45,8 @@ struct QueryPlan: Sendable {
     /// The table whose rows the result follows (the first of the FROM clause); empty for a
     /// SELECT read only as a whole.
     let table: String
+    /// The base table's name in the statements (its alias, when it has one), as EXPLAIN shows it.
+    let tableName: String
     let mode: Mode
     let layout: _ResultLayout
     /// Every row in order.
@@ -98,6 +100,7 @@ struct QueryPlan: Sendable {
     init(
         description: String,
         table: String,
+        tableName: String,
         mode: Mode,
         layout: _ResultLayout,
         fetchSQL: String,
@@ -121,6 +124,7 @@ struct QueryPlan: Sendable {
     ) {
         self.description = description
         self.table = table
+        self.tableName = tableName
         self.mode = mode
         var layout = layout
         layout.records = records
@@ -168,6 +172,7 @@ struct QueryPlan: Sendable {
         self.schema = schema
         let table = schema.name
         self.table = table
+        tableName = table
         let quotedTable = table.quotedIdentifier
         func canonical(_ column: String) throws(LiveQueryError) -> String {
             guard let match = schema.columns.first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame }) else {
@@ -373,7 +378,11 @@ struct QueryPlan: Sendable {
         guard readsRowid, !countSQL.isEmpty else { return false }
         do {
             let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + fetchSQL, arguments: arguments).compactMap { $0["detail"] as String? }
-            let walksIndex = plan.contains { $0.hasPrefix("SCAN") && $0.contains("USING INDEX") && !$0.contains("COVERING") }
+            // The base table's own step (joined tables are looked up by key, whatever the plan).
+            let walksIndex = plan.contains { detail in
+                (detail.hasPrefix("SCAN \(tableName) ") || detail.hasPrefix("SEARCH \(tableName) "))
+                    && detail.contains("USING INDEX") && !detail.contains("COVERING")
+            }
             let sortsAnyway = plan.contains { $0.contains("TEMP B-TREE") }
             guard walksIndex && !sortsAnyway else { return false }
             let table = try Int.fetchOne(db, sql: tableCountSQL) ?? 0

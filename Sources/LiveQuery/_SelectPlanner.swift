@@ -16,6 +16,8 @@ struct _SelectPlanner<ID: LiveIdentity> {
     /// What the incremental path needs (see ``QueryPlan``).
     struct Incremental {
         var base: _TableSchema
+        /// Its name in the statements (its alias, when it has one).
+        var baseName: String
         var layout: _ResultLayout
         var fetchSQL: String
         var scanningFetchSQL: String
@@ -263,7 +265,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         }
         fromTables.remove(base.name.lowercased())
         incremental = Incremental(
-            base: base, layout: layout, fetchSQL: fetchSQL,
+            base: base, baseName: parsed.tables[0].visibleName, layout: layout, fetchSQL: fetchSQL,
             scanningFetchSQL: "SELECT \(list) FROM \(unindexedFrom)\(whereClause) ORDER BY " + order.joined(separator: ", "),
             countSQL: parsed.resultColumnsHaveParameters ? "" : "SELECT count(*) FROM \(from)\(whereClause)",
             tableCountSQL: "SELECT count(*) FROM main.\(base.name.quotedIdentifier)",
