@@ -21,7 +21,7 @@ final class _FileChangeMonitor: @unchecked Sendable {
     init?(path: String, onChange: @escaping @Sendable () -> Void) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        let names: Set<String> = [url.lastPathComponent, url.lastPathComponent + "-wal", url.lastPathComponent + "-journal"]
+        let names = [url.lastPathComponent, url.lastPathComponent + "-wal", url.lastPathComponent + "-journal"].map { Array($0.utf8) }
         #if canImport(Glibc)
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else { return nil }
@@ -32,19 +32,24 @@ final class _FileChangeMonitor: @unchecked Sendable {
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: 16_384)
-            var relevant = false
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                guard count > 0 else { break }
-                var offset = 0
-                // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[]; }
-                while offset + 16 <= count {
-                    let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
-                    let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                    if names.contains(String(decoding: nameBytes, as: UTF8.self)) { relevant = true }
-                    offset += 16 + length
+            // On the stack: the handler runs on a dispatch thread that otherwise allocates nothing
+            // (a heap buffer there costs the process a malloc arena).
+            let relevant = withUnsafeTemporaryAllocation(byteCount: 4_096, alignment: 8) { buffer -> Bool in
+                var relevant = false
+                while true {
+                    let count = read(descriptor, buffer.baseAddress, buffer.count)
+                    guard count > 0 else { break }
+                    var offset = 0
+                    // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[]; }
+                    while offset + 16 <= count {
+                        let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                        let name = UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<min(count, offset + 16 + length)])
+                        let bytes = name.prefix { $0 != 0 }
+                        if names.contains(where: { $0.elementsEqual(bytes) }) { relevant = true }
+                        offset += 16 + length
+                    }
                 }
+                return relevant
             }
             if relevant { onChange() }
         }
@@ -66,6 +71,20 @@ final class _FileChangeMonitor: @unchecked Sendable {
         #else
         return nil
         #endif
+    }
+
+    /// The size and modification time (to the nanosecond) of the database file and its WAL: what
+    /// a commit changes. Equal fingerprints before and after an event mean no commit since.
+    static func fingerprint(of path: String) -> [Int64] {
+        [path, path + "-wal"].flatMap { file -> [Int64] in
+            var info = stat()
+            guard stat(file, &info) == 0 else { return [-1] }
+            #if canImport(Darwin)
+            return [Int64(info.st_size), Int64(info.st_mtimespec.tv_sec), Int64(info.st_mtimespec.tv_nsec)]
+            #else
+            return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+            #endif
+        }
     }
 
     /// Stops watching; no call to `onChange` starts after it returns.
