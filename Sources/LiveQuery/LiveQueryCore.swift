@@ -18,18 +18,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     let statistics = _StatisticsBox()
     let source: UInt64
 
-    /// Guards what other threads read or set: how the current request is followed, and the hook
-    /// called after each commit.
+    /// How the current request is followed, readable from any thread.
     private let summaryLock = NSLock()
     private var currentSummary: (path: LiveUpdatePath, notes: [String])
     var summary: (path: LiveUpdatePath, notes: [String]) { summaryLock.withLock { currentSummary } }
-
-    /// Called after each commit of this connection (the file watcher records the files' state).
-    private var afterOwnCommitHook: (@Sendable () -> Void)?
-    var afterOwnCommit: (@Sendable () -> Void)? {
-        get { summaryLock.withLock { afterOwnCommitHook } }
-        set { summaryLock.withLock { afterOwnCommitHook = newValue } }
-    }
 
     func publishSummary() {
         let notes = plan.notes + (changeLogNote.map { [$0] } ?? [])
@@ -223,7 +215,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     func databaseDidCommit(_ db: Database) {
         let start = ContinuousClock.now
-        afterOwnCommit?()
         do {
             try follower?.collectOwn(db)
         } catch {

@@ -7,16 +7,12 @@ import GRDB
 /// commit is visible only once the writer has updated the shared-memory index, which raises no
 /// file event.
 ///
-/// `@unchecked Sendable`: `scheduled`, `monitor` and `ownCommitFingerprint` are only touched
-/// under `lock`; every other
+/// `@unchecked Sendable`: `scheduled` and `monitor` are only touched under `lock`; every other
 /// property is set once in `init` (`core` is a weak reference, read atomically).
 final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     private let lock = NSLock()
     private var scheduled = false
     private var monitor: _FileChangeMonitor?
-    /// The files as this connection's last commit left them: an event that finds them so was
-    /// raised by that commit, which the query has applied already — no need to look.
-    private var ownCommitFingerprint: [Int64]?
     private weak var core: LiveQueryCore<ID>?
     private let writer: any DatabaseWriter
     private let fileIdentity: _DatabaseFileIdentity?
@@ -34,11 +30,7 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule() }
         guard let monitor else { return nil }
         self.monitor = monitor
-        let path = writer.path
-        core.afterOwnCommit = { [weak self] in
-            let fingerprint = _FileChangeMonitor.fingerprint(of: path)
-            self?.lock.withLock { self?.ownCommitFingerprint = fingerprint }
-        }
+
     }
 
     /// Pauses before looking again when a look found nothing: the WAL index is usually updated
@@ -46,10 +38,8 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     private static var rechecks: [DispatchTimeInterval] { [.microseconds(300), .milliseconds(3)] }
 
     func schedule(recheck: Int = 0) {
-        let fingerprint = recheck == 0 ? _FileChangeMonitor.fingerprint(of: writer.path) : nil
         let proceed = lock.withLock {
             guard !scheduled, monitor != nil else { return false }
-            if let fingerprint, fingerprint == ownCommitFingerprint { return false }
             scheduled = true
             return true
         }

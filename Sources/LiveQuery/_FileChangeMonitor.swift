@@ -73,20 +73,6 @@ final class _FileChangeMonitor: @unchecked Sendable {
         #endif
     }
 
-    /// The size and modification time (to the nanosecond) of the database file and its WAL: what
-    /// a commit changes. Equal fingerprints before and after an event mean no commit since.
-    static func fingerprint(of path: String) -> [Int64] {
-        [path, path + "-wal"].flatMap { file -> [Int64] in
-            var info = stat()
-            guard stat(file, &info) == 0 else { return [-1] }
-            #if canImport(Darwin)
-            return [Int64(info.st_size), Int64(info.st_mtimespec.tv_sec), Int64(info.st_mtimespec.tv_nsec)]
-            #else
-            return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
-            #endif
-        }
-    }
-
     /// Stops watching; no call to `onChange` starts after it returns.
     func stop() {
         let sources = lock.withLock {
