@@ -12,6 +12,9 @@ struct _RowidMap: Sendable {
     private var minimumKeyValue: UInt32?
     private(set) var count = 0
 
+    /// The table's size, which growth doubles.
+    var slotCount: Int { keys.count }
+
     init(capacity: Int = 0) {
         // Room for `capacity` keys at the 85% load the table grows at.
         let slots = max(16, capacity * 20 / 17 + 2)
@@ -50,15 +53,22 @@ struct _RowidMap: Sendable {
     }
 
     private mutating func insert(_ key: Int64, _ value: UInt32) {
-        if (count + 1) * 20 > keys.count * 17 { grow() }
         var slot = home(key)
         while keys[slot] != Self.empty {
             if keys[slot] == key {
-                values[slot] = value
+                values[slot] = value   // an update: no growth (a leaf split moves 128 rows this way)
                 return
             }
             slot += 1
             if slot == keys.count { slot = 0 }
+        }
+        if (count + 1) * 20 > keys.count * 17 {
+            grow()
+            slot = home(key)
+            while keys[slot] != Self.empty {
+                slot += 1
+                if slot == keys.count { slot = 0 }
+            }
         }
         keys[slot] = key
         values[slot] = value

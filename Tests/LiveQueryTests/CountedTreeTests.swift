@@ -103,4 +103,22 @@ struct RowidMapTests {
         }
         for key in keys { #expect(map[key] == reference[key]) }
     }
+
+    @Test("updating keys already there never grows the table (a leaf split moves 128 rows so), adding past the load does")
+    func updatesDoNotGrow() {
+        var map = _RowidMap(capacity: 1_000)
+        let slots = map.slotCount
+        // Full up to the load at which the next new key grows the table.
+        var filled: Int64 = 0
+        while (map.count + 1) * 20 <= slots * 17 {
+            map[filled] = 1
+            filled += 1
+        }
+        for round in 0..<3 {
+            for key in 0..<filled { map[key] = UInt32(round) }
+        }
+        #expect(map.slotCount == slots)
+        map[filled] = 9
+        #expect(map.slotCount > slots && map.count == Int(filled) + 1 && map[filled] == 9 && map[0] == 2)
+    }
 }
