@@ -51,17 +51,6 @@ final class CountingTarget: ListTarget {
 public enum EndToEndBenchmarks {
     typealias Presenter = ListPresenter<LiveSection, LiveRow<Int64>>
 
-    /// Collects the delivered updates; written on the writer's queue, read on the main actor.
-    final class Inbox: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var updates: [LiveQueryUpdate<Int64>] = []
-        func append(_ event: LiveQueryEvent<Int64>) {
-            if case let .update(update) = event { lock.withLock { updates.append(update) } }
-        }
-        func drain() -> [LiveQueryUpdate<Int64>] { lock.withLock { defer { updates = [] }; return updates } }
-    }
-
     @MainActor
     static func attach<Section, Item>(_ presenter: ListPresenter<Section, Item>) -> CountingTarget {
         let target = CountingTarget(viewportRows: 40)
@@ -97,7 +86,7 @@ public enum EndToEndBenchmarks {
         try setup.close()
         // An app's database: a pool (WAL), as GRDB recommends for apps.
         let queue = try DatabasePool(path: path)
-        let inbox = Inbox()
+        let inbox = UpdateInbox()
         let query = try waitFor {
             try await LiveQuery.open(LiveQueryBenchmarks.request, in: queue,
                                      options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),

@@ -33,6 +33,7 @@ public enum ExternalBenchmarks {
         func drain() -> [(nanoseconds: Int64, path: LiveUpdatePath)] { lock.withLock { defer { updates = [] }; return updates } }
     }
 
+    /// Runs `live.external.1m` unless `quick`, or `filter` (a name prefix) leaves it out.
     public static func run(quick: Bool, filter: String?) async throws -> [BenchResult] {
         guard !quick, filter.map({ "live.external.1m".hasPrefix($0) }) ?? true else { return [] }
         return [try await external()]

@@ -17,6 +17,7 @@ public enum JoinBenchmarks {
         ORDER BY contact.name, message.date
         """
 
+    /// Runs `live.update.join.1m` unless `quick`, or `filter` (a name prefix) leaves it out.
     public static func run(quick: Bool, filter: String?) async throws -> [BenchResult] {
         guard !quick, filter.map({ "live.update.join.1m".hasPrefix($0) }) ?? true else { return [] }
         return [try await join()]
@@ -50,7 +51,7 @@ public enum JoinBenchmarks {
     static func join() async throws -> BenchResult {
         let name = "live.update.join.1m"
         let queue = try makeDatabase()
-        let inbox = LiveQueryBenchmarks.Inbox()
+        let inbox = UpdateInbox()
         let clock = ContinuousClock()
         let openStart = clock.now
         let query = try await LiveQuery.open(LiveQueryRequest(sql: sql), in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),

@@ -11,16 +11,6 @@ public enum LiveQueryBenchmarks {
     static let request = LiveQueryRequest<Int64>(
         table: "item", filter: .init("flag = ?", arguments: [1]), sort: [SortTerm("name")], version: "version")
 
-    /// Collects the delivered updates; written on the writer's queue, read after each write.
-    final class Inbox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var updates: [LiveQueryUpdate<Int64>] = []
-        func append(_ event: LiveQueryEvent<Int64>) {
-            if case let .update(update) = event { lock.withLock { updates.append(update) } }
-        }
-        func drain() -> [LiveQueryUpdate<Int64>] { lock.withLock { defer { updates = [] }; return updates } }
-    }
-
     static func makeDatabase(rows: Int, seed: UInt64) throws -> (DatabaseQueue, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -43,6 +33,8 @@ public enum LiveQueryBenchmarks {
         return String((0..<12).map { _ in letters[Int.random(in: 0..<letters.count, using: &random)] })
     }
 
+    /// Runs the `live.*` and `paging.*` benchmarks `filter` (a name prefix) selects; `quick`
+    /// keeps the 100k ones.
     public static func run(quick: Bool, filter: String?) async throws -> [BenchResult] {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         var results: [BenchResult] = []
@@ -69,8 +61,8 @@ public enum LiveQueryBenchmarks {
     }
 
     static func measureUpdates(name: String, queue: DatabaseQueue, rows: Int, runs: Int, baselineRuns: Int,
-                               query existing: LiveQuery<Int64>?, inbox existingInbox: Inbox?) async throws -> BenchResult {
-        let inbox = existingInbox ?? Inbox()
+                               query existing: LiveQuery<Int64>?, inbox existingInbox: UpdateInbox?) async throws -> BenchResult {
+        let inbox = existingInbox ?? UpdateInbox()
         let query: LiveQuery<Int64>
         if let existing { query = existing } else {
             query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
@@ -138,7 +130,7 @@ public enum LiveQueryBenchmarks {
         let rows = 1_000_000
         let (queue, _) = try makeDatabase(rows: rows, seed: 1_000_000)
         var results: [BenchResult] = []
-        let inbox = Inbox()
+        let inbox = UpdateInbox()
         let clock = ContinuousClock()
         let query = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil), callbackQueue: nil, onEvent: { inbox.append($0) })
         if selected("live.update.1m") {

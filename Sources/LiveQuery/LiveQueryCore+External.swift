@@ -30,7 +30,7 @@ extension LiveQueryCore {
             return
         }
         guard let follower = try _ChangeLogFollower(db, source: source, expiry: options.changeLogReaderExpiry) else { return }
-        let untracked = try QueryPlan.tables(readBy: plan.region, db).subtracting(ChangeTracking.trackedTables(db))
+        let untracked = plan.readTables.subtracting(try ChangeTracking.trackedTables(db))
         guard untracked.isEmpty else {
             changeLogNote = "\(untracked.sorted().joined(separator: ", ")) not tracked by the change log: other connections' commits refetch"
             return
@@ -65,12 +65,7 @@ extension LiveQueryCore {
             // PRIMARY KEY): TEMP triggers may be gone with a recreated table, rows may have moved.
             lastSchemaVersion = schemaVersion
             lastDataVersion = version
-            if let triggers {
-                try triggers.uninstall(db)
-                self.triggers = nil
-            }
-            try installTriggers(db)
-            try followChangeLog(db)
+            try trackChanges(db)
             try refetch(db, reason: "the schema changed (a migration or VACUUM)", start: start)
             return true
         }

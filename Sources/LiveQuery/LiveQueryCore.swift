@@ -38,7 +38,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     var follower: _ChangeLogFollower?
     /// Why other connections' commits are refetched rather than read from the change log.
     var changeLogNote: String?
-    var triggers: _ChangeTriggers?
+    private var triggers: _ChangeTriggers?
     private(set) var isStopped = false
     /// While the rest of the first fetch is indexed: the rows commits touched meanwhile, and
     /// whether one of them calls for a refetch. They are applied when the index is complete.
@@ -78,8 +78,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         do {
             lastDataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
             lastSchemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
-            try installTriggers(db)
-            try followChangeLog(db)
+            try trackChanges(db)
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
@@ -91,7 +90,18 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             + index.initialProblems.invalid.map { .invalidIdentity(value: $0, type: "\(ID.self)") }
     }
 
-    func installTriggers(_ db: Database) throws {
+    /// Installs, for the current plan, what reports changes: the TEMP triggers (replacing those of
+    /// an earlier plan) and the change log, when the database has one.
+    func trackChanges(_ db: Database) throws {
+        if let triggers {
+            try triggers.uninstall(db)
+            self.triggers = nil
+        }
+        try installTriggers(db)
+        try followChangeLog(db)
+    }
+
+    private func installTriggers(_ db: Database) throws {
         guard !db.configuration.readonly, let triggers = _ChangeTriggers(
             schema: plan.isIncremental ? plan.schema : nil, joins: plan.isIncremental ? plan.joins : [],
             signalTables: plan.silentTables, source: source) else { return }
@@ -442,12 +452,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             self.plan = previous   // a failed fetch changes nothing
             throw error
         }
-        if let triggers {
-            try triggers.uninstall(db)
-            self.triggers = nil
-        }
-        try installTriggers(db)
-        try followChangeLog(db)
+        try trackChanges(db)
     }
 }
 

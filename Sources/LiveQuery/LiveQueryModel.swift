@@ -40,6 +40,9 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
     /// Rows loaded ahead of and behind the row asked for by ``record(at:)``.
     @ObservationIgnored public var prefetch = 20
     @ObservationIgnored private var follower: Task<Void, Never>?
+    /// The index titles of the result they were computed for: a view asks for them on every
+    /// redraw, and they only change with the sections.
+    @ObservationIgnored private var titles: (state: ListStateID?, titles: [String])?
 
     /// Follows `query`, loading records from `reader` in pages of `pageSize`.
     public init(query: LiveQuery<ID>, reader: any DatabaseReader, pageSize: Int = 50, maximumPages: Int = 40) {
@@ -98,8 +101,14 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
     /// The name of section `index` (see ``LiveResult/sectionName(at:)``).
     public func sectionName(at index: Int) -> String { result.sectionName(at: index) }
 
-    /// The section index titles (see ``LiveResult/sectionIndexTitles``).
-    public var sectionIndexTitles: [String] { result.sectionIndexTitles }
+    /// The section index titles (see ``LiveResult/sectionIndexTitles``), computed once per result.
+    public var sectionIndexTitles: [String] {
+        let result = result
+        if let titles, titles.state == result.stateID, titles.state != nil { return titles.titles }
+        let computed = result.sectionIndexTitles
+        titles = (result.stateID, computed)
+        return computed
+    }
 
     /// The index path of the row identified by `id`. O(log n).
     public func indexPath(of id: ID) -> ItemPath? { result.path(ofItem: id) }

@@ -25,7 +25,7 @@ extension QueryPlan {
             tableCountSQL: incremental.tableCountSQL, rereadPrefixSQL: incremental.rereadPrefixSQL, arguments: compiled.arguments,
             columns: incremental.columns, hasVersionColumn: request.version != nil, otherTables: incremental.otherTables,
             conflictColumns: incremental.conflictColumns, joinedTables: incremental.joinedTables, joins: incremental.joins, region: incremental.region, schema: incremental.base,
-            isTimeDependent: false, silentTables: incremental.silentTables, notes: incremental.notes, records: incremental.records)
+            silentTables: incremental.silentTables, notes: incremental.notes, records: incremental.records)
     }
 
     /// A SELECT run as written and refetched on every commit that touches a table it reads:
@@ -59,8 +59,7 @@ extension QueryPlan {
         let conflictColumns: [String: Set<String>]
         do {
             otherTables = try Self.tables(readBy: compiled.region, db)
-            silentTables = try Self.withoutRowidTables(among: otherTables, db)
-            conflictColumns = try Self.conflictColumns(of: otherTables, db)
+            (silentTables, conflictColumns) = try Self.facts(ofOtherTables: otherTables, db)
         } catch {
             throw LiveQueryError.from(error, sql: compiled.sql, arguments: compiled.arguments)
         }
@@ -74,7 +73,6 @@ extension QueryPlan {
             fetchSQL: compiled.sql, scanningFetchSQL: compiled.sql, countSQL: "", tableCountSQL: "", rereadPrefixSQL: "",
             arguments: compiled.arguments, columns: Columns(rowid: nil, key: key, content: content), hasVersionColumn: request.version != nil,
             otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: [], joins: [], region: compiled.region, schema: nil,
-            isTimeDependent: try Self.analyzeFunctions(sql: compiled.sql, arguments: compiled.arguments, db).isTimeDependent,
             silentTables: silentTables, notes: [],
             records: RecordQuery(prefix: "SELECT *, \(identityName) FROM (\(compiled.sql)) WHERE \(identityName) IN (",
                                  arguments: compiled.arguments, keyIsRowid: false, adapter: compiled.adapter))

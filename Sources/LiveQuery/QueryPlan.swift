@@ -78,8 +78,6 @@ struct QueryPlan: Sendable {
     let region: DatabaseRegion
     /// The base table (`nil` for a SELECT read only as a whole).
     let schema: _TableSchema?
-    /// Whether the filter depends on the current time (refetched on commits, not as time passes).
-    let isTimeDependent: Bool
     /// Tables the query reads that report no row changes (WITHOUT ROWID): TEMP triggers signal
     /// their changes.
     let silentTables: [String]
@@ -88,6 +86,11 @@ struct QueryPlan: Sendable {
     let records: RecordQuery
 
     var isIncremental: Bool { mode == .incremental }
+
+    /// Every table the query reads, lowercased: the base table, the joined ones and the others.
+    var readTables: Set<String> {
+        otherTables.union(joinedTables).union(table.isEmpty ? [] : [table.lowercased()])
+    }
 
     /// The first `limit` rows (the first screen): a SELECT run as written is wrapped, as its own
     /// SQL may end with a LIMIT already.
@@ -117,7 +120,6 @@ struct QueryPlan: Sendable {
         joins: [_JoinLookup],
         region: DatabaseRegion,
         schema: _TableSchema?,
-        isTimeDependent: Bool,
         silentTables: [String],
         notes: [String],
         records: RecordQuery
@@ -143,7 +145,6 @@ struct QueryPlan: Sendable {
         self.joins = joins
         self.region = region
         self.schema = schema
-        self.isTimeDependent = isTimeDependent
         self.silentTables = silentTables
         self.notes = notes
         self.records = records
@@ -232,16 +233,13 @@ struct QueryPlan: Sendable {
         hasVersionColumn = versionColumn != nil
 
         // What the filter reads and whether it can change without its own rows changing.
-        var isTimeDependent = false
         if let filter = request.filter {
             let analysis = try Self.analyze(filter: filter, schema: schema, db)
             if analysis.readsOwnTable {
                 reasons.append("the filter reads \(table) itself, so rows it did not touch can enter or leave")
             }
             reasons += Self.functionReasons(analysis)
-            isTimeDependent = analysis.isTimeDependent
         }
-        self.isTimeDependent = isTimeDependent
         let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reason: reasons.joined(separator: "; "))
         self.mode = mode
 
@@ -305,9 +303,10 @@ struct QueryPlan: Sendable {
             var others = try Self.tables(readBy: region, db)
             others.remove(table.lowercased())
             otherTables = others
-            conflictColumns = try Self.conflictColumns(of: others, db)
+            let facts = try Self.facts(ofOtherTables: others, db)
+            conflictColumns = facts.conflictColumns
             var silent = schema.isWithoutRowid ? [table] : []
-            silent += try Self.withoutRowidTables(among: others, db)
+            silent += facts.silent
             silentTables = silent
         } catch let error as DatabaseError {
             throw LiveQueryError.invalidSQL(sql: fetchSQL, arguments: arguments, message: error.message ?? "\(error)")
@@ -326,12 +325,16 @@ struct QueryPlan: Sendable {
         return tables
     }
 
-    /// For each of `tables`, the columns whose UPDATE can delete another row by REPLACE (those of
-    /// its unique indexes and its rowid alias), lowercased; `["*"]` when an index has expressions.
-    static func conflictColumns(of tables: Set<String>, _ db: Database) throws -> [String: Set<String>] {
-        var result: [String: Set<String>] = [:]
-        for name in tables {
+    /// What the live query must know of the other tables it reads (one schema read each): those
+    /// WITHOUT ROWID (no row events: TEMP triggers signal them), by their declared names; and for
+    /// each, the columns whose UPDATE can delete another row by REPLACE (those of its unique
+    /// indexes and its rowid alias), lowercased — `["*"]` when an index has expressions.
+    static func facts(ofOtherTables tables: Set<String>, _ db: Database) throws -> (silent: [String], conflictColumns: [String: Set<String>]) {
+        var silent: [String] = []
+        var conflictColumns: [String: Set<String>] = [:]
+        for name in tables.sorted() {
             guard let schema = try _TableSchema.read(name, db) else { continue }
+            if schema.isWithoutRowid { silent.append(schema.name) }
             var columns = Set<String>()
             if let alias = schema.rowidAlias { columns.insert(alias.lowercased()) }
             for index in schema.uniqueIndexes {
@@ -343,18 +346,9 @@ struct QueryPlan: Sendable {
                 }
                 if index.predicate != nil { columns.insert("*") }
             }
-            result[name] = columns
+            conflictColumns[name] = columns
         }
-        return result
-    }
-
-    /// The WITHOUT ROWID tables among `tables`, by their declared names.
-    static func withoutRowidTables(among tables: Set<String>, _ db: Database) throws -> [String] {
-        var silent: [String] = []
-        for name in tables.sorted() {
-            if let other = try _TableSchema.read(name, db), other.isWithoutRowid { silent.append(other.name) }
-        }
-        return silent
+        return (silent, conflictColumns)
     }
 
     /// Why functions a query calls make it depend on more than its rows.
@@ -364,7 +358,7 @@ struct QueryPlan: Sendable {
             reasons.append("the query calls \(analysis.nondeterministicFunctions.sorted().joined(separator: ", ")), which can change without a write")
         }
         if analysis.isTimeDependent {
-            reasons.append("the query depends on the current time: it is refetched on every commit, not as time passes")
+            reasons.append("the query depends on the current time: it is refetched on commits to the tables it reads, not as time passes")
         }
         return reasons
     }

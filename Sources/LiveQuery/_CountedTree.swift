@@ -78,6 +78,44 @@ final class _TreeBranch<Element: Sendable>: @unchecked Sendable {
 
     var count: Int { counts.reduce(0, +) }
     var weight: Int { weights.reduce(0, +) }
+
+    /// The child whose range holds `probe` (the first whose last element is not before it; the
+    /// last child otherwise), and how many elements come before that child.
+    func child<Order: _TreeOrder>(holding probe: Element, order: Order) -> (index: Int, position: Int) where Order.Element == Element {
+        var low = 0, high = children.count - 1
+        while low < high {
+            let middle = (low + high) >> 1
+            if order.compare(lasts[middle], probe) < 0 { low = middle + 1 } else { high = middle }
+        }
+        return (low, counts[..<low].reduce(0, +))
+    }
+
+    /// Puts `node` at `index` with its count, weight and last element.
+    func setChild(_ node: _TreeNode<Element>, at index: Int) {
+        children[index] = node
+        counts[index] = node.count
+        weights[index] = node.weight
+        if let last = node.last { lasts[index] = last }
+    }
+
+    func removeChild(at index: Int) {
+        children.remove(at: index)
+        counts.remove(at: index)
+        weights.remove(at: index)
+        lasts.remove(at: index)
+    }
+}
+
+extension _TreeLeaf {
+    /// The index of the first element not before `probe`.
+    func lowerBound<Order: _TreeOrder>(of probe: Element, order: Order) -> Int where Order.Element == Element {
+        var low = 0, high = elements.count
+        while low < high {
+            let middle = (low + high) >> 1
+            if order.compare(elements[middle], probe) < 0 { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 }
 
 enum _TreeNode<Element: Sendable>: Sendable {
@@ -96,6 +134,11 @@ enum _TreeNode<Element: Sendable>: Sendable {
         case let .leaf(leaf): leaf.weight
         case let .branch(branch): branch.weight
         }
+    }
+
+    var isLeaf: Bool {
+        if case .leaf = self { return true }
+        return false
     }
 
     var last: Element? {
@@ -190,21 +233,13 @@ struct _TreeSnapshot<Element: _TreeElement>: @unchecked Sendable {
         while true {
             switch node {
             case let .leaf(leaf):
-                var low = 0, high = leaf.elements.count
-                while low < high {
-                    let middle = (low + high) >> 1
-                    if order.compare(leaf.elements[middle], probe) < 0 { low = middle + 1 } else { high = middle }
-                }
+                let low = leaf.lowerBound(of: probe, order: order)
                 let found = low < leaf.elements.count && order.compare(leaf.elements[low], probe) == 0
                 return (position + low, found)
             case let .branch(branch):
-                var low = 0, high = branch.children.count - 1
-                while low < high {
-                    let middle = (low + high) >> 1
-                    if order.compare(branch.lasts[middle], probe) < 0 { low = middle + 1 } else { high = middle }
-                }
-                for index in 0..<low { position += branch.counts[index] }
-                node = branch.children[low]
+                let (index, before) = branch.child(holding: probe, order: order)
+                position += before
+                node = branch.children[index]
             }
         }
     }
@@ -373,11 +408,7 @@ struct _CountedTree<Element: _TreeElement> {
         switch node {
         case let .leaf(shared):
             let leaf = owned(shared)
-            var low = 0, high = leaf.elements.count
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(leaf.elements[middle], element) < 0 { low = middle + 1 } else { high = middle }
-            }
+            let low = leaf.lowerBound(of: element, order: order)
             leaf.elements.insert(element, at: low)
             leaf.weight += element.weight
             tracker.element(element, movedTo: leaf.id)
@@ -393,18 +424,9 @@ struct _CountedTree<Element: _TreeElement> {
             return (.leaf(leaf), low, .leaf(sibling))
         case let .branch(shared):
             let branch = owned(shared)
-            var low = 0, high = branch.children.count - 1
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(branch.lasts[middle], element) < 0 { low = middle + 1 } else { high = middle }
-            }
-            var position = 0
-            for index in 0..<low { position += branch.counts[index] }
+            let (low, position) = branch.child(holding: element, order: order)
             let (child, offset, split) = insert(element, into: branch.children[low], order: order, tracker: &tracker)
-            branch.children[low] = child
-            branch.counts[low] = child.count
-            branch.weights[low] = child.weight
-            if let last = child.last { branch.lasts[low] = last }
+            branch.setChild(child, at: low)
             if let split {
                 branch.children.insert(split, at: low + 1)
                 branch.counts.insert(split.count, at: low + 1)
@@ -445,95 +467,72 @@ struct _CountedTree<Element: _TreeElement> {
         switch node {
         case let .leaf(shared):
             let leaf = owned(shared)
-            var low = 0, high = leaf.elements.count
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(leaf.elements[middle], element) < 0 { low = middle + 1 } else { high = middle }
-            }
+            let low = leaf.lowerBound(of: element, order: order)
             leaf.weight -= leaf.elements[low].weight
             leaf.elements.remove(at: low)
             return (.leaf(leaf), low)
         case let .branch(shared):
             let branch = owned(shared)
-            var low = 0, high = branch.children.count - 1
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(branch.lasts[middle], element) < 0 { low = middle + 1 } else { high = middle }
-            }
-            var position = 0
-            for index in 0..<low { position += branch.counts[index] }
+            let (low, position) = branch.child(holding: element, order: order)
             let (child, offset) = remove(element, from: branch.children[low], order: order, tracker: &tracker)
-            branch.children[low] = child
-            branch.counts[low] = child.count
-            branch.weights[low] = child.weight
-            if let last = child.last { branch.lasts[low] = last }
+            branch.setChild(child, at: low)
             rebalance(branch, at: low, tracker: &tracker)
             return (.branch(branch), position + offset)
         }
     }
 
     /// Keeps nodes from thinning out under deletions: an empty child is dropped, a child under a
-    /// quarter of its capacity is merged into a neighbour when both fit in three quarters.
+    /// quarter of its capacity is merged into a neighbour of its kind when both fit in three quarters.
     private mutating func rebalance<Tracker: _LeafTracker>(_ branch: _TreeBranch<Element>, at index: Int, tracker: inout Tracker)
     where Tracker.Element == Element {
-        switch branch.children[index] {
-        case let .leaf(leaf):
-            if leaf.elements.isEmpty {
-                guard branch.children.count > 1 else { return }
-                retire(leaf)
-                removeChild(of: branch, at: index)
-                return
-            }
-            guard leaf.elements.count < Self.leafCapacity / 4 else { return }
-            for neighbour in [index - 1, index + 1] where branch.children.indices.contains(neighbour) {
-                guard case let .leaf(other) = branch.children[neighbour],
-                      other.elements.count + leaf.elements.count <= Self.leafCapacity * 3 / 4 else { continue }
-                let (left, right) = neighbour < index ? (neighbour, index) : (index, neighbour)
-                guard case let .leaf(leftShared) = branch.children[left], case let .leaf(rightLeaf) = branch.children[right] else { return }
-                let leftLeaf = owned(leftShared)
-                leftLeaf.elements.append(contentsOf: rightLeaf.elements)
-                leftLeaf.weight += rightLeaf.weight
-                for moved in rightLeaf.elements { tracker.element(moved, movedTo: leftLeaf.id) }
-                retire(rightLeaf)
-                branch.children[left] = .leaf(leftLeaf)
-                branch.counts[left] = leftLeaf.elements.count
-                branch.weights[left] = leftLeaf.weight
-                if let last = leftLeaf.elements.last { branch.lasts[left] = last }
-                removeChild(of: branch, at: right)
-                return
-            }
-        case let .branch(child):
-            if child.children.isEmpty {
-                guard branch.children.count > 1 else { return }
-                removeChild(of: branch, at: index)
-                return
-            }
-            guard child.children.count < Self.branchCapacity / 4 else { return }
-            for neighbour in [index - 1, index + 1] where branch.children.indices.contains(neighbour) {
-                guard case let .branch(other) = branch.children[neighbour],
-                      other.children.count + child.children.count <= Self.branchCapacity * 3 / 4 else { continue }
-                let (left, right) = neighbour < index ? (neighbour, index) : (index, neighbour)
-                guard case let .branch(leftShared) = branch.children[left], case let .branch(rightBranch) = branch.children[right] else { return }
-                let leftBranch = owned(leftShared)
-                leftBranch.children += rightBranch.children
-                leftBranch.counts += rightBranch.counts
-                leftBranch.weights += rightBranch.weights
-                leftBranch.lasts += rightBranch.lasts
-                branch.children[left] = .branch(leftBranch)
-                branch.counts[left] = leftBranch.count
-                branch.weights[left] = leftBranch.weight
-                if let last = leftBranch.lasts.last { branch.lasts[left] = last }
-                removeChild(of: branch, at: right)
-                return
-            }
+        let (size, capacity) = Self.fill(of: branch.children[index])
+        if size == 0 {
+            guard branch.children.count > 1 else { return }
+            if case let .leaf(leaf) = branch.children[index] { retire(leaf) }
+            branch.removeChild(at: index)
+            return
+        }
+        guard size < capacity / 4 else { return }
+        for neighbour in [index - 1, index + 1] where branch.children.indices.contains(neighbour) {
+            let other = Self.fill(of: branch.children[neighbour])
+            guard branch.children[neighbour].isLeaf == branch.children[index].isLeaf, other.size + size <= capacity * 3 / 4 else { continue }
+            let (left, right) = neighbour < index ? (neighbour, index) : (index, neighbour)
+            guard let merged = merge(branch.children[left], branch.children[right], tracker: &tracker) else { return }
+            branch.setChild(merged, at: left)
+            branch.removeChild(at: right)
+            return
         }
     }
 
-    private func removeChild(of branch: _TreeBranch<Element>, at index: Int) {
-        branch.children.remove(at: index)
-        branch.counts.remove(at: index)
-        branch.weights.remove(at: index)
-        branch.lasts.remove(at: index)
+    /// How full a node is: elements of a leaf, children of a branch, against the capacity.
+    private static func fill(of node: _TreeNode<Element>) -> (size: Int, capacity: Int) {
+        switch node {
+        case let .leaf(leaf): (leaf.elements.count, leafCapacity)
+        case let .branch(branch): (branch.children.count, branchCapacity)
+        }
+    }
+
+    /// `right`'s content appended to (a copy of) `left`, both of one kind; `right` is retired.
+    private mutating func merge<Tracker: _LeafTracker>(_ left: _TreeNode<Element>, _ right: _TreeNode<Element>, tracker: inout Tracker)
+    -> _TreeNode<Element>? where Tracker.Element == Element {
+        switch (left, right) {
+        case let (.leaf(leftShared), .leaf(rightLeaf)):
+            let leftLeaf = owned(leftShared)
+            leftLeaf.elements.append(contentsOf: rightLeaf.elements)
+            leftLeaf.weight += rightLeaf.weight
+            for moved in rightLeaf.elements { tracker.element(moved, movedTo: leftLeaf.id) }
+            retire(rightLeaf)
+            return .leaf(leftLeaf)
+        case let (.branch(leftShared), .branch(rightBranch)):
+            let leftBranch = owned(leftShared)
+            leftBranch.children += rightBranch.children
+            leftBranch.counts += rightBranch.counts
+            leftBranch.weights += rightBranch.weights
+            leftBranch.lasts += rightBranch.lasts
+            return .branch(leftBranch)
+        default:
+            return nil
+        }
     }
 
     /// Replaces `old` with `new`, which must sit at the same place in `order` (a section whose
@@ -548,26 +547,15 @@ struct _CountedTree<Element: _TreeElement> {
         switch node {
         case let .leaf(shared):
             let leaf = owned(shared)
-            var low = 0, high = leaf.elements.count
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(leaf.elements[middle], old) < 0 { low = middle + 1 } else { high = middle }
-            }
+            let low = leaf.lowerBound(of: old, order: order)
             guard low < leaf.elements.count else { return .leaf(leaf) }
             leaf.weight += new.weight - leaf.elements[low].weight
             leaf.elements[low] = new
             return .leaf(leaf)
         case let .branch(shared):
             let branch = owned(shared)
-            var low = 0, high = branch.children.count - 1
-            while low < high {
-                let middle = (low + high) >> 1
-                if order.compare(branch.lasts[middle], old) < 0 { low = middle + 1 } else { high = middle }
-            }
-            let child = replace(old, with: new, in: branch.children[low], order: order)
-            branch.children[low] = child
-            branch.weights[low] = child.weight
-            if let last = child.last { branch.lasts[low] = last }
+            let low = branch.child(holding: old, order: order).index
+            branch.setChild(replace(old, with: new, in: branch.children[low], order: order), at: low)
             return .branch(branch)
         }
     }

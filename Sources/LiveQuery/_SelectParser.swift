@@ -44,7 +44,6 @@ struct _ParsedSelect: Sendable {
         var nulls: SortTerm.NullsOrder?
     }
 
-    var source: String
     var resultColumns: String = ""
     var tables: [TableReference] = []
     var from: String = ""
@@ -66,7 +65,6 @@ struct _ParsedSelect: Sendable {
     /// Parses `sql`; a statement LiveList cannot read at all gives a reason, not an error (SQLite
     /// has already accepted it).
     init(_ sql: String) {
-        source = sql
         guard let tokens = _SQLTokenizer.tokens(sql) else {
             refetchReasons.append("the SQL could not be read")
             return

@@ -95,7 +95,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         // The ORDER BY terms: columns, compared as SQLite does.
         var terms: [(sql: String, resolved: Resolved, rule: SortKeyComparator.Rule)] = []
         for term in parsed.order {
-            guard let resolved = resolveOrderTerm(term.column) else {
+            guard let resolved = resolve(term.column, aliases: true) else {
                 reasons.append("ORDER BY \(term.column.qualifier.map { $0 + "." } ?? "")\(term.column.column) is not a column LiveList can compare")
                 return
             }
@@ -258,8 +258,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         let conflictColumns: [String: Set<String>]
         do {
             otherTables = try QueryPlan.tables(readBy: region, db).subtracting(fromTables)
-            silentTables = try QueryPlan.withoutRowidTables(among: otherTables, db)
-            conflictColumns = try QueryPlan.conflictColumns(of: otherTables, db)
+            (silentTables, conflictColumns) = try QueryPlan.facts(ofOtherTables: otherTables, db)
         } catch {
             throw fail(error, fetchSQL)
         }
@@ -312,10 +311,6 @@ struct _SelectPlanner<ID: LiveIdentity> {
             return column(origin.column, in: tables[0])
         }
         return nil
-    }
-
-    private func resolveOrderTerm(_ reference: _ParsedSelect.ColumnReference) -> Resolved? {
-        resolve(reference, aliases: true)
     }
 
     private func column(_ name: String, in table: Int) -> Resolved? {

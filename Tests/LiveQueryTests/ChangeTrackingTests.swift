@@ -85,14 +85,9 @@ struct ChangeTrackingTests {
                                              callbackQueue: nil, onEvent: { log.append($0) })
         defer { query.cancel() }
         #expect(query.mode == .incremental && query.notes.isEmpty, "\(query.mode) \(query.notes)")
-        let dataSource = await OracleDataSource(query.initialResult)
         let initial = try await pool.read { db in try SelectQueryOracleTests.oracle(db, oracleScenario) }
-        await MainActor.run {
-            for row in initial { if let id = String(identityValue: row.identity) { dataSource.contents[id] = row.content } }
-        }
-        let view = await HeadlessListView(dataSource: dataSource)
-        await view.layoutIfNeeded()
-        var external = 0, own = 0, rolledBack = 0, killed = 0, incremental = 0, refetched = 0, concurrentSteps = 0
+        let harness = await OracleHarness(query.initialResult, expected: initial)
+        var external = 0, own = 0, rolledBack = 0, killed = 0, concurrentSteps = 0
         for step in 0..<60 {
             let choice = Int.random(in: 0..<10, using: &random)
             let statements = (0..<(Int.random(in: 0..<5, using: &random) == 0 ? 4 : 1)).map { _ in Self.externalStatement(&random) }
@@ -133,32 +128,23 @@ struct ChangeTrackingTests {
             // The quiet point: look now (the file watcher is off, so nothing is missed silently).
             try await query.checkForExternalChanges()
             let expected = try await pool.read { db in try SelectQueryOracleTests.oracle(db, oracleScenario) }
-            var failures: [String] = []
+            let failuresBefore = await harness.tally.failures.count
             try await MainActor.run {
-                for row in expected { if let id = String(identityValue: row.identity) { dataSource.contents[id] = row.content } }
-                for event in log.drain() {
-                    switch event {
-                    case .initial: break
-                    case let .update(update):
-                        if update.path == .incremental { incremental += 1 } else { refetched += 1 }
-                        try view.apply(update, to: dataSource)
-                    case let .failure(error): failures.append("\(error)")
-                    }
-                }
-                let shown = view.shownRows(dataSource).map(\.id)
-                #expect(shown == expected.map(\.identity), "seed \(seed), step \(step): the view differs from a fresh query")
-
-                #expect(view.staleCells().isEmpty && view.violations.isEmpty, "seed \(seed), step \(step): \(view.staleCells()) \(view.violations)")
+                harness.expect(expected)
+                try harness.apply(log.drain())
+                _ = harness.check("seed \(seed), step \(step)")
             }
-            #expect(failures.isEmpty, "seed \(seed), step \(step): \(failures)")
+            let failures = await harness.tally.failures.dropFirst(failuresBefore)
+            #expect(failures.isEmpty, "seed \(seed), step \(step): \(Array(failures))")
             // Nothing is applied twice: looking again finds nothing and reads nothing.
             let read = query.statistics.rowsRead
             try await query.checkForExternalChanges()
             #expect(log.drain().isEmpty && query.statistics.rowsRead == read, "seed \(seed), step \(step): a second look changed something")
         }
-        #expect(refetched == 0, "every commit, external or own, followed incrementally")
-        #expect(incremental > 0)
-        print("ChangeTrackingTests.oracle(\(scenario.name)): \(external) external steps (\(concurrentSteps) with two writer processes at once), \(rolledBack) rolled back, \(killed) killed mid-transaction, \(own) own commits at the same time; \(incremental) incremental updates")
+        let tally = await harness.tally
+        #expect(tally.refetched == 0, "every commit, external or own, followed incrementally")
+        #expect(tally.incremental > 0)
+        print("ChangeTrackingTests.oracle(\(scenario.name)): \(external) external steps (\(concurrentSteps) with two writer processes at once), \(rolledBack) rolled back, \(killed) killed mid-transaction, \(own) own commits at the same time; \(tally.incremental) incremental updates")
     }
 
     @Test("this connection's commits are applied once, at their commit; another process's commit reads only its rows")

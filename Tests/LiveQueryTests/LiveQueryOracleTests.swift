@@ -7,93 +7,6 @@ import Testing
 
 struct Rollback: Error {}
 
-/// A cell of the oracle's list view: the row's identity, its token, and the row's content as the
-/// oracle (a fresh SELECT) saw it when the view configured the cell. A cell whose content is not
-/// the oracle's current one is a content change the changesets did not reload.
-struct OracleCell<ID: LiveIdentity>: ListElement, Hashable {
-    var id: ID
-    var token: UInt64
-    var content: String
-
-    func isContentEqual(to other: OracleCell) -> Bool { token == other.token && content == other.content }
-}
-
-/// Shows a stage's state, with each row's content from the oracle.
-@MainActor
-final class OracleDataSource<ID: LiveIdentity>: HeadlessListDataSource {
-    var state: AnySectionedList<LiveSection, LiveRow<ID>>
-    var contents: [ID: String] = [:]
-
-    init(_ state: some SectionedList<LiveSection, LiveRow<ID>>) {
-        self.state = AnySectionedList(state)
-    }
-
-    func numberOfSections() -> Int { state.sectionCount }
-    func numberOfItems(inSection section: Int) -> Int { state.itemCount(inSection: section) }
-    func cell(at path: ItemPath) -> OracleCell<ID> {
-        let row = state.item(at: path)
-        return OracleCell(id: row.id, token: row.version, content: contents[row.id] ?? "?")
-    }
-    func header(forSection section: Int) -> LiveSection { state.section(at: section) }
-}
-
-/// How the updates of an oracle run were computed, and what failed.
-struct OracleTally {
-    var incremental = 0
-    var refetched = 0
-    var failures: [String] = []
-}
-
-extension HeadlessListView {
-    /// Applies `update`'s stages as a data source driven by changesets does: each stage's state,
-    /// then its changes, inside one batch.
-    func apply<ID: LiveIdentity>(_ update: LiveQueryUpdate<ID>, to dataSource: OracleDataSource<ID>) throws
-    where Cell == OracleCell<ID>, Header == LiveSection {
-        for stage in update.changeset.stages {
-            try performBatchUpdates { () throws(BatchUpdateViolation) in
-                dataSource.state = stage.state
-                try apply(stage.changes)
-            }
-        }
-    }
-
-    /// Applies every update among `events`, counting how each was computed and collecting the
-    /// failures; throws the first batch the view rejects.
-    func apply<ID: LiveIdentity>(_ events: [LiveQueryEvent<ID>], to dataSource: OracleDataSource<ID>, tally: inout OracleTally,
-                                 each: (LiveQueryUpdate<ID>) -> Void = { _ in }) throws
-    where Cell == OracleCell<ID>, Header == LiveSection {
-        for event in events {
-            switch event {
-            case .initial: break
-            case let .update(update):
-                if update.path == .incremental { tally.incremental += 1 } else { tally.refetched += 1 }
-                each(update)
-                do {
-                    try apply(update, to: dataSource)
-                } catch {
-                    throw UnexpectedEvent(description: "\(error), path \(update.path)")
-                }
-            case let .failure(error):
-                tally.failures.append("\(error)")
-            }
-        }
-    }
-
-    /// The rows on screen, in order, with their section keys.
-    func shownRows<ID: LiveIdentity>(_ dataSource: OracleDataSource<ID>) -> [(section: SQLValue, id: SQLValue)]
-    where Cell == OracleCell<ID>, Header == LiveSection {
-        var shown: [(SQLValue, SQLValue)] = []
-        for section in 0..<numberOfSections() {
-            let key = dataSource.state.section(at: section).id
-            for item in 0..<numberOfItems(inSection: section) {
-                guard let cell = cellContent(at: ItemPath(section: section, item: item)) else { continue }
-                shown.append((key, cell.id.identityValue))
-            }
-        }
-        return shown
-    }
-}
-
 /// Random hostile workloads: after every commit — by this connection or another one — the
 /// delivered changesets, applied to the strict headless view, must turn the previous state into
 /// exactly what a fresh SELECT returns: the same rows in the same sections and order, and every
@@ -177,12 +90,6 @@ struct LiveQueryOracleTests {
             }
         }
         return try DatabaseQueue(path: path, configuration: configuration)
-    }
-
-    struct OracleRow {
-        var identity: SQLValue
-        var section: SQLValue
-        var content: String
     }
 
     /// A value as stored, decoded from `typeof` and `hex` — independently of LiveList's reader.
@@ -275,24 +182,9 @@ struct LiveQueryOracleTests {
             callbackQueue: nil, onEvent: { log.append($0) })
         #expect((query.mode == .incremental) == scenario.expectsIncrementalMode, "\(query.mode)")
 
-        let dataSource = OracleDataSource(query.initialResult)
-        var expected = try await writer.read { db in try Self.oracle(db, scenario) }
-        func refreshContents() {
-            for row in expected { if let id = ID(identityValue: row.identity) { dataSource.contents[id] = row.content } }
-        }
-        refreshContents()
-        let view = HeadlessListView(dataSource: dataSource)
-        view.layoutIfNeeded()
-        var tally = OracleTally()
+        let harness = OracleHarness(query.initialResult, expected: try await writer.read { db in try Self.oracle(db, scenario) })
         func check(_ step: Int) -> Bool {
             let context = "seed \(seed), step \(step)"
-            let shown = view.shownRows(dataSource).map { ($0.section, $0.id) }
-            let wanted = expected.compactMap { row in ID(identityValue: row.identity).map { (row.section, $0.identityValue) } }
-            let same = shown.count == wanted.count && zip(shown, wanted).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-            #expect(same, "the view differs from a fresh query, \(context)\nshown \(shown.map { "\($0.0)/\($0.1)" })\nwanted \(wanted.map { "\($0.0)/\($0.1)" })")
-            let stale = view.staleCells()
-            #expect(stale.isEmpty, "stale cells \(stale), \(context)")
-            #expect(view.violations.isEmpty && view.warnings.isEmpty, "\(view.violations) \(view.warnings), \(context)")
             // The delivered result is internally consistent.
             let result = query.latestResult
             var total = 0
@@ -301,7 +193,7 @@ struct LiveQueryOracleTests {
             if let row = result.row(at: step % max(1, result.count)) {
                 #expect(result.path(ofItem: row.id) == result.itemPath(ofPosition: step % max(1, result.count)), "path(ofItem:), \(context)")
             }
-            return same && stale.isEmpty
+            return harness.check(context)
         }
         for step in 0..<150 {
             let operations = Int.random(in: 0..<10, using: &random) == 0 ? 8 : Int.random(in: 1...3, using: &random)
@@ -310,10 +202,9 @@ struct LiveQueryOracleTests {
             let stepSeed = random.next()
             _ = try await randomTransaction(on: external ? other : writer, operations: operations, seed: stepSeed, rollback: rollback, TestDatabase.randomOperation)
             if external { try await query.checkForExternalChanges() }
-            expected = try await writer.read { db in try Self.oracle(db, scenario) }
-            refreshContents()
+            harness.expect(try await writer.read { db in try Self.oracle(db, scenario) })
             do {
-                try view.apply(log.drain(), to: dataSource, tally: &tally) { _ in
+                try harness.apply(log.drain()) { _ in
                     if rollback && !external { Issue.record("a rolled-back transaction produced a change, step \(step)") }
                 }
             } catch {
@@ -324,9 +215,9 @@ struct LiveQueryOracleTests {
         }
         // Rows whose identity is NULL or repeats are reported, never silently dropped: this
         // workload has none once the filter holds.
-        #expect(tally.failures.isEmpty, "\(tally.failures.prefix(3))")
-        if scenario.expectsIncrementalUpdates { #expect(tally.incremental > 0) } else { #expect(tally.incremental == 0 && tally.refetched > 0) }
-        print("LiveQueryOracleTests(\(scenario.name)): \(tally.incremental) incremental, \(tally.refetched) refetched updates")
+        #expect(harness.tally.failures.isEmpty, "\(harness.tally.failures.prefix(3))")
+        if scenario.expectsIncrementalUpdates { #expect(harness.tally.incremental > 0) } else { #expect(harness.tally.incremental == 0 && harness.tally.refetched > 0) }
+        print("LiveQueryOracleTests(\(scenario.name)): \(harness.tally.incremental) incremental, \(harness.tally.refetched) refetched updates")
         query.cancel()
     }
 }

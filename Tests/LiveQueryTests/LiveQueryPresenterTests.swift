@@ -113,23 +113,3 @@ struct LiveQueryPresenterTests {
         #expect(large <= small + 4, "reads grew with the list: \(small) → \(large)")
     }
 }
-
-/// Counts every read of a list.
-final class ReadCounter: @unchecked Sendable {
-    // Only touched on the main actor in these tests.
-    var reads = 0
-}
-
-struct CountingList<Base: SectionedList>: SectionedList {
-    let base: Base
-    let counter: ReadCounter
-
-    var sectionCount: Int { counter.reads += 1; return base.sectionCount }
-    func itemCount(inSection section: Int) -> Int { counter.reads += 1; return base.itemCount(inSection: section) }
-    func section(at index: Int) -> Base.SectionModel { counter.reads += 1; return base.section(at: index) }
-    func item(at path: ItemPath) -> Base.Item { counter.reads += 1; return base.item(at: path) }
-    var itemCount: Int { counter.reads += 1; return base.itemCount }
-    var stateID: ListStateID? { base.stateID }
-    func path(ofItem id: Base.Item.ID) -> ItemPath? { counter.reads += 1; return base.path(ofItem: id) }
-    func index(ofSection id: Base.SectionModel.ID) -> Int? { counter.reads += 1; return base.index(ofSection: id) }
-}

@@ -114,12 +114,6 @@ struct SelectQueryOracleTests {
             content: ["oid", "c1", "c2"], refetchReason: "subquery"),
     ]
 
-    struct OracleRow {
-        var identity: SQLValue
-        var section: SQLValue
-        var content: String
-    }
-
     nonisolated static func oracle(_ db: Database, _ scenario: Scenario) throws -> [OracleRow] {
         let content = scenario.content.map { "typeof(\($0)) || ':' || hex(\($0))" }.joined(separator: " || '|' || ")
         let sql = "SELECT typeof(oid), hex(oid), quote(oid), typeof(osec), hex(osec), quote(osec), \(content) FROM (\(scenario.oracle))"
@@ -168,26 +162,8 @@ struct SelectQueryOracleTests {
             #expect(query.mode == .incremental, "\(query.mode)")
         }
 
-        let dataSource = OracleDataSource(query.initialResult)
-        var expected = try await writer.read { db in try Self.oracle(db, scenario) }
-        func refreshContents() {
-            for row in expected { if let id = ID(identityValue: row.identity) { dataSource.contents[id] = row.content } }
-        }
-        refreshContents()
-        let view = HeadlessListView(dataSource: dataSource)
-        view.layoutIfNeeded()
-        var tally = OracleTally(), commits = 0
-        func check(_ step: Int) -> Bool {
-            let context = "seed \(seed), step \(step)"
-            let shown = view.shownRows(dataSource).map { ($0.section, $0.id) }
-            let wanted = expected.compactMap { row in ID(identityValue: row.identity).map { (row.section, $0.identityValue) } }
-            let same = shown.count == wanted.count && zip(shown, wanted).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-            #expect(same, "the view differs from a fresh query, \(context)\nshown \(shown.map { "\($0.0)/\($0.1)" })\nwanted \(wanted.map { "\($0.0)/\($0.1)" })")
-            let stale = view.staleCells()
-            #expect(stale.isEmpty, "stale cells \(stale), \(context)")
-            #expect(view.violations.isEmpty && view.warnings.isEmpty, "\(view.violations) \(view.warnings), \(context)")
-            return same && stale.isEmpty
-        }
+        let harness = OracleHarness(query.initialResult, expected: try await writer.read { db in try Self.oracle(db, scenario) })
+        var commits = 0
         for step in 0..<120 {
             let operations = Int.random(in: 0..<10, using: &random) == 0 ? 6 : Int.random(in: 1...3, using: &random)
             let rollback = Int.random(in: 0..<10, using: &random) == 0
@@ -197,21 +173,20 @@ struct SelectQueryOracleTests {
                 commits += 1
             }
             if external { try await query.checkForExternalChanges() }
-            expected = try await writer.read { db in try Self.oracle(db, scenario) }
-            refreshContents()
+            harness.expect(try await writer.read { db in try Self.oracle(db, scenario) })
             do {
-                try view.apply(log.drain(), to: dataSource, tally: &tally) { _ in
+                try harness.apply(log.drain()) { _ in
                     if rollback && !external { Issue.record("a rolled-back transaction produced a change, step \(step)") }
                 }
             } catch {
                 Issue.record("\(error), seed \(seed), step \(step)")
                 return
             }
-            if !check(step) { return }
+            if !harness.check("seed \(seed), step \(step)") { return }
         }
-        #expect(tally.failures.isEmpty, "\(tally.failures.prefix(3))")
-        if scenario.refetchReason == nil { #expect(tally.incremental > 0) } else { #expect(tally.incremental == 0 && tally.refetched > 0) }
-        print("SelectQueryOracleTests(\(scenario.name)): \(commits) commits, \(tally.incremental) incremental, \(tally.refetched) refetched updates, \(expected.count) rows at the end")
+        #expect(harness.tally.failures.isEmpty, "\(harness.tally.failures.prefix(3))")
+        if scenario.refetchReason == nil { #expect(harness.tally.incremental > 0) } else { #expect(harness.tally.incremental == 0 && harness.tally.refetched > 0) }
+        print("SelectQueryOracleTests(\(scenario.name)): \(commits) commits, \(harness.tally.incremental) incremental, \(harness.tally.refetched) refetched updates, \(harness.expected.count) rows at the end")
         query.cancel()
     }
 }
