@@ -278,10 +278,30 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Re-reads the touched rows and applies them to the index.
     private func applyRows(_ db: Database) throws -> _AppliedChanges {
         var fetched: [Int64: IndexEntry] = [:]
-        let ids = Array(touched)
+        var ids = touched
+        var pending = Array(touched)
+        while !pending.isEmpty {
+            let found = try reread(pending, db)
+            for entry in found { fetched[entry.rowid] = entry }
+            // A row whose identity another row of the index still holds: that row may have changed
+            // in a commit not applied yet (another connection's, seen by this re-read). It is read
+            // too, so that only rows the database really holds twice are reported as duplicates.
+            let holders = index.otherHolders(ofIdentitiesOf: found, excluding: ids)
+            ids.formUnion(holders)
+            pending = Array(holders)
+        }
+        statistics.update { $0.rowsRead += fetched.count }
+        let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
+        report(applied.duplicateIdentities, applied.invalidIdentities)
+        return applied
+    }
+
+    /// The rows among `rowids` that are in the result now, read with the query's own SQL.
+    private func reread(_ rowids: [Int64], _ db: Database) throws -> [IndexEntry] {
+        var found: [IndexEntry] = []
         var offset = 0
-        while offset < ids.count {
-            let batch = ids[offset..<min(offset + 500, ids.count)]
+        while offset < rowids.count {
+            let batch = rowids[offset..<min(offset + 500, rowids.count)]
             offset += batch.count
             let sql = plan.rereadPrefixSQL + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
             var arguments = plan.arguments
@@ -291,17 +311,13 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 try statement.setArguments(arguments)
                 let cursor = try Row.fetchCursor(statement)
                 while try cursor.next() != nil {
-                    let entry = plan.entry(from: statement.sqliteStatement, ordinal: 0)
-                    fetched[entry.rowid] = entry
+                    found.append(plan.entry(from: statement.sqliteStatement, ordinal: 0))
                 }
             } catch {
                 throw LiveQueryError.from(error, sql: sql, arguments: arguments)
             }
         }
-        statistics.update { $0.rowsRead += fetched.count }
-        let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
-        report(applied.duplicateIdentities, applied.invalidIdentities)
-        return applied
+        return found
     }
 
     private func report(_ duplicates: [SQLValue], _ invalid: [SQLValue]) {

@@ -142,6 +142,21 @@ final class _LiveIndex: @unchecked Sendable {
         }
     }
 
+    /// The rows of the index, other than those in `excluded`, that hold the identity of one of
+    /// `entries` under another rowid. O(k) for k entries.
+    func otherHolders(ofIdentitiesOf entries: some Sequence<IndexEntry>, excluding excluded: Set<Int64>) -> Set<Int64> {
+        guard !layout.identityIsRowid else { return [] }
+        return lock.withLock {
+            var holders = Set<Int64>()
+            for entry in entries {
+                guard let identity = canonicalIdentity(layout.identity(of: entry)), let holder = rowOfIdentity[identity],
+                      holder != entry.rowid, !excluded.contains(holder) else { continue }
+                holders.insert(holder)
+            }
+            return holders
+        }
+    }
+
     /// The position of the row whose canonical identity is `identity` in `snapshot`: O(log n)
     /// when the row has not changed since `snapshot` was published, O(n) otherwise.
     func position(ofIdentity identity: SQLValue, in snapshot: _ResultSnapshot) -> Int? {

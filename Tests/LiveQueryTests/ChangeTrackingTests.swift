@@ -172,6 +172,29 @@ struct ChangeTrackingTests {
         #expect(query.statistics.refetches == 0)
     }
 
+    @Test("a row another process moved to a new rowid, touched by this connection before the move is read: no duplicate is reported, the list stays exact",
+          arguments: [true, false])
+    func ownCommitAfterUnreadExternalRowidChange(followsLog: Bool) async throws {
+        let (pool, path) = try await Self.library(seed: 8)
+        let log = EventLog<String>()
+        let request = LiveQueryRequest(sql: "SELECT * FROM track ORDER BY title", identity: "uuid", as: String.self)
+        let query = try await LiveQuery.open(request, in: pool,
+                                             options: .init(dataVersionPollInterval: nil, followsChangeLog: followsLog, watchesFiles: false),
+                                             callbackQueue: nil, onEvent: { log.append($0) })
+        defer { query.cancel() }
+        let moved = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT min(id) FROM track") ?? 0 }
+        let target = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) + 1000 FROM track") ?? 0 }
+        // Another process gives the row a new rowid; nothing has looked at its commit yet.
+        try ExternalProcess.run("UPDATE track SET id = \(target) WHERE id = \(moved);", on: path)
+        // This connection writes that row under its new rowid: its commit re-reads it.
+        try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'own' WHERE id = ?", arguments: [target]) }
+        try await query.checkForExternalChanges()
+        let failures = log.drain().compactMap { if case let .failure(failure) = $0 { failure } else { nil } }
+        #expect(failures.isEmpty, "the database never held two rows with one identity: \(failures)")
+        let expected = try await pool.read { db in try String.fetchAll(db, sql: "SELECT uuid FROM track ORDER BY title, uuid") }
+        #expect(query.latestResult.rows(in: 0..<query.latestResult.count).map(\.id) == expected)
+    }
+
     @Test("the file watcher wakes the query: another process's commit arrives without polling")
     func fileWatcherWakes() async throws {
         let (pool, path) = try await Self.library(seed: 4)
