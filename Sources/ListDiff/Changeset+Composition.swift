@@ -37,101 +37,95 @@ struct _ChangeComposition {
         case untouched(Index)
     }
 
+    /// One kind of element's changes in a transition: sections, or items.
+    struct Changes<Index: Hashable & Comparable & Sendable> {
+        var deletes: Set<Index>
+        var inserts: Set<Index>
+        var moves: [Move<Index>]
+        var reloads: Set<Index>
+    }
+
+    /// How one transition moves one kind of element (see ``PathMapping``).
+    struct Mapping<Index> {
+        var newIndex: (_ old: Index) -> Index?
+        var oldIndex: (_ new: Index) -> Index?
+    }
+
     let result: ListChanges
 
     init(first: ListChanges, second: ListChanges) {
         let firstMapping = PathMapping(first), secondMapping = PathMapping(second)
-
-        // Sections.
-        let sectionMovesTo = Dictionary(first.sectionMoves.map { ($0.to, $0.from) }, uniquingKeysWith: { lhs, _ in lhs })
-        let sectionMovesFrom = Dictionary(second.sectionMoves.map { ($0.from, $0.to) }, uniquingKeysWith: { lhs, _ in lhs })
-        let firstInsertedSections = Set(first.sectionInserts), secondDeletedSections = Set(second.sectionDeletes)
-        func sectionOrigin(_ middle: Int) -> Origin<Int>? {
-            if firstInsertedSections.contains(middle) { return .inserted }
-            if let from = sectionMovesTo[middle] { return .moved(from) }
-            return firstMapping.oldSection(ofNew: middle).map { .untouched($0) }
-        }
-        func sectionDestination(_ middle: Int) -> Destination<Int>? {
-            if secondDeletedSections.contains(middle) { return .deleted }
-            if let to = sectionMovesFrom[middle] { return .moved(to) }
-            return secondMapping.newSection(ofOld: middle).map { .untouched($0) }
-        }
-        var reloadedMiddleSections = Set(second.sectionReloads)
-        for old in first.sectionReloads {
-            if let middle = firstMapping.newSection(ofOld: old) { reloadedMiddleSections.insert(middle) }
-        }
-        var affectedSections = Set(first.sectionInserts).union(first.sectionMoves.map(\.to)).union(reloadedMiddleSections)
-        affectedSections.formUnion(second.sectionDeletes)
-        affectedSections.formUnion(second.sectionMoves.map(\.from))
-        var deletedSections = Set(first.sectionDeletes), insertedSections = Set(second.sectionInserts)
-        var sectionMoves: [Move<Int>] = [], sectionReloads = Set<Int>()
-        for middle in affectedSections {
-            guard let origin = sectionOrigin(middle), let destination = sectionDestination(middle) else { continue }
-            switch (origin, destination) {
-            case (.inserted, .deleted): break
-            case let (.inserted, .moved(to)), let (.inserted, .untouched(to)): insertedSections.insert(to)
-            case let (.moved(from), .deleted), let (.untouched(from), .deleted): deletedSections.insert(from)
-            case let (.moved(from), .moved(to)), let (.moved(from), .untouched(to)), let (.untouched(from), .moved(to)):
-                sectionMoves.append(Move(from: from, to: to))
-                if reloadedMiddleSections.contains(middle) { sectionReloads.insert(from) }
-            case let (.untouched(from), .untouched):
-                if reloadedMiddleSections.contains(middle) { sectionReloads.insert(from) }
-            }
-        }
-
-        // Items.
-        let itemMovesTo = Dictionary(first.itemMoves.map { ($0.to, $0.from) }, uniquingKeysWith: { lhs, _ in lhs })
-        let itemMovesFrom = Dictionary(second.itemMoves.map { ($0.from, $0.to) }, uniquingKeysWith: { lhs, _ in lhs })
-        let firstInserted = Set(first.itemInserts), secondDeleted = Set(second.itemDeletes)
-        func itemOrigin(_ middle: ItemPath) -> Origin<ItemPath>? {
-            if firstInserted.contains(middle) { return .inserted }
-            if let from = itemMovesTo[middle] { return .moved(from) }
-            return firstMapping.oldPath(ofNew: middle).map { .untouched($0) }
-        }
-        func itemDestination(_ middle: ItemPath) -> Destination<ItemPath>? {
-            if secondDeleted.contains(middle) { return .deleted }
-            if let to = itemMovesFrom[middle] { return .moved(to) }
-            return secondMapping.newPath(ofOld: middle).map { .untouched($0) }
-        }
-        var reloadedMiddle = Set(second.itemReloads)
-        for old in first.itemReloads {
-            if let middle = firstMapping.newPath(ofOld: old) { reloadedMiddle.insert(middle) }
-        }
-        var affected = firstInserted.union(first.itemMoves.map(\.to)).union(reloadedMiddle)
-        affected.formUnion(second.itemDeletes)
-        affected.formUnion(second.itemMoves.map(\.from))
-        var itemDeletes = Set(first.itemDeletes), itemInserts = Set(second.itemInserts)
-        var itemMoves: [Move<ItemPath>] = [], itemReloads = Set<ItemPath>()
-        for middle in affected {
-            guard let origin = itemOrigin(middle), let destination = itemDestination(middle) else { continue }
-            switch (origin, destination) {
-            case (.inserted, .deleted): break
-            case let (.inserted, .moved(to)), let (.inserted, .untouched(to)): itemInserts.insert(to)
-            case let (.moved(from), .deleted), let (.untouched(from), .deleted): itemDeletes.insert(from)
-            case let (.moved(from), .moved(to)), let (.moved(from), .untouched(to)), let (.untouched(from), .moved(to)):
-                // UIKit cannot move a row out of a deleted or into an inserted section.
-                if deletedSections.contains(from.section) || insertedSections.contains(to.section) {
-                    itemDeletes.insert(from)
-                    itemInserts.insert(to)
-                } else {
-                    itemMoves.append(Move(from: from, to: to))
-                    if reloadedMiddle.contains(middle) { itemReloads.insert(from) }
-                }
-            case let (.untouched(from), .untouched):
-                if reloadedMiddle.contains(middle) && !deletedSections.contains(from.section) { itemReloads.insert(from) }
-            }
-        }
-        sectionReloads.subtract(deletedSections)
+        let sections = Self.compose(
+            Changes(deletes: Set(first.sectionDeletes), inserts: Set(first.sectionInserts), moves: first.sectionMoves, reloads: Set(first.sectionReloads)),
+            Changes(deletes: Set(second.sectionDeletes), inserts: Set(second.sectionInserts), moves: second.sectionMoves, reloads: Set(second.sectionReloads)),
+            Mapping(newIndex: firstMapping.newSection(ofOld:), oldIndex: firstMapping.oldSection(ofNew:)),
+            Mapping(newIndex: secondMapping.newSection(ofOld:), oldIndex: secondMapping.oldSection(ofNew:)))
+        let items = Self.compose(
+            Changes(deletes: Set(first.itemDeletes), inserts: Set(first.itemInserts), moves: first.itemMoves, reloads: Set(first.itemReloads)),
+            Changes(deletes: Set(second.itemDeletes), inserts: Set(second.itemInserts), moves: second.itemMoves, reloads: Set(second.itemReloads)),
+            Mapping(newIndex: firstMapping.newPath(ofOld:), oldIndex: firstMapping.oldPath(ofNew:)),
+            Mapping(newIndex: secondMapping.newPath(ofOld:), oldIndex: secondMapping.oldPath(ofNew:)),
+            // UIKit cannot move a row out of a deleted or into an inserted section.
+            splitsMove: { from, to in sections.deletes.contains(from.section) || sections.inserts.contains(to.section) },
+            keepsReload: { from in !sections.deletes.contains(from.section) })
 
         var changes = ListChanges()
-        changes.sectionDeletes = deletedSections.sorted()
-        changes.sectionInserts = insertedSections.sorted()
-        changes.sectionMoves = sectionMoves.sorted { $0.to < $1.to }
-        changes.sectionReloads = sectionReloads.sorted()
-        changes.itemDeletes = itemDeletes.sorted()
-        changes.itemInserts = itemInserts.sorted()
-        changes.itemMoves = itemMoves.sorted { $0.to < $1.to }
-        changes.itemReloads = itemReloads.sorted()
+        changes.sectionDeletes = sections.deletes.sorted()
+        changes.sectionInserts = sections.inserts.sorted()
+        changes.sectionMoves = sections.moves.sorted { $0.to < $1.to }
+        changes.sectionReloads = sections.reloads.subtracting(sections.deletes).sorted()
+        changes.itemDeletes = items.deletes.sorted()
+        changes.itemInserts = items.inserts.sorted()
+        changes.itemMoves = items.moves.sorted { $0.to < $1.to }
+        changes.itemReloads = items.reloads.sorted()
         result = changes
+    }
+
+    /// Follows every element the two transitions touch from where it was in A to where it is in
+    /// C. `splitsMove` says when a move must become a delete and an insert; `keepsReload` whether
+    /// a reload of an element that did not move stays.
+    static func compose<Index: Hashable & Comparable & Sendable>(_ first: Changes<Index>, _ second: Changes<Index>,
+                               _ firstMapping: Mapping<Index>, _ secondMapping: Mapping<Index>,
+                               splitsMove: (_ from: Index, _ to: Index) -> Bool = { _, _ in false },
+                               keepsReload: (_ from: Index) -> Bool = { _ in true }) -> Changes<Index> {
+        let movedTo = Dictionary(first.moves.map { ($0.to, $0.from) }, uniquingKeysWith: { lhs, _ in lhs })
+        let movedFrom = Dictionary(second.moves.map { ($0.from, $0.to) }, uniquingKeysWith: { lhs, _ in lhs })
+        func origin(_ middle: Index) -> Origin<Index>? {
+            if first.inserts.contains(middle) { return .inserted }
+            if let from = movedTo[middle] { return .moved(from) }
+            return firstMapping.oldIndex(middle).map { .untouched($0) }
+        }
+        func destination(_ middle: Index) -> Destination<Index>? {
+            if second.deletes.contains(middle) { return .deleted }
+            if let to = movedFrom[middle] { return .moved(to) }
+            return secondMapping.newIndex(middle).map { .untouched($0) }
+        }
+        var reloadedMiddle = second.reloads
+        for old in first.reloads {
+            if let middle = firstMapping.newIndex(old) { reloadedMiddle.insert(middle) }
+        }
+        var affected = first.inserts.union(first.moves.map(\.to)).union(reloadedMiddle)
+        affected.formUnion(second.deletes)
+        affected.formUnion(second.moves.map(\.from))
+        var result = Changes<Index>(deletes: first.deletes, inserts: second.inserts, moves: [], reloads: [])
+        for middle in affected {
+            guard let origin = origin(middle), let destination = destination(middle) else { continue }
+            switch (origin, destination) {
+            case (.inserted, .deleted): break
+            case let (.inserted, .moved(to)), let (.inserted, .untouched(to)): result.inserts.insert(to)
+            case let (.moved(from), .deleted), let (.untouched(from), .deleted): result.deletes.insert(from)
+            case let (.moved(from), .moved(to)), let (.moved(from), .untouched(to)), let (.untouched(from), .moved(to)):
+                if splitsMove(from, to) {
+                    result.deletes.insert(from)
+                    result.inserts.insert(to)
+                } else {
+                    result.moves.append(Move(from: from, to: to))
+                    if reloadedMiddle.contains(middle) { result.reloads.insert(from) }
+                }
+            case let (.untouched(from), .untouched):
+                if reloadedMiddle.contains(middle) && keepsReload(from) { result.reloads.insert(from) }
+            }
+        }
+        return result
     }
 }

@@ -82,10 +82,15 @@ extension ListPresenter {
     /// When a change has landed: selected rows still in transit are either somewhere in the new
     /// model (selected there) or gone (reported).
     func resolveSelectionInTransit(on target: any ListTarget) {
-        let inTransit = selectionInTransit
+        reselect(selectionInTransit, on: target)
+    }
+
+    /// Selects each of `ids` not deselected meanwhile where it is in the displayed model, and
+    /// reports those no longer there; nothing is in transit afterwards.
+    func reselect(_ ids: [Item.ID], on target: any ListTarget) {
         selectionInTransit = []
         var dropped: [Item.ID] = []
-        for id in inTransit where !deselectedInFlight.contains(id) {
+        for id in ids where !deselectedInFlight.contains(id) {
             if let path = displayed.path(ofItem: .item(id)) { target.setSelected(true, at: path) } else { dropped.append(id) }
         }
         deselectedInFlight = []

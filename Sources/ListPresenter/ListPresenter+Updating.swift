@@ -142,13 +142,7 @@ extension ListPresenter {
         target.reloadAll()
         target.layoutNow()
         restoreAnchor(anchors, on: target) { displayed.path(ofItem: $0) }
-        selectionInTransit = []
-        var dropped: [Item.ID] = []
-        for id in selected where !deselectedInFlight.contains(id) {
-            if let path = displayed.path(ofItem: .item(id)) { target.setSelected(true, at: path) } else { dropped.append(id) }
-        }
-        deselectedInFlight = []
-        if !dropped.isEmpty { onSelectionDropped?(dropped) }
+        reselect(selected, on: target)
     }
 
     // MARK: - Batches

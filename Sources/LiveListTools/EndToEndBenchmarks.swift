@@ -100,12 +100,9 @@ public enum EndToEndBenchmarks {
         let clock = ContinuousClock()
         var totals: [Double] = [], mains: [Double] = []
         for _ in 0..<runs {
-            let id = Int64.random(in: 1...Int64(rows), using: &random)
-            let newName = LiveQueryBenchmarks.randomName(&random)
+            let update = ItemUpdate.random(rows: rows, &random)
             let start = clock.now
-            try queue.write { db in
-                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
-            }
+            try queue.write { db in try update.run(db) }
             let mainStart = clock.now
             for update in inbox.drain() { presenter.apply(update.changeset) }
             let end = clock.now
@@ -124,12 +121,9 @@ public enum EndToEndBenchmarks {
         baselinePresenter.update(try waitFor { try await LiveQueryBenchmarks.fetchIdentities(queue) })
         var baseline: [Double] = []
         for _ in 0..<baselineRuns {
-            let id = Int64.random(in: 1...Int64(rows), using: &random)
-            let newName = LiveQueryBenchmarks.randomName(&random)
+            let update = ItemUpdate.random(rows: rows, &random)
             let start = clock.now
-            try queue.write { db in
-                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
-            }
+            try queue.write { db in try update.run(db) }
             let snapshot = try waitFor { try await LiveQueryBenchmarks.fetchIdentities(queue) }
             baselinePresenter.update(snapshot)
             baseline.append(Stopwatch.milliseconds(start.duration(to: clock.now)))
@@ -152,6 +146,7 @@ public enum EndToEndBenchmarks {
 /// full index, and the memory the index adds. The parent builds the database once, runs the
 /// `livelist bench --child …` helper three times, and reports the median and the spread.
 public enum ChildMeasurements {
+    /// How many fresh processes each measurement runs in (the median and spread are over them).
     public static let processes = 3
 
     static func run(selected: (String) -> Bool) throws -> [BenchResult] {

@@ -54,7 +54,7 @@ public enum ExternalBenchmarks {
             guard parts.count == 2, let id = Int64(parts[0]) else { break }
             let committing = try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [String(parts[1]), id])
+                try ItemUpdate(id: id, name: String(parts[1])).run(db)
                 let time = monotonicNanoseconds()
                 try db.execute(sql: "COMMIT")
                 return time
@@ -83,8 +83,8 @@ public enum ExternalBenchmarks {
         }
 
         /// Sends one update; returns when it is committed, with the commit's monotonic time.
-        mutating func commit(id: Int64, name: String) throws -> Int64 {
-            input.write(Data("\(id) \(name)\n".utf8))
+        mutating func commit(_ update: ItemUpdate) throws -> Int64 {
+            input.write(Data("\(update.id) \(update.name)\n".utf8))
             while true {
                 if let newline = buffer.firstIndex(of: 0x0A) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
@@ -120,9 +120,9 @@ public enum ExternalBenchmarks {
         func measure(_ query: LiveQuery<Int64>, _ deliveries: Deliveries, runs: Int, expecting path: (LiveUpdatePath) -> Bool) throws -> [Double] {
             var latencies: [Double] = []
             for _ in 0..<runs {
-                let id = Int64.random(in: 1...Int64(rows), using: &random)
+                let update = ItemUpdate.random(rows: rows, &random)
                 guard deliveries.drain().isEmpty else { throw BenchFailure("\(name): a changeset arrived without a commit") }
-                let committed = try writer.commit(id: id, name: LiveQueryBenchmarks.randomName(&random))
+                let committed = try writer.commit(update)
                 let deadline = monotonicNanoseconds() + 10_000_000_000
                 var delivered: [(nanoseconds: Int64, path: LiveUpdatePath)] = []
                 while delivered.isEmpty && monotonicNanoseconds() < deadline {

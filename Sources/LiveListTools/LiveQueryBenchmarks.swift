@@ -71,11 +71,8 @@ public enum LiveQueryBenchmarks {
         var latencies: [Double] = []
         var moves = 0
         for _ in 0..<runs {
-            let id = Int64.random(in: 1...Int64(rows), using: &random)
-            let newName = randomName(&random)
-            try await queue.write { db in
-                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
-            }
+            let update = ItemUpdate.random(rows: rows, &random)
+            try await queue.write { db in try update.run(db) }
             for update in inbox.drain() {
                 guard update.path == .incremental else { throw BenchFailure("\(name): expected the incremental path") }
                 latencies.append(Stopwatch.milliseconds(update.latency))
@@ -92,11 +89,8 @@ public enum LiveQueryBenchmarks {
         var baseline: [Double] = []
         var previous = try await fetchIdentities(queue)
         for _ in 0..<baselineRuns {
-            let id = Int64.random(in: 1...Int64(rows), using: &random)
-            let newName = randomName(&random)
-            try await queue.write { db in
-                try db.execute(sql: "UPDATE item SET name = ?, flag = 1, version = version + 1 WHERE id = ?", arguments: [newName, id])
-            }
+            let update = ItemUpdate.random(rows: rows, &random)
+            try await queue.write { db in try update.run(db) }
             _ = inbox.drain()
             let clock = ContinuousClock()
             let start = clock.now

@@ -190,12 +190,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         guard needsRefetch == nil else { return }
         if event.tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
             guard case let .refetch(reason) = plan.mode else {
-                touched.insert(event.rowID)
-                if touched.count > options.refetchThreshold {
-                    needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
-                    touched = []
-                    stopObservingDatabaseChangesUntilNextTransaction()
-                }
+                if !touch(event.rowID) { stopObservingDatabaseChangesUntilNextTransaction() }
                 return
             }
             needsRefetch = reason
@@ -216,11 +211,18 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             }()
             return
         }
+        touch(rowid)
+    }
+
+    /// Adds a row the transaction touched; `false` once more rows than the threshold are touched:
+    /// the transaction is then refetched instead.
+    @discardableResult
+    private func touch(_ rowid: Int64) -> Bool {
         touched.insert(rowid)
-        if touched.count > options.refetchThreshold {
-            needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
-            touched = []
-        }
+        guard touched.count > options.refetchThreshold else { return true }
+        needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
+        touched = []
+        return false
     }
 
     func databaseDidCommit(_ db: Database) {

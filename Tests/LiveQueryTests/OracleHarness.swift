@@ -126,6 +126,22 @@ final class OracleHarness<ID: LiveIdentity> {
         try view.apply(events, to: dataSource, tally: &tally, each: each)
     }
 
+    /// One step of a random run: expects `rows`, then applies `events`. An update after a
+    /// transaction that rolled back (`rolledBack`) is recorded as an issue; `false` when the view
+    /// rejected a batch (recorded too), and the run should stop.
+    func step(expecting rows: [OracleRow], events: [LiveQueryEvent<ID>], rolledBack: Bool, context: String) -> Bool {
+        expect(rows)
+        do {
+            try apply(events) { _ in
+                if rolledBack { Issue.record("a rolled-back transaction produced a change, \(context)") }
+            }
+            return true
+        } catch {
+            Issue.record("\(error), \(context)")
+            return false
+        }
+    }
+
     /// Whether the view shows exactly the expected rows, in their sections and order, with no
     /// stale cell and no rule broken; each difference is recorded as an issue.
     func check(_ context: String) -> Bool {

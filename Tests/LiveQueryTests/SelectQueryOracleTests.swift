@@ -173,15 +173,8 @@ struct SelectQueryOracleTests {
                 commits += 1
             }
             if external { try await query.checkForExternalChanges() }
-            harness.expect(try await writer.read { db in try Self.oracle(db, scenario) })
-            do {
-                try harness.apply(log.drain()) { _ in
-                    if rollback && !external { Issue.record("a rolled-back transaction produced a change, step \(step)") }
-                }
-            } catch {
-                Issue.record("\(error), seed \(seed), step \(step)")
-                return
-            }
+            let expected = try await writer.read { db in try Self.oracle(db, scenario) }
+            guard harness.step(expecting: expected, events: log.drain(), rolledBack: rollback && !external, context: "seed \(seed), step \(step)") else { return }
             if !harness.check("seed \(seed), step \(step)") { return }
         }
         #expect(harness.tally.failures.isEmpty, "\(harness.tally.failures.prefix(3))")
