@@ -14,16 +14,27 @@ import Foundation
 /// identity and keeps the first. The conformances here are: `Int64` and `Int` (INTEGER), `UUID` (a 16-byte BLOB, or TEXT in
 /// the canonical 36-character form), `String` and ``SQLText`` (TEXT; `String` compares by Unicode
 /// canonical equivalence, so prefer ``SQLText`` when identities may differ only in normalization),
-/// `Data` (BLOB) and ``SQLValue`` (anything). A row whose identity does not decode is reported
-/// with ``LiveQueryError/invalidIdentity(value:type:)`` and left out.
+/// `Data` (BLOB) and ``SQLValue`` (anything). A row whose identity does not decode (a NULL, a
+/// malformed UUID) is left out and counted in ``LiveResult/leftOut``; an identity column whose
+/// values are of a storage class the type never decodes (TEXT for `Int64`) fails at open.
 public protocol LiveIdentity: Hashable, Sendable {
     /// The identity stored as `value`, or `nil` when `value` cannot be one.
     init?(identityValue value: SQLValue)
     /// The value this identity is stored as, in the form ``init(identityValue:)`` reads.
     var identityValue: SQLValue { get }
+    /// Whether values of `storageClass` can be identities of this type at all. A query whose
+    /// identity column holds values of a class the type never decodes fails to open with
+    /// ``InvalidRequest/identityTypeMismatch(identity:found:examples:declared:)``, rather than
+    /// leaving every such row out. The default is `true`: every value is judged row by row.
+    static func decodes(_ storageClass: SQLStorageClass) -> Bool
+}
+
+extension LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { true }
 }
 
 extension Int64: LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .integer }
     public init?(identityValue value: SQLValue) {
         guard case let .integer(integer) = value else { return nil }
         self = integer
@@ -32,6 +43,7 @@ extension Int64: LiveIdentity {
 }
 
 extension Int: LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .integer }
     public init?(identityValue value: SQLValue) {
         guard case let .integer(integer) = value, let exact = Int(exactly: integer) else { return nil }
         self = exact
@@ -40,6 +52,7 @@ extension Int: LiveIdentity {
 }
 
 extension String: LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .text }
     public init?(identityValue value: SQLValue) {
         guard case let .text(text) = value, text.isValidUTF8 else { return nil }
         self = text.string
@@ -48,6 +61,7 @@ extension String: LiveIdentity {
 }
 
 extension SQLText: LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .text }
     public init?(identityValue value: SQLValue) {
         guard case let .text(text) = value else { return nil }
         self = text
@@ -64,6 +78,7 @@ extension SQLValue: LiveIdentity {
 }
 
 extension Data: LiveIdentity {
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .blob }
     public init?(identityValue value: SQLValue) {
         guard case let .blob(bytes) = value else { return nil }
         self = Data(bytes)
@@ -75,6 +90,8 @@ extension UUID: LiveIdentity {
     /// A 16-byte BLOB (GRDB's default), or TEXT in the 36-character form, in either case. Two
     /// stored texts that differ only in case name the same UUID: the live query reports that as
     /// a duplicate identity.
+    public static func decodes(_ storageClass: SQLStorageClass) -> Bool { storageClass == .blob || storageClass == .text }
+
     public init?(identityValue value: SQLValue) {
         switch value {
         case let .blob(bytes):

@@ -116,6 +116,15 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                     let core = try LiveQueryCore<ID>(plan: plan, db: db, options: options) { initial in
                         EventChannel(initial: initial, callbackQueue: callbackQueue, onEvent: onEvent)
                     }
+                    if let mismatch = core.identityTypeMismatch {
+                        // The declared type cannot hold the column's values: say so now, rather
+                        // than opening a list that silently leaves those rows out.
+                        core.channel.finish(with: nil)
+                        core.stop(db)
+                        throw LiveQueryError.invalidRequest(.identityTypeMismatch(
+                            identity: request.identity ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
+                            declared: "\(ID.self)"))
+                    }
                     // Added inside the same writer access as the fetch: no commit can fall between.
                     db.add(transactionObserver: core, extent: .observerLifetime)
                     if core.isBuilding, writer is DatabasePool {
@@ -134,7 +143,6 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
             throw LiveQueryError.from(error, sql: nil)
         }
         let query = LiveQuery(core: core, initialResult: initial, writer: writer, options: options)
-        for problem in core.initialProblems { core.channel.deliver(.failure(problem)) }
         if core.isBuilding, !(writer is DatabasePool) {
             // One connection: the rest is fetched in the writer's next access.
             writer.asyncWriteWithoutTransaction { db in

@@ -65,13 +65,14 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 entries.removeLast(entries.count - screen)
                 build = ([], nil)
             }
-            index = _LiveIndex(layout: plan.layout, canonicalIdentity: canonical, sorted: entries, isComplete: build == nil)
+            index = _LiveIndex(layout: plan.layout, canonicalIdentity: canonical, identityType: "\(ID.self)", sorted: entries,
+                               isComplete: build == nil)
         } else {
             var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: canonical)
             try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
             let count = builder.count
             statistics.update { $0.rowsRead += count }
-            index = _LiveIndex(builder: builder)
+            index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
         }
         source = index.source
         channel = channelFactory(LiveResult(index.current))
@@ -84,10 +85,12 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
     }
 
-    /// Problems found by the first fetch, reported once the query is open.
-    var initialProblems: [LiveQueryError] {
-        index.initialProblems.duplicates.map { .duplicateIdentity($0) }
-            + index.initialProblems.invalid.map { .invalidIdentity(value: $0, type: "\(ID.self)") }
+    /// The identity values of the first fetch whose storage class `ID` never decodes: the
+    /// request declares the wrong identity type (`nil` when there is none).
+    var identityTypeMismatch: (found: SQLStorageClass, examples: [SQLValue])? {
+        let examples = index.invalidIdentities { !$0.isNull && !ID.decodes(SQLStorageClass(of: $0)) }
+        guard let first = examples.first else { return nil }
+        return (SQLStorageClass(of: first), examples)
     }
 
     /// Installs, for the current plan, what reports changes: the TEMP triggers (replacing those of
@@ -253,10 +256,22 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 try applyTouchedRows(db, start: start)
             }
         } catch {
-            let failure = LiveQueryError.from(error, sql: nil)
+            let failure = failure(from: error, db)
             needsRecovery = "recovering from: \(failure)"
             channel.deliver(.failure(failure))
         }
+    }
+
+    /// Classifies an error met while following the database. A statement that fails to run once
+    /// the schema changed since the query planned it is ``LiveQueryError/schemaChanged(_:)``: by
+    /// the schema's version, not by SQLite's message.
+    func failure(from error: any Error, _ db: Database) -> LiveQueryError {
+        let failure = LiveQueryError.from(error, sql: nil)
+        guard case let .database(databaseError) = failure, databaseError.resultCode == .SQLITE_ERROR,
+              // Unreadable, the version cannot tell: the failure is delivered as it is.
+              let planned = lastSchemaVersion, let now = try? Int.fetchOne(db, sql: "PRAGMA schema_version"), now != planned
+        else { return failure }
+        return .schemaChanged(databaseError)
     }
 
     func databaseDidRollback(_ db: Database) {
@@ -270,7 +285,8 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// SQLite's, and moves them inside the index.
     func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
         let applied = try applyRows(db)
-        guard !applied.changes.isEmpty else { return }
+        // An empty changeset still goes out when the rows left out changed: the result says so.
+        guard !applied.changes.isEmpty || applied.after.stateID != applied.before.stateID else { return }
         statistics.update { $0.incrementalUpdates += 1 }
         let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
         channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
@@ -293,9 +309,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             pending = Array(holders)
         }
         statistics.update { $0.rowsRead += fetched.count }
-        let applied = index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
-        report(applied.duplicateIdentities, applied.invalidIdentities)
-        return applied
+        return index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
     }
 
     /// The rows among `rowids` that are in the result now, read with the query's own SQL.
@@ -322,11 +336,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         return found
     }
 
-    private func report(_ duplicates: [SQLValue], _ invalid: [SQLValue]) {
-        for value in duplicates { channel.deliver(.failure(.duplicateIdentity(value))) }
-        for value in invalid { channel.deliver(.failure(.invalidIdentity(value: value, type: "\(ID.self)"))) }
-    }
-
     /// Fetches the whole result again and diffs it against what was delivered last.
     func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
         var builder = index.makeBuilder(layout: plan.layout)
@@ -336,11 +345,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             $0.rowsRead += count
             $0.refetches += 1
         }
-        let (before, after, duplicates, invalid) = index.replaceAll(with: builder)
+        let (before, after) = index.replaceAll(with: builder)
         needsRecovery = nil
-        report(duplicates, invalid)
         let changes = Self.diff(before, after)
-        guard deliversEmptyChange || !changes.isEmpty else {
+        guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
             index.keepDelivered(before)
             return
         }
@@ -406,8 +414,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             needsRecovery = "the rest of the first fetch failed"
             return
         }
-        let (before, built, duplicates, invalid) = index.replaceAll(with: builder)
-        report(duplicates, invalid)
+        let (before, built) = index.replaceAll(with: builder)
         var after = built
         do {
             if pending.refetch != nil {
@@ -422,8 +429,9 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 after = try applyRows(db).after
             }
         } catch {
-            needsRecovery = "recovering from: \(LiveQueryError.from(error, sql: nil))"
-            channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
+            let failure = failure(from: error, db)
+            needsRecovery = "recovering from: \(failure)"
+            channel.deliver(.failure(failure))
         }
         let extendsPrefix = pending.refetch == nil && pending.touched.isEmpty
         let changes = extendsPrefix ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)

@@ -1,55 +1,73 @@
 import GRDB
 
 /// Why a live query could not open, or what went wrong while it followed the database. Surfaced
-/// as values: the last good result stays displayed. Errors that come from a statement carry its
-/// SQL and arguments, as GRDB's `DatabaseError` does.
+/// as values: the last good result stays displayed. Database failures keep GRDB's
+/// `DatabaseError` — its result code, SQL and arguments — so callers match them as GRDB users do:
+///
+/// ```swift
+/// import GRDB
+/// import LiveQuery
+///
+/// func isBusy(_ error: LiveQueryError) -> Bool {
+///     error.databaseError?.resultCode == .SQLITE_BUSY
+/// }
+/// ```
 public enum LiveQueryError: Error, Sendable, CustomStringConvertible {
     /// The table does not exist.
     case unknownTable(String)
     /// A sort, section, version or identity column does not exist in the table.
     case unknownColumn(table: String, column: String)
-    /// The filter (or another part of the generated SQL) is not valid SQL.
-    case invalidSQL(sql: String, arguments: StatementArguments, message: String)
-    /// The request is inconsistent (for example, sections that are not the first sort term).
-    case invalidRequest(String)
-    /// A row's identity value cannot be decoded as the request's identity type: the row is left
-    /// out of the result.
-    case invalidIdentity(value: SQLValue, type: String)
-    /// Several rows share an identity value: the first one is shown, the others are left out.
-    case duplicateIdentity(SQLValue)
+    /// SQLite rejected the SQL (the request's, or a filter's): the error carries the statement,
+    /// its arguments and SQLite's message.
+    case invalidSQL(DatabaseError)
+    /// The request cannot be followed as given; the case says why and what to do.
+    case invalidRequest(InvalidRequest)
     /// The database stayed busy or locked through every retry.
-    case databaseBusy(message: String)
+    case databaseBusy(DatabaseError)
     /// The database file was removed, or the connection was closed. The query has stopped.
     case databaseGone(String)
     /// Another file now sits at the database's path (it was deleted and created again, or
     /// replaced by a rename): the connection still reads the old one. The query has stopped;
     /// reopen the database and the query.
     case databaseReplaced(path: String)
-    /// The schema changed under the query (a column it reads was dropped or renamed).
-    case schemaChanged(message: String)
+    /// The schema changed under the query: a statement that compiled when the query opened does
+    /// not compile any more (a column or table it reads was dropped or renamed).
+    case schemaChanged(DatabaseError)
     /// The change log (``ChangeTracking``) could not be read — dropped or altered by hand: other
     /// connections' commits are refetched from now on.
     case changeLogUnavailable(String)
     /// Any other SQLite error, with the statement that failed.
-    case database(sql: String?, arguments: StatementArguments?, message: String)
+    case database(DatabaseError)
+    /// An error that did not come from SQLite (thrown by a GRDB request's own code, for example).
+    case underlying(any Error)
 
     public var description: String {
         switch self {
         case let .unknownTable(table): "no such table: \(table)"
         case let .unknownColumn(table, column): "no such column: \(table).\(column)"
-        case let .invalidSQL(sql, arguments, message):
-            "invalid SQL (\(message)): \(sql)" + (arguments.isEmpty ? "" : " with arguments \(arguments)")
+        case let .invalidSQL(error): "invalid SQL (\(error.message ?? "\(error.resultCode)"))" + Self.statement(error)
         case let .invalidRequest(reason): "invalid live query: \(reason)"
-        case let .invalidIdentity(value, type): "the identity \(value) of a row is not a valid \(type); the row is left out"
-        case let .duplicateIdentity(value): "several rows have the identity \(value); only the first is shown"
-        case let .databaseBusy(message): "database busy: \(message)"
+        case let .databaseBusy(error): "database busy: \(error.message ?? "\(error.resultCode)")"
         case let .databaseGone(reason): "database gone: \(reason)"
         case let .databaseReplaced(path): "database replaced: another file is now at \(path); reopen it"
-        case let .schemaChanged(message): "schema changed under the live query: \(message)"
+        case let .schemaChanged(error): "schema changed under the live query: \(error.message ?? "\(error.resultCode)")" + Self.statement(error)
         case let .changeLogUnavailable(reason): "the change log cannot be read (\(reason)); other connections' commits are refetched"
-        case let .database(sql, arguments, message):
-            "database error (\(message))" + (sql.map { ": \($0)" } ?? "")
-                + (arguments.map { $0.isEmpty ? "" : " with arguments \($0)" } ?? "")
+        case let .database(error): "database error (\(error.message ?? "\(error.resultCode)"))" + Self.statement(error)
+        case let .underlying(error): "\(error)"
+        }
+    }
+
+    private static func statement(_ error: DatabaseError) -> String {
+        guard let sql = error.sql else { return "" }
+        return ": \(sql)" + (error.arguments.map { $0.isEmpty ? "" : " with arguments \($0)" } ?? "")
+    }
+
+    /// The SQLite error behind this one, with its result code, SQL and arguments; `nil` when it
+    /// did not come from SQLite.
+    public var databaseError: DatabaseError? {
+        switch self {
+        case let .invalidSQL(error), let .databaseBusy(error), let .schemaChanged(error), let .database(error): error
+        default: nil
         }
     }
 
@@ -67,21 +85,29 @@ public enum LiveQueryError: Error, Sendable, CustomStringConvertible {
         return false
     }
 
-    /// Classifies an error thrown by GRDB while running `sql` with `arguments`.
+    /// Classifies an error thrown by GRDB while running `sql` with `arguments`: by SQLite's result
+    /// codes only (never by its message).
     static func from(_ error: any Error, sql: String?, arguments: StatementArguments? = nil) -> LiveQueryError {
         if let error = error as? LiveQueryError { return error }
-        guard let error = error as? DatabaseError else {
-            return .database(sql: sql, arguments: arguments, message: String(describing: error))
+        guard var error = error as? DatabaseError else { return .underlying(error) }
+        if error.sql == nil, let sql {
+            error = DatabaseError(resultCode: error.extendedResultCode, message: error.message, sql: sql, arguments: arguments)
         }
-        let message = error.message ?? "\(error)"
         switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED: return .databaseBusy(message: message)
-        case .SQLITE_SCHEMA: return .schemaChanged(message: message)
-        case .SQLITE_MISUSE where message.contains("closed"): return .databaseGone(message)
-        case .SQLITE_READONLY where error.extendedResultCode == .SQLITE_READONLY_DBMOVED: return .databaseGone(message)
-        case .SQLITE_ERROR where message.hasPrefix("no such column") || message.hasPrefix("no such table"):
-            return .schemaChanged(message: message)
-        default: return .database(sql: error.sql ?? sql, arguments: arguments ?? error.arguments, message: message)
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .databaseBusy(error)
+        case .SQLITE_SCHEMA: return .schemaChanged(error)
+        // GRDB reports a closed connection as a misuse.
+        case .SQLITE_MISUSE: return .databaseGone(error.message ?? "the connection is closed")
+        case .SQLITE_READONLY where error.extendedResultCode == .SQLITE_READONLY_DBMOVED:
+            return .databaseGone(error.message ?? "the database file was moved")
+        default: return .database(error)
         }
+    }
+
+    /// Classifies a failure to compile `sql`: SQLite's own error with the statement.
+    static func invalidSQL(_ error: any Error, sql: String, arguments: StatementArguments) -> LiveQueryError {
+        guard let error = error as? DatabaseError else { return from(error, sql: sql, arguments: arguments) }
+        return .invalidSQL(DatabaseError(resultCode: error.extendedResultCode, message: error.message, sql: error.sql ?? sql,
+                                         arguments: error.arguments ?? arguments))
     }
 }

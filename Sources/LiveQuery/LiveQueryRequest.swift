@@ -77,7 +77,8 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     ///     digest of the result columns stands in for it.
     public init(sql: String, arguments: StatementArguments = StatementArguments(), identity: String? = nil, as type: ID.Type,
                 section: String? = nil, version: String? = nil) {
-        self.init(select: _SelectSource(summary: sql) { _ in (sql, arguments, nil) }, identity: identity, section: section, version: version)
+        self.init(select: _SelectSource(summary: sql) { _ in _PreparedSelect(sql: sql, arguments: arguments, adapter: nil, prefetchesToMany: false) },
+                  identity: identity, section: section, version: version)
     }
 
     /// Creates a request for the rows of a GRDB request — a `QueryInterfaceRequest` (with
@@ -96,7 +97,8 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
                                        version: String? = nil) {
         self.init(select: _SelectSource(summary: "\(Request.self)") { db in
             let prepared = try request.makePreparedRequest(db, forSingleResult: false)
-            return (prepared.statement.sql, prepared.statement.arguments, prepared.adapter)
+            return _PreparedSelect(sql: prepared.statement.sql, arguments: prepared.statement.arguments, adapter: prepared.adapter,
+                                   prefetchesToMany: _PreparedSelect.hasSupplementaryFetch(prepared))
         }, identity: identity, section: section, version: version)
     }
 
@@ -134,17 +136,18 @@ extension LiveQueryRequest where ID == Int64 {
         self.init(table: table, identity: nil, as: Int64.self, filter: filter, sort: sort, section: section, version: version)
     }
 
-    /// Creates a request for the rows of a SELECT, identified by an integer: by default the
-    /// rowid (or INTEGER PRIMARY KEY) of the first table of its FROM clause.
-    public init(sql: String, arguments: StatementArguments = StatementArguments(), identity: String? = nil, section: String? = nil,
-                version: String? = nil) {
-        self.init(sql: sql, arguments: arguments, identity: identity, as: Int64.self, section: section, version: version)
+    /// Creates a request for the rows of a SELECT, identified by the rowid (or INTEGER PRIMARY
+    /// KEY) of the first table of its FROM clause. To name another identity, give its type too:
+    /// ``init(sql:arguments:identity:as:section:version:)``.
+    public init(sql: String, arguments: StatementArguments = StatementArguments(), section: String? = nil, version: String? = nil) {
+        self.init(sql: sql, arguments: arguments, identity: nil, as: Int64.self, section: section, version: version)
     }
 
-    /// Creates a request for the rows of a GRDB request, identified by an integer: by default
-    /// the rowid (or INTEGER PRIMARY KEY) of the table it fetches from.
-    public init<Request: FetchRequest>(_ request: Request, identity: String? = nil, section: String? = nil, version: String? = nil) {
-        self.init(request, identity: identity, as: Int64.self, section: section, version: version)
+    /// Creates a request for the rows of a GRDB request, identified by the rowid (or INTEGER
+    /// PRIMARY KEY) of the table it fetches from. To name another identity, give its type too:
+    /// ``init(_:identity:as:section:version:)``.
+    public init<Request: FetchRequest>(_ request: Request, section: String? = nil, version: String? = nil) {
+        self.init(request, identity: nil, as: Int64.self, section: section, version: version)
     }
 }
 
@@ -152,7 +155,28 @@ extension LiveQueryRequest where ID == Int64 {
 /// its rows as records.
 struct _SelectSource: Sendable {
     let summary: String
-    let prepare: @Sendable (Database) throws -> (sql: String, arguments: StatementArguments, adapter: (any RowAdapter)?)
+    let prepare: @Sendable (Database) throws -> _PreparedSelect
+}
+
+/// A SELECT ready to compile: its SQL, arguments and record adapter.
+struct _PreparedSelect {
+    var sql: String
+    var arguments: StatementArguments
+    var adapter: (any RowAdapter)?
+    /// Whether GRDB fetches more rows after this SELECT (`including(all:)`): those rows come from
+    /// a second query, which a live query cannot follow.
+    var prefetchesToMany: Bool
+
+    /// Whether GRDB's prepared request runs a supplementary fetch after its statement. GRDB keeps
+    /// that closure internal; its presence is read by reflection (`GRDBRequestTests` pins it, so
+    /// a GRDB that renames it fails a test rather than letting `including(all:)` through).
+    static func hasSupplementaryFetch(_ prepared: PreparedRequest) -> Bool {
+        for child in Mirror(reflecting: prepared).children where child.label == "supplementaryFetch" {
+            let value = Mirror(reflecting: child.value)
+            return value.displayStyle == .optional && !value.children.isEmpty
+        }
+        return false
+    }
 }
 
 /// A WHERE clause and its arguments, evaluated by SQLite itself.

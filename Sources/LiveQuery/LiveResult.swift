@@ -49,6 +49,11 @@ public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
 
     public var stateID: ListStateID? { storage.stateID }
 
+    /// The rows of the SQL result this list leaves out, and why: their identity is not a valid
+    /// `ID`, or another row of the result holds it. Empty in a healthy query; the list equals
+    /// the SQL result minus exactly these rows.
+    public var leftOut: LeftOutRows { storage.leftOut }
+
     /// The path of the row identified by `id`, or `nil` when it is not in this result.
     ///
     /// - Complexity: O(log n) when the row has not changed since this result (always, on the

@@ -32,25 +32,25 @@ extension QueryPlan {
     /// identity, section and version are result columns, named as SQLite names them.
     private init<ID: LiveIdentity>(positional compiled: _CompiledSelect, request: LiveQueryRequest<ID>, reasons: [String],
                                    _ db: Database) throws(LiveQueryError) {
-        func resultColumn(_ name: String, role: String) throws(LiveQueryError) -> Int32 {
+        func resultColumn(_ name: String, role: InvalidRequest.Role) throws(LiveQueryError) -> Int32 {
             guard let index = compiled.resultColumn(named: name) else {
-                throw LiveQueryError.invalidRequest("the \(role) \(name) is not a column of the result (\(compiled.columnNames.joined(separator: ", ")))")
+                throw LiveQueryError.invalidRequest(.noSuchColumn(role: role, name: name, available: compiled.columnNames))
             }
             return index
         }
         let identityColumn: Int32
         if let identity = request.identity {
-            identityColumn = try resultColumn(identity, role: "identity")
+            identityColumn = try resultColumn(identity, role: .identity)
         } else if let index = try compiled.defaultIdentityColumn(db) {
             identityColumn = index
         } else {
-            throw LiveQueryError.invalidRequest("name the identity: a result column whose value is unique in the result (\(compiled.columnNames.joined(separator: ", ")))")
+            throw LiveQueryError.invalidRequest(.identityRequired(table: nil, because: .computedRows, available: compiled.columnNames))
         }
         var key: [Int32] = []
-        if let section = request.section { key.append(try resultColumn(section, role: "section")) }
+        if let section = request.section { key.append(try resultColumn(section, role: .section)) }
         key.append(identityColumn)
         let content: Columns.Content = if let version = request.version {
-            .version(try resultColumn(version, role: "version"))
+            .version(try resultColumn(version, role: .version))
         } else {
             .digest(0..<Int32(compiled.columnNames.count))
         }

@@ -186,7 +186,7 @@ struct QueryPlan: Sendable {
         if let section = request.section {
             let column = try canonical(section)
             guard let first = sortColumns.first, first == column else {
-                throw LiveQueryError.invalidRequest("the section column \(section) must be the first sort term")
+                throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: section, firstTerm: request.sort.first?.column))
             }
         }
         let versionColumn = try request.version.map { column throws(LiveQueryError) in try canonical(column) }
@@ -204,7 +204,7 @@ struct QueryPlan: Sendable {
                 }()
             }
             guard isUnique else {
-                throw LiveQueryError.invalidRequest("the identity column \(column) of \(table) has no UNIQUE constraint or primary key on it alone")
+                throw LiveQueryError.invalidRequest(.identityNotUnique(identity: column, table: table))
             }
             identityExpression = column.quotedIdentifier
             if column == schema.rowidAlias { identityIsRowid = true }
@@ -214,12 +214,11 @@ struct QueryPlan: Sendable {
         } else if schema.isWithoutRowid, schema.primaryKey.count == 1 {
             identityExpression = schema.primaryKey[0].quotedIdentifier
         } else {
-            throw LiveQueryError.invalidRequest(schema.isWithoutRowid
-                ? "\(table) is a WITHOUT ROWID table with a composite primary key: name an identity column"
-                : "the columns of \(table) hide its rowid: name an identity column")
+            throw LiveQueryError.invalidRequest(.identityRequired(
+                table: table, because: schema.isWithoutRowid ? .compositePrimaryKey : .rowidHidden, available: schema.columns.map(\.name)))
         }
         if identityIsRowid, ID(identityValue: .integer(1)) == nil {
-            throw LiveQueryError.invalidRequest("rows of \(table) are identified by their rowid, an integer, which \(ID.self) cannot hold")
+            throw LiveQueryError.invalidRequest(.integerIdentity(named: request.identity, table: table, declared: "\(ID.self)"))
         }
         if schema.isWithoutRowid { reasons.append("WITHOUT ROWID tables report no row changes") }
 
@@ -309,7 +308,7 @@ struct QueryPlan: Sendable {
             silent += facts.silent
             silentTables = silent
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(sql: fetchSQL, arguments: arguments, message: error.message ?? "\(error)")
+            throw LiveQueryError.invalidSQL(error, sql: fetchSQL, arguments: arguments)
         } catch {
             throw LiveQueryError.from(error, sql: fetchSQL, arguments: arguments)
         }
@@ -410,7 +409,7 @@ struct QueryPlan: Sendable {
             let statement = try db.makeStatement(sql: probe)
             analysis.readsOwnTable = statement.databaseRegion.isModified(byEventsOfKind: .insert(tableName: schema.name))
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(sql: filter.sql, arguments: filter.arguments, message: error.message ?? "\(error)")
+            throw LiveQueryError.invalidSQL(error, sql: filter.sql, arguments: filter.arguments)
         } catch {
             throw LiveQueryError.from(error, sql: filter.sql, arguments: filter.arguments)
         }
@@ -425,7 +424,8 @@ struct QueryPlan: Sendable {
     static func analyzeFunctions(sql: String, arguments: StatementArguments, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
         var analysis = FilterAnalysis()
         guard let tokens = _SQLTokenizer.tokens(sql) else {
-            throw LiveQueryError.invalidSQL(sql: sql, arguments: arguments, message: "unterminated literal or identifier")
+            throw LiveQueryError.invalidSQL(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier", sql: sql,
+                                                          arguments: arguments))
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
         let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]

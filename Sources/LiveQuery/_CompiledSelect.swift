@@ -14,14 +14,16 @@ struct _CompiledSelect {
 
     init(_ source: _SelectSource, _ db: Database) throws(LiveQueryError) {
         var sql: String
+        let prepared: _PreparedSelect
         do {
-            (sql, arguments, adapter) = try source.prepare(db)
+            prepared = try source.prepare(db)
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(sql: error.sql ?? source.summary, arguments: error.arguments ?? StatementArguments(),
-                                            message: error.message ?? "\(error)")
+            throw LiveQueryError.invalidSQL(error, sql: source.summary, arguments: StatementArguments())
         } catch {
-            throw LiveQueryError.invalidRequest("the request cannot be compiled: \(error)")
+            throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
         }
+        guard !prepared.prefetchesToMany else { throw LiveQueryError.invalidRequest(.prefetchesToMany) }
+        (sql, arguments, adapter) = (prepared.sql, prepared.arguments, prepared.adapter)
         // A trailing semicolon would end the subqueries LiveList wraps the SELECT in.
         while let last = sql.last, last == ";" || last.isWhitespace { sql.removeLast() }
         self.sql = sql
@@ -30,7 +32,7 @@ struct _CompiledSelect {
             let statement = try db.makeStatement(sql: sql)
             try statement.validateArguments(arguments)
             guard statement.isReadonly, statement.columnCount > 0 else {
-                throw LiveQueryError.invalidRequest("a live query needs a SELECT: \(sql)")
+                throw LiveQueryError.invalidRequest(.notASelect(sql: sql))
             }
             columnNames = statement.columnNames
             origins = (0..<Int32(statement.columnCount)).map { index in
@@ -42,7 +44,7 @@ struct _CompiledSelect {
         } catch let error as LiveQueryError {
             throw error
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(sql: sql, arguments: arguments, message: error.message ?? "\(error)")
+            throw LiveQueryError.invalidSQL(error, sql: sql, arguments: arguments)
         } catch {
             throw LiveQueryError.from(error, sql: sql, arguments: arguments)
         }

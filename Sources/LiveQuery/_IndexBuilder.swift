@@ -8,8 +8,8 @@ struct _IndexBuilder {
     private var current: [IndexEntry] = []
     private(set) var sections: [SectionEntry] = []
     private(set) var rowOfIdentity: [SQLValue: Int64] = [:]
-    private(set) var duplicates: [SQLValue] = []
-    private(set) var invalid: [SQLValue] = []
+    /// The rows left out: identities that do not decode, or repeat one before them.
+    private(set) var leftOut = _LeftOutSet()
     private(set) var count = 0
 
     init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer) {
@@ -24,11 +24,11 @@ struct _IndexBuilder {
         if !layout.identityIsRowid {
             let stored = layout.identity(of: entry)
             guard let identity = canonicalIdentity(stored) else {
-                invalid.append(stored)
+                leftOut.insertInvalid(entry)
                 return
             }
             guard rowOfIdentity[identity] == nil else {
-                duplicates.append(stored)
+                leftOut.insertDuplicate(entry, identity: identity)
                 return
             }
             rowOfIdentity[identity] = entry.rowid

@@ -13,10 +13,6 @@ struct _AppliedChanges: Sendable {
     var before: _ResultSnapshot
     var after: _ResultSnapshot
     var changes: ListChanges
-    /// Rows left out because their identity was already taken by another row.
-    var duplicateIdentities: [SQLValue]
-    /// Rows left out because their identity does not decode as the query's identity type.
-    var invalidIdentities: [SQLValue]
 }
 
 /// Turns a stored identity into the form lookups use (`ID(identityValue:)?.identityValue`), or
@@ -44,6 +40,12 @@ final class _LiveIndex: @unchecked Sendable {
     private let canonicalIdentity: _IdentityCanonicalizer
     /// Whether the index holds every row of the result (not only the first screen).
     private var isComplete: Bool
+    /// The rows of the SQL result the list leaves out, remembered so they can enter it later.
+    private var leftOut: _LeftOutSet
+    /// What ``leftOut`` is, as published (recomputed when it changes).
+    private var leftOutSummary: LeftOutRows
+    /// The identity type's name, for the summary.
+    private let identityType: String
 
     private static let sourceLock = NSLock()
     nonisolated(unsafe) private static var lastSource: UInt64 = 0
@@ -56,15 +58,15 @@ final class _LiveIndex: @unchecked Sendable {
     /// Builds the index of `entries`, already in `layout`'s order (or in fetch order, numbered
     /// by `rowid`, for a refetched result). Entries whose identity does not decode, or repeats
     /// one before them, are left out (see ``initialProblems``).
-    convenience init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, sorted entries: [IndexEntry],
-                     isComplete: Bool = true) {
+    convenience init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, identityType: String = "SQLValue",
+                     sorted entries: [IndexEntry], isComplete: Bool = true) {
         var builder = _IndexBuilder(layout: layout, canonicalIdentity: canonicalIdentity)
         for entry in entries { builder.append(entry) }
-        self.init(builder: builder, isComplete: isComplete)
+        self.init(builder: builder, identityType: identityType, isComplete: isComplete)
     }
 
     /// Builds the index of the rows `builder` gathered.
-    init(builder: _IndexBuilder, isComplete: Bool = true) {
+    init(builder: _IndexBuilder, identityType: String = "SQLValue", isComplete: Bool = true) {
         source = Self.sourceLock.withLock {
             Self.lastSource += 1
             return Self.lastSource
@@ -72,13 +74,12 @@ final class _LiveIndex: @unchecked Sendable {
         layout = builder.layout
         canonicalIdentity = builder.canonicalIdentity
         self.isComplete = isComplete
-        initialProblems = (builder.duplicates, builder.invalid)
+        self.identityType = identityType
+        leftOut = builder.leftOut
+        leftOutSummary = builder.leftOut.summary(layout: builder.layout, identityType: identityType)
         (rows, sectionTree, leafOfRow, rowOfIdentity) = Self.build(builder)
         _ = publish()
     }
-
-    /// The rows the first build left out.
-    let initialProblems: (duplicates: [SQLValue], invalid: [SQLValue])
 
     private typealias Built = (_CountedTree<IndexEntry>, _CountedTree<SectionEntry>?, _RowidMap, [SQLValue: Int64])
 
@@ -116,7 +117,7 @@ final class _LiveIndex: @unchecked Sendable {
         }
         let snapshot = _ResultSnapshot(
             rows: rows.publish(), sections: sections, stateID: ListStateID(source: source, generation: generation),
-            layout: layout, index: self, isComplete: isComplete)
+            layout: layout, index: self, isComplete: isComplete, leftOut: leftOutSummary)
         latest = snapshot
         return snapshot
     }
@@ -210,7 +211,11 @@ final class _LiveIndex: @unchecked Sendable {
         var classified: [Classified] = []
         classified.reserveCapacity(changes.count)
         var seen = Set<Int64>()
+        let hadLeftOut = !leftOut.isEmpty
         for change in changes where seen.insert(change.rowid).inserted {
+            // A left-out row that was re-read is classified again from scratch: it enters the
+            // list below if its identity is now free and valid, or is left out again.
+            leftOut.remove(change.rowid)
             let old = entryLocked(forRowid: change.rowid)
             switch (old, change.new) {
             case (nil, nil):
@@ -244,32 +249,34 @@ final class _LiveIndex: @unchecked Sendable {
         // Remove every old entry first, so that rows trading places or identities never collide.
         var tracker = MapTracker(map: _RowidMap())
         swap(&tracker.map, &leafOfRow)
+        var freedIdentities: [SQLValue] = []
         for item in classified where item.kind == .removed || item.kind == .moved {
             guard let old = item.old else { continue }
             rows.remove(old, order: order, tracker: &tracker)
             tracker.map[old.rowid] = nil
             adjustSection(layout.sectionKey(of: old), by: -1)
-            if !layout.identityIsRowid, let identity = canonicalIdentity(layout.identity(of: old)) { rowOfIdentity[identity] = nil }
+            if !layout.identityIsRowid, let identity = canonicalIdentity(layout.identity(of: old)) {
+                rowOfIdentity[identity] = nil
+                freedIdentities.append(identity)
+            }
         }
         for item in classified where item.kind == .reloaded {
             guard let old = item.old, let new = item.new else { continue }
             rows.replace(old, with: new, order: order)
         }
-        var duplicates: [SQLValue] = [], invalid: [SQLValue] = []
         var insertedRowids = Set<Int64>()
-        for index in classified.indices where classified[index].kind == .moved || classified[index].kind == .added {
-            guard let new = classified[index].new else { continue }
+        func insert(_ index: Int) {
+            guard let new = classified[index].new else { return }
             if !layout.identityIsRowid {
-                let stored = layout.identity(of: new)
-                guard let identity = canonicalIdentity(stored) else {
-                    invalid.append(stored)
+                guard let identity = canonicalIdentity(layout.identity(of: new)) else {
+                    leftOut.insertInvalid(new)
                     classified[index].new = nil   // left out: a moved row becomes a removed one
-                    continue
+                    return
                 }
                 if let holder = rowOfIdentity[identity], holder != new.rowid {
-                    duplicates.append(stored)
+                    leftOut.insertDuplicate(new, identity: identity)
                     classified[index].new = nil
-                    continue
+                    return
                 }
                 rowOfIdentity[identity] = new.rowid
             }
@@ -277,7 +284,21 @@ final class _LiveIndex: @unchecked Sendable {
             insertedRowids.insert(new.rowid)
             adjustSection(layout.sectionKey(of: new), by: +1)
         }
+        for index in classified.indices where classified[index].kind == .moved || classified[index].kind == .added {
+            insert(index)
+        }
+        // An identity no row holds any more lets the first row left out for holding it too
+        // enter the list: SQLite returns it, and its entry is current (any write to it would have
+        // been re-read above).
+        for identity in freedIdentities where rowOfIdentity[identity] == nil {
+            guard let entry = leftOut.takeFirst(withIdentity: identity, order: order) else { continue }
+            classified.append(Classified(kind: .added, new: entry))
+            insert(classified.count - 1)
+        }
         swap(&tracker.map, &leafOfRow)
+        if hadLeftOut || !leftOut.isEmpty {
+            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
+        }
         let after = publishLocked()
 
         // Sections: the keys touched, before and after. Sections keep their relative order.
@@ -347,11 +368,10 @@ final class _LiveIndex: @unchecked Sendable {
             let isRemoval = item.kind == .removed || (item.kind == .moved && (item.new == nil || !insertedRowids.contains(item.new?.rowid ?? 0)))
             if isRemoval, let path = item.oldPath { logical.itemDeletes.append(path) }
         }
-        // Nothing to deliver: the state before stays the newest one, so that the next changeset
-        // starts where the last delivered one ended.
-        if logical.isEmpty { latest = before }
-        return _AppliedChanges(before: before, after: logical.isEmpty ? before : after, changes: logical,
-                               duplicateIdentities: duplicates, invalidIdentities: invalid)
+        // Nothing to deliver (no row and no left-out row changed): the state before stays the
+        // newest one, so that the next changeset starts where the last delivered one ended.
+        if logical.isEmpty && after.leftOut == before.leftOut { latest = before }
+        return _AppliedChanges(before: before, after: latest ?? after, changes: logical)
     }
 
     private func adjustSection(_ key: SQLValue, by delta: Int) {
@@ -384,18 +404,23 @@ final class _LiveIndex: @unchecked Sendable {
 
     /// Replaces the whole result (a refetch, or a new request) and returns the states before
     /// and after, with the identities left out as duplicates.
-    func replaceAll(with builder: _IndexBuilder)
-        -> (before: _ResultSnapshot, after: _ResultSnapshot, duplicates: [SQLValue], invalid: [SQLValue])
-    {
+    func replaceAll(with builder: _IndexBuilder) -> (before: _ResultSnapshot, after: _ResultSnapshot) {
         let built = Self.build(builder)
         return lock.withLock {
             let before = latest ?? publishLocked()
             self.layout = builder.layout
             isComplete = true
             (rows, sectionTree, leafOfRow, rowOfIdentity) = built
+            leftOut = builder.leftOut
+            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
             let after = publishLocked()
-            return (before, after, builder.duplicates, builder.invalid)
+            return (before, after)
         }
+    }
+
+    /// Up to three identity values, among the rows left out as invalid, that satisfy `predicate`.
+    func invalidIdentities(where predicate: (SQLValue) -> Bool) -> [SQLValue] {
+        lock.withLock { leftOut.invalidIdentities(layout: layout, limit: LeftOutRows.exampleLimit, where: predicate) }
     }
 
     /// A builder for this index's rows (its identity rules), under `layout`.

@@ -58,6 +58,8 @@ struct _ResultSnapshot: Sendable {
     let index: _LiveIndex?
     /// Whether it holds every row (not only the first screen of a query still being indexed).
     let isComplete: Bool
+    /// The rows of the SQL result this state leaves out (their identity is invalid or taken).
+    let leftOut: LeftOutRows
 
     var count: Int { rows.count }
 

@@ -84,7 +84,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             guard let link = manyToOneLink(index) else {
                 if identifiesBaseRows() {
                     // Rows of the base table repeat once per row they meet: its key cannot be the identity.
-                    throw LiveQueryError.invalidRequest("the join with \(parsed.tables[index].visibleName) can meet several of its rows per row of \(base.name) (a one-to-many join: its ON clause has no equality on a unique column of \(parsed.tables[index].visibleName)), so \(request.identity ?? "the key of \(base.name)") is not unique in the result: name a unique column of \(parsed.tables[index].visibleName) as the identity, or join it many-to-one")
+                    throw LiveQueryError.invalidRequest(.oneToManyJoin(joined: parsed.tables[index].visibleName, base: base.name, identity: request.identity))
                 }
                 reasons.append("the join with \(parsed.tables[index].visibleName) can meet several of its rows: its ON clause has no equality between a unique column of \(parsed.tables[index].visibleName) and a column of an earlier table, of the same type")
                 return
@@ -125,8 +125,13 @@ struct _SelectPlanner<ID: LiveIdentity> {
 
         // Sections: the first sort term.
         if let section = request.section {
-            guard let first = terms.first, let reference = _ParsedSelect.columnReference(section), resolve(reference, aliases: true) == first.resolved else {
-                throw LiveQueryError.invalidRequest("the section \(section) must be the first ORDER BY term\(terms.isEmpty ? " (the query has none)" : "")")
+            let reference = _ParsedSelect.columnReference(section)
+            if let reference, resolve(reference, aliases: true) == nil {
+                throw LiveQueryError.invalidRequest(.noSuchColumn(role: .section, name: section, available: columnNames()))
+            }
+            guard let first = terms.first, let reference, resolve(reference, aliases: true) == first.resolved else {
+                let firstTerm = parsed.order.first.map { ($0.column.qualifier.map { $0 + "." } ?? "") + $0.column.column }
+                throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: section, firstTerm: firstTerm))
             }
         }
 
@@ -136,14 +141,14 @@ struct _SelectPlanner<ID: LiveIdentity> {
         if let given = request.identity {
             if let reference = _ParsedSelect.columnReference(given) {
                 guard let resolved = resolve(reference, aliases: true) else {
-                    throw LiveQueryError.invalidRequest("the identity \(given) is not a column of the query's tables")
+                    throw LiveQueryError.invalidRequest(.noSuchColumn(role: .identity, name: given, available: columnNames()))
                 }
                 let schema = schemas[resolved.table]
                 guard resolved.table == 0 else {
-                    throw LiveQueryError.invalidRequest("the identity \(given) is a column of the joined table \(parsed.tables[resolved.table].visibleName), which several result rows can meet: name a unique column of \(base.name)")
+                    throw LiveQueryError.invalidRequest(.identityInJoinedTable(identity: given, table: parsed.tables[resolved.table].visibleName, base: base.name))
                 }
                 guard resolved.isRowid || isUnique(resolved.column, in: schema) else {
-                    throw LiveQueryError.invalidRequest("the identity column \(resolved.column) of \(schema.name) has no UNIQUE constraint or primary key on it alone")
+                    throw LiveQueryError.invalidRequest(.identityNotUnique(identity: given, table: schema.name))
                 }
                 identityIsRowid = resolved.isRowid || resolved.column == schema.rowidAlias
                 identity = identityIsRowid ? baseRowid : qualified(resolved)
@@ -157,7 +162,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             identity = names[0] + "." + base.primaryKey[0].quotedIdentifier
         }
         if identityIsRowid, !identityHoldsIntegers {
-            throw LiveQueryError.invalidRequest("rows of \(base.name) are identified by their rowid, an integer, which \(ID.self) cannot hold: name the identity")
+            throw LiveQueryError.invalidRequest(.integerIdentity(named: request.identity, table: base.name, declared: "\(ID.self)"))
         }
         let version = request.version.map { versionExpression($0) }
 
@@ -207,7 +212,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             try statement.validateArguments(compiled.arguments)
             region = statement.databaseRegion
         } catch let error as DatabaseError {
-            throw LiveQueryError.invalidRequest("the identity, section or version is not an expression of the query's tables (\(error.message ?? "\(error)")): \(fetchSQL)")
+            throw LiveQueryError.invalidRequest(.invalidExpression(message: error.message ?? "\(error)", sql: fetchSQL))
         } catch {
             throw fail(error, fetchSQL)
         }
@@ -276,6 +281,11 @@ struct _SelectPlanner<ID: LiveIdentity> {
     }
 
     /// Whether the identity is the base table's key (the default) or one of its columns.
+    /// The columns of the query's tables, qualified by the names the query gives them.
+    private func columnNames() -> [String] {
+        zip(parsed.tables, schemas).flatMap { table, schema in schema.columns.map { table.visibleName + "." + $0.name } }
+    }
+
     private func identifiesBaseRows() -> Bool {
         guard let given = request.identity else { return true }
         guard let reference = _ParsedSelect.columnReference(given), let resolved = resolve(reference, aliases: true) else { return false }

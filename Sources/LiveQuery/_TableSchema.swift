@@ -79,7 +79,7 @@ struct _TableSchema: Sendable {
                 // Expressions and predicates are only in the index's SQL.
                 guard let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [indexName]),
                       let parsed = parseIndex(sql) else {
-                    throw LiveQueryError.invalidRequest("cannot read the definition of unique index \(indexName) on \(name)")
+                    throw LiveQueryError.invalidRequest(.unreadableUniqueIndex(index: indexName, table: name))
                 }
                 if hasExpression { terms = parsed.terms.map { .expression($0) } }
                 predicate = parsed.predicate

@@ -436,3 +436,9 @@ enum ChangeTrackingDoc {
         try migrator.migrate(dbPool)
     }
 }
+
+enum LiveQueryErrorDoc {
+    func isBusy(_ error: LiveQueryError) -> Bool {
+        error.databaseError?.resultCode == .SQLITE_BUSY
+    }
+}

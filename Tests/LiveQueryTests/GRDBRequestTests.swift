@@ -182,45 +182,48 @@ struct GRDBRequestTests {
         await #expect {
             _ = try await LiveQuery.open(LiveQueryRequest(Track.filter(Column("nope") == 1)), in: pool)
         } throws: { error in
-            guard case let .invalidSQL(sql, _, message) = error as? LiveQueryError else { return false }
-            return sql.contains("nope") && message.contains("nope")
+            guard case let .invalidSQL(databaseError) = error as? LiveQueryError else { return false }
+            return databaseError.resultCode == .SQLITE_ERROR && databaseError.sql?.contains("nope") == true
+                && databaseError.message?.contains("nope") == true
         }
         await #expect {
-            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT track.* FROM track JOIN album ON album.id = track.album_id", identity: "album.id"), in: pool)
+            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT track.* FROM track JOIN album ON album.id = track.album_id", identity: "album.id",
+                                                          as: Int64.self), in: pool)
         } throws: { error in
-            guard case let .invalidRequest(reason) = error as? LiveQueryError else { return false }
-            return reason.contains("album.id") && reason.contains("joined table")
+            guard case let .invalidRequest(.identityInJoinedTable(identity, table, base)) = error as? LiveQueryError else { return false }
+            return identity == "album.id" && table == "album" && base == "track"
         }
         await #expect {
             _ = try await LiveQuery.open(LiveQueryRequest(Album.including(required: Album.tracks)), in: pool)
         } throws: { error in
-            guard case let .invalidRequest(reason) = error as? LiveQueryError else { return false }
-            return reason.contains("one-to-many")
+            guard case let .invalidRequest(.oneToManyJoin(joined, _, _)) = error as? LiveQueryError else { return false }
+            return joined == "track"
         }
         await #expect {
-            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT id, title FROM track ORDER BY title", identity: "title"), in: pool)
+            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT id, title FROM track ORDER BY title", identity: "title", as: String.self), in: pool)
         } throws: { error in
-            guard case let .invalidRequest(reason) = error as? LiveQueryError else { return false }
-            return reason.contains("UNIQUE")
+            guard case let .invalidRequest(.identityNotUnique(identity, _)) = error as? LiveQueryError else { return false }
+            return identity == "title"
         }
         await #expect {
             _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT id FROM track ORDER BY title", section: "id"), in: pool)
         } throws: { error in
-            guard case let .invalidRequest(reason) = error as? LiveQueryError else { return false }
-            return reason.contains("first ORDER BY term")
+            guard case let .invalidRequest(.sectionNotFirstSortTerm(section, firstTerm)) = error as? LiveQueryError else { return false }
+            return section == "id" && firstTerm == "title"
         }
         await #expect {
             _ = try await LiveQuery.open(LiveQueryRequest(sql: "DELETE FROM track"), in: pool)
         } throws: { error in
-            guard case .invalidRequest = error as? LiveQueryError else { return false }
+            guard case .invalidRequest(.notASelect) = error as? LiveQueryError else { return false }
             return true
         }
         // A refetched shape must name a result column as its identity.
         await #expect {
-            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT album_id, count(*) FROM track GROUP BY album_id", identity: "nope"), in: pool)
+            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT album_id, count(*) FROM track GROUP BY album_id", identity: "nope",
+                                                          as: Int64.self), in: pool)
         } throws: { error in
-            guard case let .invalidRequest(reason) = error as? LiveQueryError else { return false }
-            return reason.contains("nope") && reason.contains("album_id")
+            guard case let .invalidRequest(.noSuchColumn(role, name, available)) = error as? LiveQueryError else { return false }
+            return role == .identity && name == "nope" && available.contains("album_id")
         }
     }
 
@@ -234,11 +237,13 @@ struct GRDBRequestTests {
         defer { query.cancel() }
         #expect(query.mode == .incremental)
         #expect(query.latestResult.count == 2, "t0… and t1…: the first of each")
-        let duplicates = log.drain().filter {
-            if case .failure(.duplicateIdentity) = $0 { return true }
+        #expect(query.latestResult.leftOut.duplicateIdentities.count == 10)
+        #expect(query.latestResult.leftOut.count == 10 && query.latestResult.leftOut.duplicateIdentities.examples.count == 3)
+        let failures = log.drain().filter {
+            if case .failure = $0 { return true }
             return false
         }
-        #expect(duplicates.count == 10)
+        #expect(failures.isEmpty, "rows left out are state of the result, not one failure per row")
     }
 
     @Test("explain says up front which path a request takes and why, and notes a missing foreign-key index")
@@ -246,7 +251,7 @@ struct GRDBRequestTests {
         let pool = try await Self.library()
         let incremental = try await LiveQuery.explain(LiveQueryRequest(Self.tracksByAlbum), in: pool)
         #expect(incremental.path == .incremental && incremental.notes.isEmpty)
-        let grouped = try await LiveQuery.explain(LiveQueryRequest(sql: "SELECT album_id, count(*) AS n FROM track GROUP BY album_id", identity: "album_id"), in: pool)
+        let grouped = try await LiveQuery.explain(LiveQueryRequest(sql: "SELECT album_id, count(*) AS n FROM track GROUP BY album_id", identity: "album_id", as: Int64.self), in: pool)
         #expect(grouped.path.description.contains("GROUP BY"))
         try await pool.write { db in try db.execute(sql: "DROP INDEX track_album; DROP INDEX album_artist") }
         let query = try await LiveQuery.open(LiveQueryRequest(Track.including(required: Track.album.including(optional: Album.artist))),

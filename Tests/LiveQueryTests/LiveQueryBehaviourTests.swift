@@ -106,7 +106,7 @@ struct LiveQueryBehaviourTests {
         (LiveQueryRequest<Int64>(table: "item", filter: .init("score >>> 1"), sort: [SortTerm("score")]), "invalid SQL"),
         (LiveQueryRequest<Int64>(table: "item", filter: .init("nosuchcolumn = 1"), sort: [SortTerm("score")]), "invalid SQL"),
         (LiveQueryRequest<Int64>(table: "item", filter: .init("score = ?"), sort: [SortTerm("score")]), "invalid SQL"),
-        (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score"), SortTerm("grp")], section: "grp"), "must be the first sort term"),
+        (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score"), SortTerm("grp")], section: "grp"), "must be the first ORDER BY term, but the first term is score"),
     ])
     func badRequests(request: LiveQueryRequest<Int64>, message: String) async throws {
         let (queue, _) = try Self.makeQueue()

@@ -307,13 +307,14 @@ struct LiveQueryExactnessTests {
             _ = try await Self.open(LiveQueryRequest(table: "item", filter: .init("score > ? AND nope = ?", arguments: [1, "x"]), sort: [SortTerm("name")]), queue)
             Issue.record("expected an error")
         } catch let error as LiveQueryError {
-            guard case let .invalidSQL(sql, arguments, message) = error else { throw error }
-            #expect(sql.contains("nope = ?") && arguments == [1, "x"] && message.contains("nope"))
+            guard case let .invalidSQL(databaseError) = error else { throw error }
+            #expect(databaseError.sql?.contains("nope = ?") == true && databaseError.arguments == [1, "x"]
+                && databaseError.message?.contains("nope") == true && databaseError.resultCode == .SQLITE_ERROR)
             #expect(error.description.contains("\"x\""), "\(error)")
         }
     }
 
-    @Test("a WITHOUT ROWID table with a TEXT key: identities are its text; asking for integers reports each row")
+    @Test("a WITHOUT ROWID table with a TEXT key: identities are its text; asking for integers fails at open, naming TEXT and the type to declare")
     func withoutRowidTextKey() async throws {
         let (queue, _) = try Self.makeQueue()
         try await queue.write { db in
@@ -323,10 +324,14 @@ struct LiveQueryExactnessTests {
         #expect(query.initialResult.rows(in: 0..<2).map(\.id) == ["k2", "k1"])
         try await queue.write { db in try db.execute(sql: "UPDATE tag SET label = 'c' WHERE key = 'k2'") }
         #expect(log.updates.first.map { $0.result.rows(in: 0..<2).map(\.id) } == ["k1", "k2"])
-        let (wrong, wrongLog) = try await Self.open(LiveQueryRequest(table: "tag", sort: [SortTerm("label")]), queue)
-        #expect(wrong.initialResult.count == 0)
-        let failures = wrongLog.drain().compactMap { if case let .failure(error) = $0 { error } else { nil } }
-        #expect(failures.count == 2 && failures.allSatisfy { if case .invalidIdentity = $0 { true } else { false } }, "\(failures)")
+        do {
+            _ = try await Self.open(LiveQueryRequest(table: "tag", sort: [SortTerm("label")]), queue)
+            Issue.record("expected an identity type mismatch")
+        } catch let error as LiveQueryError {
+            guard case let .invalidRequest(.identityTypeMismatch(_, found, examples, declared)) = error else { throw error }
+            #expect(found == .text && declared == "Int64" && examples.count == 2)
+            #expect(error.description.contains("as: String.self"), "\(error)")
+        }
     }
 
     @Test("an identity column without a UNIQUE constraint is refused up front")

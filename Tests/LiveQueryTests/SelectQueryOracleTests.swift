@@ -129,7 +129,8 @@ struct SelectQueryOracleTests {
     func viewFollowsDatabase(scenario: Scenario) async throws {
         switch scenario.kind {
         case .int64:
-            try await run(scenario, LiveQueryRequest(sql: scenario.sql, arguments: scenario.arguments, identity: scenario.identity, section: scenario.section))
+            try await run(scenario, LiveQueryRequest(sql: scenario.sql, arguments: scenario.arguments, identity: scenario.identity, as: Int64.self,
+                                                     section: scenario.section))
         case .string:
             try await run(scenario, LiveQueryRequest(sql: scenario.sql, arguments: scenario.arguments, identity: scenario.identity, as: String.self,
                                                      section: scenario.section))
@@ -224,7 +225,7 @@ struct JoinedRenameTests {
         #expect(shown == expected && view.violations.isEmpty)
 
         // The criteria change to a refetched shape, and back: one changeset each, delivered even when empty.
-        try await query.setRequest(LiveQueryRequest(sql: "SELECT album_id AS id, count(*) FROM track GROUP BY album_id ORDER BY album_id", identity: "id"))
+        try await query.setRequest(LiveQueryRequest(sql: "SELECT album_id AS id, count(*) FROM track GROUP BY album_id ORDER BY album_id", identity: "id", as: Int64.self))
         #expect(query.mode.description.contains("GROUP BY") && query.latestResult.count == 3)
         try await query.setRequest(LiveQueryRequest(sql: sql))
         #expect(query.mode == .incremental && query.latestResult.count == 900)
