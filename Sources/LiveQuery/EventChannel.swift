@@ -71,6 +71,12 @@ final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
         return stream
     }
 
+    /// Hands `.initial(latest)` to the callback: once, when the query opens, before any update
+    /// (it runs in the writer access that starts following the database).
+    func deliverInitialToCallback() {
+        callBack(with: .initial(latestResult), evenIfFinished: false)
+    }
+
     func deliver(_ event: Event) {
         let delivered = lock.withLock { () -> Bool in
             guard !finished else { return false }

@@ -101,9 +101,14 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// Validates `request` against the schema, builds its index off the main actor, and starts
     /// following the database. Bad input throws before anything is observed.
     ///
-    /// Events go to ``events`` and ``results()`` and, when given, to `onEvent`: on
-    /// `callbackQueue`, or — when that is `nil` — synchronously on the writer's queue right after
-    /// the commit (keep it short). Nothing is delivered after ``cancel()``.
+    /// Events go to ``events`` and ``results()`` and, when given, to `onEvent` — `.initial`
+    /// first, then every update and failure: on `callbackQueue`, or — when that is `nil` —
+    /// synchronously on the writer's queue right after the commit (keep it short). Nothing is
+    /// delivered after ``cancel()``.
+    ///
+    /// - Complexity: O(k) before it returns, for the k rows it indexes (at most
+    ///   ``LiveQueryOptions/firstScreenRows``); the rest of an n-row result, O(n), off the caller's
+    ///   path. Rows arrive in order, so the index is built without sorting.
     public static func open(
         _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
         callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent<ID>) -> Void)? = nil
@@ -127,6 +132,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                     }
                     // Added inside the same writer access as the fetch: no commit can fall between.
                     db.add(transactionObserver: core, extent: .observerLifetime)
+                    core.channel.deliverInitialToCallback()
                     if core.isBuilding, writer is DatabasePool {
                         // A reader takes a snapshot of this very state and indexes the rest while
                         // the writer goes on; commits from now on wait in the core.
@@ -183,11 +189,37 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         return latestResult
     }
 
+    /// The result once every commit made before this call is reflected — this process's own
+    /// (applied at their commit), other connections' and processes' (looked for now, through the
+    /// change log or a refetch) — and the first fetch is complete. Write, then `await` this to
+    /// see the write in the list:
+    ///
+    /// ```swift
+    /// import GRDB
+    /// import LiveQuery
+    ///
+    /// func rename(_ id: Int64, to name: String, in dbQueue: DatabaseQueue, _ query: LiveQuery<Int64>) async throws -> Int? {
+    ///     try await dbQueue.write { db in
+    ///         try db.execute(sql: "UPDATE contact SET name = ? WHERE id = ?", arguments: [name, id])
+    ///     }
+    ///     let result = try await query.upToDate()
+    ///     return result.position(of: id)   // where the renamed row sits now
+    /// }
+    /// ```
+    public func upToDate() async throws(LiveQueryError) -> LiveResult<ID> {
+        try await checkForExternalChanges()
+        let latest = latestResult
+        return latest.isComplete ? latest : await completeResult()
+    }
+
     /// What the query has done so far.
     public var statistics: LiveQueryStatistics { core.statistics.current }
 
     /// Changes the filter, sort or sections. Delivers one changeset from the displayed result to
     /// the new one; an invalid request throws and changes nothing.
+    ///
+    /// - Complexity: O(n) for n rows before and after: the new result is fetched and diffed
+    ///   against the displayed one.
     public func setRequest(_ request: LiveQueryRequest<ID>) async throws(LiveQueryError) {
         let core = core, writer = writer
         do {
@@ -254,11 +286,16 @@ public struct LiveQueryOptions: Sendable {
     /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
     /// before a failure is delivered.
     public var busyRetries: Int
-    /// How many rows `open` fetches before it returns, when the result has more: the first
-    /// screen. The rest is indexed off the caller's path — on a reader of a `DatabasePool`,
-    /// concurrently with writes; on the writer of a `DatabaseQueue`, right after — and arrives
-    /// as one update whose path is ``LiveUpdatePath/firstFetchCompleted``; commits that land
-    /// meanwhile are applied with it. `nil` fetches everything before returning.
+    /// How many rows `open` indexes before it returns. A result of up to this many rows is
+    /// complete at `.initial` (``LiveResult/isComplete``); only a larger one — too big to index
+    /// within about a frame — opens with its first `firstScreenRows` rows, and the rest is indexed
+    /// off the caller's path (on a reader of a `DatabasePool`, concurrently with writes; on the
+    /// writer of a `DatabaseQueue`, right after). The rest arrives as one update whose path is
+    /// ``LiveUpdatePath/firstFetchCompleted``; commits that land meanwhile are applied with it.
+    /// Until then the result says it is incomplete, ``LiveResult/location(of:)`` answers
+    /// ``RowLocation/notYetKnown`` for rows below it, and ``LiveQuery/completeResult()`` or
+    /// ``LiveQuery/upToDate()`` wait for the whole result. `nil` indexes everything before
+    /// returning. The default, 25,000 rows, takes about 8 ms on a 2-core Linux machine.
     public var firstScreenRows: Int?
     /// Whether other connections' commits are read from the change log when the database has one
     /// covering the query's tables (``ChangeTracking``); `false` refetches them.
@@ -274,7 +311,7 @@ public struct LiveQueryOptions: Sendable {
 
     /// Creates options; the defaults suit an app's main list.
     public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3,
-                firstScreenRows: Int? = 200, followsChangeLog: Bool = true, changeLogReaderExpiry: Duration = .seconds(60),
+                firstScreenRows: Int? = 25_000, followsChangeLog: Bool = true, changeLogReaderExpiry: Duration = .seconds(60),
                 watchesFiles: Bool = true) {
         self.refetchThreshold = refetchThreshold
         self.dataVersionPollInterval = dataVersionPollInterval

@@ -83,11 +83,16 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
         }
     }
 
-    /// Where the list stands: loading, empty, loaded, or failed for good (a terminal error).
+    /// Where the list stands: loading (the result is still a first screen: ``count`` is not
+    /// final), empty, loaded, or failed for good (a terminal error).
     public var listState: LoadState {
         if let failure, failure.isTerminal { return .failed(LoadFailure(failure, retry: {})) }
-        return result.count == 0 ? (result.isComplete ? .empty : .loading) : .loaded
+        guard result.isComplete else { return .loading }
+        return result.count == 0 ? .empty : .loaded
     }
+
+    /// The rows of the SQL result the list leaves out, and why (see ``LiveResult/leftOut``).
+    public var leftOut: LeftOutRows { result.leftOut }
 
     /// The number of sections.
     public var numberOfSections: Int { result.sectionCount }
@@ -110,8 +115,13 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
         return computed
     }
 
-    /// The index path of the row identified by `id`. O(log n).
+    /// The index path of the row identified by `id`; `nil` when it is not in the result, or not
+    /// indexed yet — ``location(of:)`` tells the two apart. O(log n).
     public func indexPath(of id: ID) -> ItemPath? { result.path(ofItem: id) }
+
+    /// Where the row identified by `id` is: at a path, not in the result, or not known yet while
+    /// the result is a first screen. O(log n).
+    public func location(of id: ID) -> RowLocation { result.location(of: id) }
 
     /// The row at `path` with its record when loaded; otherwise a placeholder, and its page (with
     /// ``prefetch`` rows around it) is loaded. O(log n) when cached.

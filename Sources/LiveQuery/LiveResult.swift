@@ -49,6 +49,22 @@ public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
 
     public var stateID: ListStateID? { storage.stateID }
 
+    /// Where the row identified by `id` is: at a path, not in the result, or not known yet
+    /// (the result is a first screen and the row may be below it).
+    ///
+    /// - Complexity: as ``path(ofItem:)``.
+    public func location(of id: ID) -> RowLocation {
+        if let path = path(ofItem: id) { return .at(path) }
+        return isComplete ? .notInResult : .notYetKnown
+    }
+
+    /// The flat position of the row identified by `id`, or `nil` when it is not in this result.
+    ///
+    /// - Complexity: as ``path(ofItem:)``.
+    public func position(of id: ID) -> Int? {
+        path(ofItem: id).flatMap { position(of: $0) }
+    }
+
     /// The rows of the SQL result this list leaves out, and why: their identity is not a valid
     /// `ID`, or another row of the result holds it. Empty in a healthy query; the list equals
     /// the SQL result minus exactly these rows.

@@ -442,3 +442,13 @@ enum LiveQueryErrorDoc {
         error.databaseError?.resultCode == .SQLITE_BUSY
     }
 }
+
+enum UpToDateDoc {
+    func rename(_ id: Int64, to name: String, in dbQueue: DatabaseQueue, _ query: LiveQuery<Int64>) async throws -> Int? {
+        try await dbQueue.write { db in
+            try db.execute(sql: "UPDATE contact SET name = ? WHERE id = ?", arguments: [name, id])
+        }
+        let result = try await query.upToDate()
+        return result.position(of: id)   // where the renamed row sits now
+    }
+}

@@ -10,8 +10,17 @@ final class EventLog<ID: LiveIdentity>: @unchecked Sendable {
     // Guarded by `lock`: appended on the writer's queue, drained by the test.
     private let lock = NSLock()
     private var events: [LiveQueryEvent<ID>] = []
+    private var initials: [LiveResult<ID>] = []
 
-    func append(_ event: LiveQueryEvent<ID>) { lock.withLock { events.append(event) } }
+    /// Keeps updates and failures; `.initial` (delivered once, at open) is kept apart.
+    func append(_ event: LiveQueryEvent<ID>) {
+        lock.withLock {
+            if case let .initial(result) = event { initials.append(result) } else { events.append(event) }
+        }
+    }
+
+    /// The `.initial` results delivered so far.
+    var initialResults: [LiveResult<ID>] { lock.withLock { initials } }
     func drain() -> [LiveQueryEvent<ID>] { lock.withLock { defer { events = [] }; return events } }
 
     var updates: [LiveQueryUpdate<ID>] {
