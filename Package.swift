@@ -60,10 +60,15 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
-        // Compiles every example of the README and the DocC documentation.
-        .testTarget(name: "DocumentationTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
-        ]),
+        // Compiles every Swift block of the README, docs/, the DocC catalogs and the doc comments,
+        // one file each (Examples/), with only the imports it shows.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: [
+                "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
+        ),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [
             "livelist", "livelist-allocations", .product(name: "GRDB", package: "GRDB.swift"),

@@ -7,11 +7,18 @@
 /// inconsistency exception.
 ///
 /// ```swift
-/// let changeset = Changeset(from: displayed, to: latest)
-/// for stage in changeset.stages {
-///     try view.performBatchUpdates {
-///         dataSource.snapshot = stage.snapshot
-///         try view.apply(stage.changes)
+/// import ListDiff
+/// import ListTesting
+///
+/// @MainActor
+/// func show(_ latest: ListSnapshot<Day, Row>, after displayed: ListSnapshot<Day, Row>,
+///           in view: HeadlessListView<Row, Day>, dataSource: SnapshotDataSource<Day, Row>) throws {
+///     let changeset = Changeset(from: displayed, to: latest)
+///     for stage in changeset.stages {
+///         try view.performBatchUpdates {
+///             dataSource.snapshot = stage.snapshot
+///             try view.apply(stage.changes)
+///         }
 ///     }
 /// }
 /// ```

@@ -2,6 +2,10 @@
 /// `performBatchUpdates`, and the state the data source must show once they are applied.
 ///
 /// ```swift
+/// import ListDiff
+/// import ListTesting
+///
+/// @MainActor
 /// func apply(_ changeset: Changeset<Day, Row>, to view: HeadlessListView<Row, Day>,
 ///            dataSource: SnapshotDataSource<Day, Row>) throws {
 ///     for stage in changeset.stages {

@@ -7,6 +7,8 @@
 /// database usually compares a version column or a content digest instead (see ``VersionedItem``).
 ///
 /// ```swift
+/// import ListDiff
+///
 /// struct Message: ListElement {
 ///     var id: Int64
 ///     var version: Int

@@ -6,9 +6,11 @@
 /// them in ``Changeset/duplicates``.
 ///
 /// ```swift
-/// typealias Row = VersionedItem<Int64, Int>
-/// let snapshot = ListSnapshot<VersionedItem<String, Int>, Row>(sections: [
-///     SnapshotSection(VersionedItem(id: "Today"), items: [Row(id: 1, version: 3), Row(id: 2, version: 1)]),
+/// import ListDiff
+///
+/// typealias Note = VersionedItem<Int64, Int>
+/// let today = ListSnapshot<VersionedItem<String, Int>, Note>(sections: [
+///     SnapshotSection(VersionedItem(id: "Today"), items: [Note(id: 1, version: 3), Note(id: 2, version: 1)]),
 /// ])
 /// ```
 public struct ListSnapshot<SectionModel: ListElement, Item: ListElement> {

@@ -5,11 +5,15 @@
 /// added later is a compile error rather than a blank screen.
 ///
 /// ```swift
-/// switch state {
-/// case .loading: showSpinner()
-/// case .loaded: showRows()
-/// case .empty: showEmptyMessage()
-/// case .failed(let failure): showError(failure.message, retry: failure.retry)
+/// import ListDiff
+///
+/// func show(_ state: LoadState) {
+///     switch state {
+///     case .loading: showSpinner()
+///     case .loaded: showRows()
+///     case .empty: showEmptyMessage()
+///     case .failed(let failure): showError(failure.message, retry: failure.retry)
+///     }
 /// }
 /// ```
 public enum LoadState: Sendable, CustomStringConvertible {

@@ -8,10 +8,14 @@
 /// carries its items. A reload does not move an item.
 ///
 /// ```swift
-/// var changes = ListChanges()
-/// changes.itemInserts = [ItemPath(section: 0, item: 0)]
-/// let mapping = PathMapping(changes)
-/// assert(mapping.newPath(ofOld: ItemPath(section: 0, item: 0)) == ItemPath(section: 0, item: 1))   // pushed down
+/// import ListDiff
+///
+/// func insertAtTop() {
+///     var changes = ListChanges()
+///     changes.itemInserts = [ItemPath(section: 0, item: 0)]
+///     let mapping = PathMapping(changes)
+///     assert(mapping.newPath(ofOld: ItemPath(section: 0, item: 0)) == ItemPath(section: 0, item: 1))   // pushed down
+/// }
 /// ```
 ///
 /// Use it on one stage's changes, or on a changeset's logical ``Changeset/changes``: both describe

@@ -7,6 +7,8 @@
 /// one-row change never materializes a million-row array.
 ///
 /// ```swift
+/// import ListDiff
+///
 /// func render(_ list: some SectionedList<VersionedItem<String, Int>, VersionedItem<Int64, Int>>) {
 ///     for section in 0..<list.sectionCount {
 ///         print(list.section(at: section).id, list.itemCount(inSection: section))

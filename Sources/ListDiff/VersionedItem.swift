@@ -5,6 +5,8 @@
 /// versions differ.
 ///
 /// ```swift
+/// import ListDiff
+///
 /// let row = VersionedItem(id: 42 as Int64, version: 7)
 /// ```
 public struct VersionedItem<ID: Hashable & Sendable, Version: Hashable & Sendable>: ListElement, Hashable, Sendable {

@@ -6,12 +6,15 @@ import ListDiff
 /// stays put; load states show as inline rows.
 ///
 /// ```swift
-/// typealias Day = VersionedItem<String, Int>
-/// typealias Message = VersionedItem<Int64, Int>
+/// import ListDiff
+/// import ListPresenter
+///
+/// typealias Weekday = VersionedItem<String, Int>
+/// typealias Email = VersionedItem<Int64, Int>
 ///
 /// @MainActor
-/// func present(_ first: ListSnapshot<Day, Message>, then next: ListSnapshot<Day, Message>, on view: some ListTarget) {
-///     let presenter = ListPresenter<Day, Message>()
+/// func present(_ first: ListSnapshot<Weekday, Email>, then next: ListSnapshot<Weekday, Email>, on view: some ListTarget) {
+///     let presenter = ListPresenter<Weekday, Email>()
 ///     presenter.target = view
 ///     presenter.replace(with: first)                      // a first state: one reload, no diff
 ///     presenter.apply(Changeset(from: first, to: next))   // a changeset from where it is: applied as it is

@@ -24,6 +24,10 @@ public struct BlockLayout<SectionModel: ListElement> {
 /// placed around them.
 ///
 /// ```swift
+/// import ListDiff
+/// import ListPresenter
+///
+/// @MainActor
 /// func numberOfSections(_ presenter: ListPresenter<VersionedItem<Int, Int>, VersionedItem<Int, Int>>) -> Int {
 ///     presenter.displayed.sectionCount
 /// }

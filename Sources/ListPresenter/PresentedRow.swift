@@ -4,9 +4,15 @@ import ListDiff
 /// row with retry, an empty-state row). Cells switch over it.
 ///
 /// ```swift
-/// switch presenter.displayed[path] {
-/// case .item(let message): configure(cell, with: message)
-/// case .block(let block): configure(cell, with: block)
+/// import ListDiff
+/// import ListPresenter
+///
+/// @MainActor
+/// func configure(_ cell: Cell, at path: ItemPath, of presenter: ListPresenter<Day, Row>) {
+///     switch presenter.displayed[path] {
+///     case .item(let message): configure(cell, with: message)
+///     case .block(let block): configure(cell, with: block)
+///     }
 /// }
 /// ```
 public enum PresentedRow<SectionModel: ListElement, Item: ListElement>: ListElement {

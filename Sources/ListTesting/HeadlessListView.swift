@@ -9,6 +9,9 @@ import ListDiff
 /// viewport, a content offset, selection and a programmatic scroll animation.
 ///
 /// ```swift
+/// import ListDiff
+/// import ListTesting
+///
 /// @MainActor
 /// func check(from old: ListSnapshot<SingleSection, VersionedItem<Int, Int>>,
 ///            to new: ListSnapshot<SingleSection, VersionedItem<Int, Int>>) throws -> Bool {

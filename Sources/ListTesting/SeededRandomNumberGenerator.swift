@@ -2,8 +2,12 @@
 /// benchmark prints one seed that reproduces it exactly on every platform.
 ///
 /// ```swift
-/// var random = SeededRandomNumberGenerator(seed: 42)
-/// let shuffled = rows.shuffled(using: &random)
+/// import ListTesting
+///
+/// func shuffled(_ rows: [Int]) -> [Int] {
+///     var random = SeededRandomNumberGenerator(seed: 42)
+///     return rows.shuffled(using: &random)
+/// }
 /// ```
 public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64

@@ -5,6 +5,9 @@ import GRDB
 /// refetching. Opt-in: LiveList never changes a schema on its own. Install it in a migration:
 ///
 /// ```swift
+/// import GRDB
+/// import LiveQuery
+///
 /// func migrate(_ dbPool: DatabasePool) throws {
 ///     var migrator = DatabaseMigrator()
 ///     migrator.registerMigration("livelist change tracking") { db in

@@ -5,8 +5,11 @@ import Foundation
 /// type, so that a record keyed by `UUID` lines up with the list.
 ///
 /// ```swift
-/// let request = LiveQueryRequest(table: "contact", identity: "uuid", as: UUID.self,
-///                                sort: [SortTerm("name")])
+/// import Foundation
+/// import LiveQuery
+///
+/// let contacts = LiveQueryRequest(table: "contact", identity: "uuid", as: UUID.self,
+///                                 sort: [SortTerm("name")])
 /// ```
 ///
 /// Lookups by identity use ``identityValue``; when two stored values decode to equal identities

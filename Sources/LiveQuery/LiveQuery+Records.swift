@@ -9,6 +9,10 @@ extension LiveQuery {
     /// with the new request.
     ///
     /// ```swift
+    /// import Foundation
+    /// import GRDB
+    /// import LiveQuery
+    ///
     /// func conversations(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> RowCache<UUID, ConversationRow> {
     ///     RowCache(pageSize: 50, loader: query.recordLoader(as: ConversationRow.self, reader: dbPool))
     /// }

@@ -7,6 +7,10 @@ import ListDiff
 /// refetching and diffing the whole result.
 ///
 /// ```swift
+/// import GRDB
+/// import ListDiff
+/// import LiveQuery
+///
 /// func follow(_ dbQueue: DatabaseQueue) async throws {
 ///     let request = LiveQueryRequest(table: "conversation", sort: [SortTerm("name")])
 ///     let query = try await LiveQuery.open(request, in: dbQueue)

@@ -4,6 +4,9 @@ import GRDB
 /// refetching (and why), with what a developer should know about it.
 ///
 /// ```swift
+/// import GRDB
+/// import LiveQuery
+///
 /// func check(_ dbQueue: DatabaseQueue) async throws {
 ///     let request = LiveQueryRequest(sql: "SELECT * FROM track ORDER BY length(title)")
 ///     let explanation = try await LiveQuery.explain(request, in: dbQueue)

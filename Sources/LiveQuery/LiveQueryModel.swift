@@ -8,6 +8,10 @@ import Observation
 /// update, a failure, or rows that finished loading.
 ///
 /// ```swift
+/// import Foundation
+/// import GRDB
+/// import LiveQuery
+///
 /// @MainActor
 /// func makeModel(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> LiveQueryModel<UUID, ConversationRow> {
 ///     LiveQueryModel(query: query, reader: dbPool)

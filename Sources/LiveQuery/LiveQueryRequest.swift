@@ -10,6 +10,9 @@ import GRDB
 ///   ``init(table:identity:as:filter:sort:section:version:)``.
 ///
 /// ```swift
+/// import GRDB
+/// import LiveQuery
+///
 /// let inbox = LiveQueryRequest(
 ///     table: "conversation",
 ///     filter: .init("archived = 0 AND folder = ?", arguments: [3]),
@@ -86,7 +89,11 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     /// `including(optional:)` to-one associations) or an `SQLRequest` — identified by `identity`.
     ///
     /// ```swift
-    /// let request = LiveQueryRequest(
+    /// import Foundation
+    /// import GRDB
+    /// import LiveQuery
+    ///
+    /// let conversationsByContact = LiveQueryRequest(
     ///     Conversation.including(required: Conversation.contact).order(sql: "contact.name, conversation.lastActivity"),
     ///     identity: "conversation.uuid", as: UUID.self)
     /// ```

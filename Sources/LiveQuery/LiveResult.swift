@@ -5,6 +5,8 @@ import ListDiff
 /// materializing the rows. It is the ``SectionedList`` a list view's data source reads.
 ///
 /// ```swift
+/// import LiveQuery
+///
 /// func firstPage(of result: LiveResult<Int64>) -> [Int64] {
 ///     result.rows(in: 0..<50).map(\.id)             // identities of the first page
 /// }

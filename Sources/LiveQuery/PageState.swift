@@ -3,11 +3,16 @@ import ListDiff
 /// Where one page of rows stands. Exhaustive: switch over it without `default:`.
 ///
 /// ```swift
-/// switch cache.pageState(page) {
-/// case .notLoaded: showPlaceholders()
-/// case .loading: showShimmer()
-/// case .loaded: break
-/// case .failed(let failure): showRetry(failure.message, failure.retry)
+/// import ListDiff
+/// import LiveQuery
+///
+/// func show(page: Int, of cache: RowCache<Int64, String>) {
+///     switch cache.pageState(page) {
+///     case .notLoaded: showPlaceholders()
+///     case .loading: showShimmer()
+///     case .loaded: break
+///     case .failed(let failure): showRetry(failure.message, failure.retry)
+///     }
 /// }
 /// ```
 public enum PageState: Sendable, CustomStringConvertible {

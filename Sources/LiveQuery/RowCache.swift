@@ -11,12 +11,27 @@ import ListDiff
 /// cells can be reconfigured.
 ///
 /// ```swift
-/// let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache<Int64, Conversation>.tableLoader(
-///     reader: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in
-///         Conversation(sender: row["sender"], subject: row["subject"]) })
-/// cache.onRowsLoaded = { ids in Task { @MainActor in reconfigure(ids) } }
-/// cache.update(result: update.result)               // after every live query update
-/// let slots = cache.rows(in: visibleRange, prefetch: 40)
+/// import GRDB
+/// import LiveQuery
+///
+/// struct Preview: Sendable {
+///     var sender: String
+///     var subject: String
+/// }
+///
+/// func previewCache(_ dbPool: DatabasePool) -> RowCache<Int64, Preview> {
+///     let cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache<Int64, Preview>.tableLoader(
+///         reader: dbPool, table: "conversation", columns: ["sender", "subject"]) { row in
+///             Preview(sender: row["sender"], subject: row["subject"]) })
+///     cache.onRowsLoaded = { ids in Task { @MainActor in reconfigure(ids) } }
+///     return cache
+/// }
+///
+/// func visibleSlots(_ cache: RowCache<Int64, Preview>, after update: LiveQueryUpdate<Int64>,
+///                   visibleRange: Range<Int>) -> [RowSlot<Int64, Preview>] {
+///     cache.update(result: update.result)               // after every live query update
+///     return cache.rows(in: visibleRange, prefetch: 40)
+/// }
 /// ```
 ///
 /// Rows are cached by rowid and version: a row that moved keeps its content; a row whose version

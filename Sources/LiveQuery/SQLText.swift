@@ -4,10 +4,14 @@
 /// valid UTF-8 (written by another program) are kept.
 ///
 /// ```swift
-/// let composed: SQLText = "é"                       // C3 A9
-/// let decomposed = SQLText("e\u{301}")              // 65 CC 81
-/// assert(composed != decomposed)                    // different, as in SQLite
-/// assert(composed.string == decomposed.string)      // equal, as Swift strings
+/// import LiveQuery
+///
+/// func compareAccents() {
+///     let composed: SQLText = "é"                       // C3 A9
+///     let decomposed = SQLText("e\u{301}")              // 65 CC 81
+///     assert(composed != decomposed)                    // different, as in SQLite
+///     assert(composed.string == decomposed.string)      // equal, as Swift strings
+/// }
 /// ```
 public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     enum Storage: Sendable {

@@ -1,6 +1,8 @@
 /// One ORDER BY term of a live query: a column, a direction, where NULLs go, and a collation.
 ///
 /// ```swift
+/// import LiveQuery
+///
 /// let terms = [SortTerm("lastActivity", .descending), SortTerm("name", collation: .nocase, nulls: .last)]
 /// ```
 public struct SortTerm: Hashable, Sendable, CustomStringConvertible {

@@ -1,86 +1,52 @@
 import Foundation
 import Testing
 
-/// Every Swift code block of the README, the DocC catalogs and the doc comments of the modules
-/// built on every platform appears, line for line, in `DocumentationExamples.swift` — which the
-/// test target compiles. An example that drifts from the API fails here or fails to build.
+/// Every Swift block of the README, `docs/`, the DocC catalogs and the doc comments is a file of
+/// `Examples/`, verbatim with its imports — which this target compiles with
+/// `MemberImportVisibility`, so an example compiles only with the imports it shows. An example that
+/// drifts from the API fails to build; one whose file is missing, stale or left over fails here,
+/// naming the file; `Scripts/update-documentation-examples.sh` rewrites them all.
 struct DocumentationExamplesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The Swift blocks of a Markdown text.
-    static func blocks(inMarkdown text: String) -> [String] {
-        var blocks: [String] = []
-        var current: [String]?
-        for line in text.components(separatedBy: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if current == nil, trimmed == "```swift" {
-                current = []
-            } else if current != nil, trimmed == "```" {
-                blocks.append(current?.joined(separator: "\n") ?? "")
-                current = nil
-            } else if current != nil {
-                current?.append(line)
-            }
+    @Test("every documented Swift block is an example file, verbatim, and every example file is a documented block")
+    func examplesMatchTheDocumentation() throws {
+        let examples = try DocumentedExamples.expected(root: Self.root)
+        #expect(examples.count >= 25, "found only \(examples.count) documented blocks")
+        for problem in try DocumentedExamples.problems(root: Self.root) {
+            Issue.record(Comment(rawValue: problem))
         }
-        return blocks
     }
 
-    /// The Swift blocks of the `///` comments of a source file.
-    static func blocks(inSource text: String) -> [String] {
-        let comment = text.components(separatedBy: "\n").map { line -> String in
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard trimmed.hasPrefix("///") else { return "" }
-            let body = trimmed.dropFirst(3)
-            return String(body.hasPrefix(" ") ? body.dropFirst() : body)
-        }
-        return blocks(inMarkdown: comment.joined(separator: "\n"))
+    @Test("an example file is named after its source and the first name its block declares")
+    func fileNames() {
+        #expect(DocumentedExamples.firstDeclaredName("import GRDB\n\n@MainActor\nfunc showInbox(from dbPool: DatabasePool) {}") == "showInbox")
+        #expect(DocumentedExamples.firstDeclaredName("struct Contact: Codable {\n    var id: Int64\n}") == "Contact")
+        #expect(DocumentedExamples.firstDeclaredName("extension UUID: @retroactive BitwiseIdentifier {}") == "UUID")
+        #expect(DocumentedExamples.firstDeclaredName("// let x\nswitch state {\ncase .loading: break\n}") == nil)
     }
 
-    /// The lines that matter: trimmed, no blank lines, no imports (the examples file imports
-    /// every module once).
-    static func significantLines(_ text: String) -> [String] {
-        text.components(separatedBy: "\n")
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty && !$0.hasPrefix("import ") }
-    }
-
-    static func documentedBlocks() throws -> [(source: String, block: String)] {
-        var result: [(String, String)] = []
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        result += blocks(inMarkdown: readme).map { ("README.md", $0) }
-        let sources = root.appendingPathComponent("Sources")
-        // LiveListUIKit only builds on Apple platforms; its doc comments carry no Swift blocks.
+    @Test("a missing, stale or left-over example file is reported with its path")
+    func problemsNameTheFile() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-docs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
         for module in ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit"] {
-            let folder = sources.appendingPathComponent(module)
-            let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
-            for file in files where file.hasSuffix(".md") || file.hasSuffix(".swift") {
-                let url = folder.appendingPathComponent(file)
-                let text = try String(contentsOf: url, encoding: .utf8)
-                if file.hasSuffix(".md") { result += blocks(inMarkdown: text).map { ("\(module)/\(file)", $0) } }
-                if file.hasSuffix(".swift") { result += blocks(inSource: text).map { ("\(module)/\(file)", $0) } }
-            }
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("Sources/\(module)"), withIntermediateDirectories: true)
         }
-        return result
-    }
-
-    @Test("every documented Swift example is compiled, line for line, by this test target")
-    func examplesAreCompiled() throws {
-        let examples = Self.significantLines(try String(contentsOf: Self.root.appendingPathComponent("Tests/DocumentationTests/DocumentationExamples.swift"), encoding: .utf8))
-        let documented = try Self.documentedBlocks()
-        #expect(documented.count >= 25, "found only \(documented.count) examples")
-        for (source, block) in documented {
-            let lines = Self.significantLines(block)
-            guard !lines.isEmpty else { continue }
-            var found = false
-            for start in examples.indices where examples[start] == lines[0] && start + lines.count <= examples.count {
-                let window: [String] = Array(examples[start..<(start + lines.count)])
-                if window == lines {
-                    found = true
-                    break
-                }
-            }
-            #expect(found, "the example in \(source) is not in DocumentationExamples.swift:\n\(block)")
-        }
+        try "```swift\nimport ListDiff\n\nfunc first() {}\n```\n".write(to: root.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)
+        let folder = DocumentedExamples.folder
+        #expect(try DocumentedExamples.problems(root: root) == [
+            "README.md block 1 has no file: run \(DocumentedExamples.updateCommand) to write \(folder)/README.first.swift",
+        ])
+        #expect(try DocumentedExamples.update(root: root).count == 1)
+        #expect(try DocumentedExamples.problems(root: root).isEmpty)
+        let file = root.appendingPathComponent("\(folder)/README.first.swift")
+        try "// From README.md\nfunc first() {}\n".write(to: file, atomically: true, encoding: .utf8)
+        try "".write(to: root.appendingPathComponent("\(folder)/README.gone.swift"), atomically: true, encoding: .utf8)
+        let problems = try DocumentedExamples.problems(root: root)
+        #expect(problems.count == 2)
+        #expect(problems.first?.hasPrefix("\(folder)/README.first.swift differs from README.md block 1 at line 1") == true)
+        #expect(problems.last == "\(folder)/README.gone.swift matches no documented block: run \(DocumentedExamples.updateCommand) to delete it")
     }
 
     @Test("the UIKit adapters' doc comments carry no Swift block that Linux CI could not compile")
@@ -88,7 +54,7 @@ struct DocumentationExamplesTests {
         let folder = Self.root.appendingPathComponent("Sources/LiveListUIKit")
         for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-            #expect(Self.blocks(inSource: text).isEmpty, "\(file)")
+            #expect(DocumentedExamples.blocks(inSource: text).isEmpty, "\(file)")
         }
     }
 }
