@@ -131,7 +131,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                         core.channel.finish(with: nil)
                         core.stop(db)
                         throw LiveQueryError.invalidRequest(.identityTypeMismatch(
-                            identity: request.identity ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
+                            identity: request.identityName(db), found: mismatch.found, examples: mismatch.examples,
                             declared: "\(ID.self)"))
                     }
                     // Added inside the same writer access as the fetch: no commit can fall between.

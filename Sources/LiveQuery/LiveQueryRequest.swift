@@ -46,7 +46,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     public var identity: String?
     /// A SELECT given as SQL or as a GRDB request (then `table`, `filter` and `sort` are unused,
     /// and `identity`, `section` and `version` are expressions of the SELECT).
-    let select: _SelectSource?
+    private(set) var select: _SelectSource?
 
     /// Creates a request for rows identified by `identity` (a column with a UNIQUE constraint or
     /// the primary key), decoded as `type`.
@@ -109,6 +109,43 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
         }, identity: identity, section: section, version: version)
     }
 
+    /// Creates a request for the rows of a GRDB request whose identity, section and version are
+    /// GRDB expressions — columns of its aliased tables, for example:
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import GRDB
+    /// import LiveQuery
+    ///
+    /// struct Song: Codable, FetchableRecord, TableRecord, Sendable {
+    ///     var uuid: UUID
+    ///     var title: String
+    /// }
+    ///
+    /// func songsByTitle() -> LiveQueryRequest<UUID> {
+    ///     let songs = TableAlias(name: "song")
+    ///     return LiveQueryRequest(Song.aliased(songs).order(songs[Column("title")]),
+    ///                             identity: songs[Column("uuid")], as: UUID.self, section: songs[Column("title")])
+    /// }
+    /// ```
+    ///
+    /// Each expression is written as SQL the way GRDB writes it (a column of an alias is qualified
+    /// with the alias's name), then planned as if given as text.
+    public init<Request: FetchRequest>(_ request: Request, identity: some SQLSpecificExpressible & Sendable, as type: ID.Type,
+                                       section: (any SQLSpecificExpressible & Sendable)? = nil,
+                                       version: (any SQLSpecificExpressible & Sendable)? = nil) {
+        self.init(request, identity: nil, as: type)
+        let identity = SQL(identity)
+        let section = section.map { SQL($0) }, version = version.map { SQL($0) }
+        // Placeholders until planned: the SQL of an expression is only known on the database.
+        self.section = section.map { _ in "<section expression>" }
+        self.version = version.map { _ in "<version expression>" }
+        self.identity = "<identity expression>"
+        self.select?.expressions = { db in
+            (try identity.build(db).sql, try section?.build(db).sql, try version?.build(db).sql)
+        }
+    }
+
     private init(select: _SelectSource, identity: String?, section: String?, version: String?) {
         table = ""
         filter = nil
@@ -117,6 +154,13 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
         self.section = section
         self.version = version
         self.select = select
+    }
+
+    /// The identity as named in messages: its SQL for an expression (planning rendered it
+    /// already, so rendering cannot fail here), else as given, else the default.
+    func identityName(_ db: Database) -> String {
+        if let expressions = select?.expressions, let rendered = try? expressions(db).identity { return rendered }
+        return identity ?? "the default identity"
     }
 
     public var description: String {
@@ -163,6 +207,9 @@ extension LiveQueryRequest where ID == Int64 {
 struct _SelectSource: Sendable {
     let summary: String
     let prepare: @Sendable (Database) throws -> _PreparedSelect
+    /// The identity, section and version, when given as GRDB expressions: rendered as SQL on the
+    /// database, as GRDB qualifies them.
+    var expressions: (@Sendable (Database) throws -> (identity: String?, section: String?, version: String?))?
 }
 
 /// A SELECT ready to compile: its SQL, arguments and record adapter.

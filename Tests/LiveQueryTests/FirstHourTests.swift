@@ -220,6 +220,29 @@ struct FirstHourTests {
         #expect(query.latestResult.leftOut.invalidIdentities.count == 500)
     }
 
+    // Item 4: identity and section as GRDB column expressions.
+
+    @Test("identity and section given as GRDB expressions of aliased tables, named or not, plan and follow like their text")
+    func expressionIdentityAndSection() async throws {
+        for named in [true, false] {
+            let pool = try await GRDBRequestTests.library()
+            let tracks = named ? TableAlias(name: "t") : TableAlias()
+            let albums = named ? TableAlias(name: "a") : TableAlias()
+            let request = LiveQueryRequest(
+                Track.aliased(tracks).including(required: Track.album.aliased(albums)).order(albums[Column("title")], tracks[Column("title")]),
+                identity: tracks[Column("uuid")], as: UUID.self, section: albums[Column("title")])
+            let query = try await LiveQuery.open(request, in: pool, options: .init(dataVersionPollInterval: nil))
+            defer { query.cancel() }
+            #expect(query.mode == .incremental)
+            let result = query.latestResult
+            #expect(result.count == 9 && result.sectionCount == 3 && result.sectionName(at: 0) == "Blue", "\(result.sectionName(at: 0))")
+            let events = query.events
+            try await pool.write { db in try db.execute(sql: "UPDATE album SET title = 'Aaa' WHERE id = 2") }
+            let update = try await nextUpdate(events)
+            #expect(update.path == .incremental && update.result.sectionName(at: 0) == "Aaa")
+        }
+    }
+
     // Finding 9: misleading messages.
 
     @Test("a section typo names the column that does not exist; a rowid identity named with the wrong type names it")
