@@ -69,6 +69,10 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
+        // The music app of the first-hour review, written from the README alone.
+        .testTarget(name: "MusicAppTests", dependencies: [
+            "ListDiff", "ListPresenter", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [
             "livelist", "livelist-allocations", .product(name: "GRDB", package: "GRDB.swift"),

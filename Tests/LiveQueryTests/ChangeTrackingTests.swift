@@ -97,16 +97,16 @@ struct ChangeTrackingTests {
             // Another process and this connection write at the same time.
             async let other: Void = Task.detached {
                 switch choice {
-                case 0: try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nROLLBACK;", on: path)
-                case 1: try ExternalProcess.killMidTransaction(statements.joined(separator: "\n"), on: path)
+                case 0: try await ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nROLLBACK;", on: path)
+                case 1: try await ExternalProcess.killMidTransaction(statements.joined(separator: "\n"), on: path)
                 case 2, 3:
                     // Two writer processes at once, one of them checkpointing the WAL.
                     async let first: Void = Task.detached {
-                        try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;\nPRAGMA wal_checkpoint(TRUNCATE);", on: path)
+                        try await ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;\nPRAGMA wal_checkpoint(TRUNCATE);", on: path)
                     }.value
-                    try ExternalProcess.run("BEGIN;\n\(concurrent)\nCOMMIT;", on: path)
+                    try await ExternalProcess.run("BEGIN;\n\(concurrent)\nCOMMIT;", on: path)
                     try await first
-                default: try ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;", on: path)
+                default: try await ExternalProcess.run("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;", on: path)
                 }
             }.value
             if writesOwn {
@@ -164,7 +164,7 @@ struct ChangeTrackingTests {
         try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'own again' WHERE id IN (6, 7, 8)") }
         #expect(log.updates.count == 1)
         read = query.statistics.rowsRead
-        try ExternalProcess.run("UPDATE track SET title = 'other' WHERE id IN (4, 5);", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'other' WHERE id IN (4, 5);", on: path)
         try await query.checkForExternalChanges()
         let updates = log.updates
         #expect(updates.count == 1 && updates.first?.path == .incremental)
@@ -185,7 +185,7 @@ struct ChangeTrackingTests {
         let moved = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT min(id) FROM track") ?? 0 }
         let target = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) + 1000 FROM track") ?? 0 }
         // Another process gives the row a new rowid; nothing has looked at its commit yet.
-        try ExternalProcess.run("UPDATE track SET id = \(target) WHERE id = \(moved);", on: path)
+        try await ExternalProcess.run("UPDATE track SET id = \(target) WHERE id = \(moved);", on: path)
         // This connection writes that row under its new rowid: its commit re-reads it.
         try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'own' WHERE id = ?", arguments: [target]) }
         try await query.checkForExternalChanges()
@@ -202,7 +202,7 @@ struct ChangeTrackingTests {
                                              options: .init(dataVersionPollInterval: nil))
         defer { query.cancel() }
         let events = query.events
-        try ExternalProcess.run("UPDATE track SET title = 'zzz' WHERE id = 1;", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'zzz' WHERE id = 1;", on: path)
         let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path == .incremental)
         #expect(update.result.rows(in: 0..<update.result.count).map(\.id) == (try await Self.tracksByTitle(pool)))
@@ -228,9 +228,9 @@ struct ChangeTrackingTests {
         let fast = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT * FROM track ORDER BY title"), in: other,
                                             options: .init(dataVersionPollInterval: nil, changeLogReaderExpiry: .milliseconds(200), watchesFiles: false))
         defer { fast.cancel() }
-        try ExternalProcess.run("UPDATE track SET title = 'a' WHERE id = 1;", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'a' WHERE id = 1;", on: path)
         try await Task.sleep(for: .milliseconds(400))   // past both expiries
-        try ExternalProcess.run("UPDATE track SET title = 'b' WHERE id = 2;", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'b' WHERE id = 2;", on: path)
         try await fast.checkForExternalChanges()
         let remaining = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_change_log") ?? -1 }
         #expect(remaining == 0, "the log is pruned past the expired reader")
@@ -239,7 +239,7 @@ struct ChangeTrackingTests {
         try await slow.checkForExternalChanges()
         let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("pruned past"), "\(update.path)")
-        try ExternalProcess.run("UPDATE track SET title = 'c' WHERE id = 3;", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'c' WHERE id = 3;", on: path)
         try await slow.checkForExternalChanges()
         let next = try await nextUpdate(events, seconds: 5)
         #expect(next.path == .incremental)
@@ -255,7 +255,7 @@ struct ChangeTrackingTests {
                                                  onEvent: { log.append($0) })
             defer { query.cancel() }
             // Another process damages the log (its triggers then fail: it drops them too) and writes.
-            try ExternalProcess.run("""
+            try await ExternalProcess.run("""
                 \(damage);
                 DROP TRIGGER livelist_log_track_insert; DROP TRIGGER livelist_log_track_update; DROP TRIGGER livelist_log_track_updateold;
                 DROP TRIGGER livelist_log_track_delete; DROP TRIGGER livelist_log_track_replace; DROP TRIGGER livelist_log_track_updatereplace;
@@ -281,7 +281,7 @@ struct ChangeTrackingTests {
         defer { query.cancel() }
         #expect(query.notes.contains { $0.contains("album") && $0.contains("not tracked") }, "\(query.notes)")
         let events = query.events
-        try ExternalProcess.run("UPDATE album SET title = 'zzz' WHERE id = 1;", on: path)
+        try await ExternalProcess.run("UPDATE album SET title = 'zzz' WHERE id = 1;", on: path)
         try await query.checkForExternalChanges()
         let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("not tracked"), "\(update.path)")
@@ -294,7 +294,7 @@ struct ChangeTrackingTests {
         defer { readOnly.cancel() }
         #expect(readOnly.notes.contains { $0.contains("read-only") }, "\(readOnly.notes)")
         let readOnlyEvents = readOnly.events
-        try ExternalProcess.run("UPDATE track SET title = 'zzzz' WHERE id = 2;", on: path)
+        try await ExternalProcess.run("UPDATE track SET title = 'zzzz' WHERE id = 2;", on: path)
         try await readOnly.checkForExternalChanges()
         let next = try await nextUpdate(readOnlyEvents, seconds: 5)
         #expect(next.path == .incremental)
@@ -314,7 +314,7 @@ struct ChangeTrackingTests {
                                              options: .init(dataVersionPollInterval: nil, watchesFiles: false))
         defer { query.cancel() }
         let events = query.events
-        try ExternalProcess.run("VACUUM;", on: path)
+        try await ExternalProcess.run("VACUUM;", on: path)
         try await query.checkForExternalChanges()
         let update = try await nextUpdate(events, seconds: 5)
         #expect(update.path.description.contains("schema changed"))

@@ -12,8 +12,29 @@ enum ExternalProcess {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// Runs `sql` in `sqlite3` on `path` and waits for it to exit (at most 20 s).
-    static func run(_ sql: String, on path: String) throws {
+    /// Runs `sql` in `sqlite3` on `path` and waits for it to exit (at most 20 s) on a thread of
+    /// its own: a blocking wait on one of the few threads of Swift's cooperative pool (two on a
+    /// 2-core machine) would starve every other test's tasks — including the ones that release
+    /// the lock the shell waits for.
+    static func run(_ sql: String, on path: String) async throws {
+        try await onOwnThread { try runBlocking(sql, on: path) }
+    }
+
+    /// Runs `body` on a new thread and resumes with its result.
+    private static func onOwnThread(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    try body()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+
+    private static func runBlocking(_ sql: String, on path: String) throws {
         let process = try start(on: path)
         let input = process.standardInput as? Pipe
         input?.fileHandleForWriting.write(Data((".timeout 5000\n" + sql + "\n").utf8))
@@ -45,7 +66,11 @@ enum ExternalProcess {
 
     /// Starts a transaction in `sqlite3` with `sql` in it, waits until it holds the write lock,
     /// then kills the process with SIGKILL before it commits.
-    static func killMidTransaction(_ sql: String, on path: String) throws {
+    static func killMidTransaction(_ sql: String, on path: String) async throws {
+        try await onOwnThread { try killMidTransactionBlocking(sql, on: path) }
+    }
+
+    private static func killMidTransactionBlocking(_ sql: String, on path: String) throws {
         let process = try start(on: path)
         let input = process.standardInput as? Pipe
         let output = process.standardOutput as? Pipe
