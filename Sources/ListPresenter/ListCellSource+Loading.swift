@@ -24,10 +24,7 @@ extension ListCellSource {
 
     /// Whether the view shows the presenter's newest model: positions in the displayed model are
     /// then positions in the provider's list.
-    var isCaughtUp: Bool {
-        if let shown = presenter.displayed.model.stateID { return shown == presenter.model.stateID }
-        return presenter.phase == .idle
-    }
+    var isCaughtUp: Bool { presenter.displaysNewestModel }
 
     /// The flat position of `path` in `model`: the item itself in a one-section list; otherwise
     /// through the section starts, computed once per model state.
@@ -47,9 +44,10 @@ extension ListCellSource {
         return (path.section < starts.count ? starts[path.section] : total) + path.item
     }
 
-    /// A batch landed or the view reloaded: once the presenter has moved on, load what is
-    /// visible then (once per turn of the main actor, however many batches ran).
-    func displayedDidChange() {
+    /// A batch landed, the view reloaded or records landed: once the presenter has moved on, load
+    /// what is visible then and still missing (once per turn of the main actor, however many
+    /// calls came) — a row that changed while its page was loading is only loaded by asking again.
+    func scheduleVisibleLoad() {
         guard !refreshScheduled else { return }
         refreshScheduled = true
         Task { @MainActor [weak self] in
@@ -77,11 +75,13 @@ extension ListCellSource {
     }
 
     /// Records landed: the cells that showed those rows as placeholders re-read them (the
-    /// presenter reconfigures the visible ones; the others read fresh content when they appear).
+    /// presenter reconfigures the visible ones; the others read fresh content when they appear),
+    /// and what is visible and still missing is asked for again.
     func rowsDidLoad(_ ids: [Item.ID]) {
         var landed: [Item.ID] = []
         for id in ids where placeholders.removeValue(forKey: id) != nil { landed.append(id) }
         if !landed.isEmpty { presenter.reconfigureItems(ids: landed) }
+        scheduleVisibleLoad()
     }
 
     /// A page started loading, failed or finished: visible placeholders whose failure shown is no
@@ -98,4 +98,10 @@ extension ListCellSource {
         }
         if !changed.isEmpty { presenter.reconfigureItems(ids: changed) }
     }
+}
+
+extension ListPresenter {
+    /// Whether ``displayed`` shows the newest model: no model change is in flight or waiting (a
+    /// batch that only reconfigures cells or changes state rows keeps the model).
+    var displaysNewestModel: Bool { inFlightModel == nil && !pending.hasModelWork }
 }
