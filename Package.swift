@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
         .library(name: "LiveQuery", targets: ["LiveQuery"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
+        .library(name: "LiveQueryUI", targets: ["LiveQueryUI"]),
         .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -25,6 +26,11 @@ let package = Package(
             "ListDiff",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
+        // A live query, its row cache, a presenter and a cell source as one object for list views.
+        .target(name: "LiveQueryUI", dependencies: [
+            "ListDiff", "ListPresenter", "LiveQuery",
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
@@ -60,6 +66,9 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
+        .testTarget(name: "LiveQueryUITests", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // Compiles every example of the README and the DocC documentation.
         .testTarget(name: "DocumentationTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
