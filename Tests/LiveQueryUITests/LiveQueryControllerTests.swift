@@ -13,17 +13,31 @@ import Testing
 struct LiveQueryControllerTests {
     typealias Controller = LiveQueryController<Int64, ItemRecord>
 
-    static func open(_ pool: DatabasePool) async throws -> LiveQuery<Int64> {
-        try await LiveQuery<Int64>.open(TestDatabase.byName, in: pool, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil))
+    /// A controller over a fresh table of `rows` items, its strict headless view laid out.
+    @MainActor
+    struct Fixture {
+        let pool: DatabasePool
+        let controller: Controller
+        let view: LiveView
+        let dataSource: CellSourceDataSource<LiveSection, LiveRow<Int64>, ItemRecord>
+
+        /// Every batch passed the strict rules and every held cell shows what the cells answer now.
+        var viewIsClean: Bool { view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty }
+    }
+
+    static func start(rows: Int, pageSize: Int = 50, prefetch: Int = 20, viewportRows: Int = 20) async throws -> Fixture {
+        let pool = try TestDatabase.pool(rows: rows)
+        let query = try await LiveQuery<Int64>.open(TestDatabase.byName, in: pool, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil))
+        let controller = Controller(query: query, reader: pool, pageSize: pageSize, prefetch: prefetch)
+        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: viewportRows)
+        view.layoutIfNeeded()
+        return Fixture(pool: pool, controller: controller, view: view, dataSource: dataSource)
     }
 
     @Test("cells show placeholders, then their records once the page lands; only the rows that landed are re-read")
     func placeholdersThenRecords() async throws {
-        let pool = try TestDatabase.pool(rows: 100)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool, pageSize: 10, prefetch: 0)
-        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 10)
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 100, pageSize: 10, prefetch: 0, viewportRows: 10)
+        let (controller, view) = (fixture.controller, fixture.view)
         // The page loads concurrently with the reads of the first screen: the cells read before
         // it landed are placeholders, and only they are read again.
         let placeholders = view.shown.filter { $0 == .placeholder(failed: false) }.count
@@ -42,17 +56,13 @@ struct LiveQueryControllerTests {
         try await eventually("page 1 shown") { view.shown == (5..<15).map { .record(String(format: "name%04d", $0)) } }
         #expect(view.cellReads - readsBeforeScroll == 5 + newPlaceholders, "only the rows of page 1 that showed placeholders are re-read")
         #expect(view.reloadDataCount == reloads && controller.cache.statistics.pageQueries == 2)
-        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime((dataSource, controller)) {}
+        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
     }
 
     @Test("what becomes visible is what loads: scrolled-to and announced ranges load their pages, the rest of the list never does")
     func visibleRangeDrivesPageLoads() async throws {
-        let pool = try TestDatabase.pool(rows: 1_000)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool, pageSize: 50, prefetch: 0)
-        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 20)
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 1_000, pageSize: 50, prefetch: 0, viewportRows: 20)
+        let (controller, view) = (fixture.controller, fixture.view)
         try await eventually("first page") { controller.cache.statistics.rowsLoaded == 50 }
         view.setContentOffset(510)
         try await eventually("page 10 shown") { view.shown.first == .record("name0510") }
@@ -66,16 +76,13 @@ struct LiveQueryControllerTests {
         controller.cells.visibleRangeDidChange([ItemPath(section: 0, item: 700)])
         try await eventually("pages 9, 11, 13 and 14") { controller.cache.statistics.rowsLoaded == 350 }
         #expect(controller.cache.statistics.pageQueries == 7)
-        withExtendedLifetime((dataSource, controller)) {}
+        withExtendedLifetime(fixture) {}
     }
 
     @Test("an empty query shows the empty row; rows written to it replace it")
     func emptyRowThenRows() async throws {
-        let pool = try TestDatabase.pool(rows: 0)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool)
-        let (view, dataSource) = controller.cells.attachHeadlessView()
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 0)
+        let (pool, controller, view) = (fixture.pool, fixture.controller, fixture.view)
         #expect(view.shown == [.state(.empty)])
         guard case .listStatus = controller.cells.header(forSection: 0) else {
             Issue.record("section 0 should be the list's status section")
@@ -84,17 +91,13 @@ struct LiveQueryControllerTests {
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('first')") }
         try await eventually("the row") { view.shown == [.record("first")] }
         #expect(controller.cells.header(forSection: 0).section != nil)
-        #expect(view.violations.isEmpty)
-        withExtendedLifetime((dataSource, controller)) {}
+        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
     }
 
     @Test("a failure shows an error row above the rows; its retry looks again and clears it")
     func failureRetryClears() async throws {
-        let pool = try TestDatabase.pool(rows: 30)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool)
-        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 5)
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 30, viewportRows: 5)
+        let controller = fixture.controller
         controller.receive(.failure(.databaseBusy(message: "locked by a test")))
         guard case let .state(block) = controller.cells.content(at: ItemPath(section: 0, item: 0)) else {
             Issue.record("expected the list's error row on top")
@@ -105,34 +108,26 @@ struct LiveQueryControllerTests {
         #expect(controller.cells.activateRow(at: ItemPath(section: 0, item: 0)))
         try await eventually("the error row gone") { controller.cells.numberOfSections == 1 }
         #expect(controller.failure == nil)
-        #expect(view.violations.isEmpty)
-        withExtendedLifetime((dataSource, controller)) {}
+        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
     }
 
     @Test("a failure, then a successful update: the error row goes and the change shows")
     func failureThenUpdateClears() async throws {
-        let pool = try TestDatabase.pool(rows: 3)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool)
-        let (view, dataSource) = controller.cells.attachHeadlessView()
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 3)
+        let (pool, controller, view) = (fixture.pool, fixture.controller, fixture.view)
         try await eventually("rows") { view.shown.count == 3 && !view.shown.contains(.placeholder(failed: false)) }
         controller.receive(.failure(.changeLogUnavailable("dropped by a test")))
         #expect(view.shown.first == .state(.failed))
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('aaa')") }
         try await eventually("the update, without the error row") { view.shown.first == .record("aaa") }
         #expect(view.shown.count == 4 && controller.failure == nil)
-        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime((dataSource, controller)) {}
+        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
     }
 
     @Test("follows real writes to a database pool: every batch passes the strict rules, cells end showing what a fresh SELECT returns")
     func followsWrites() async throws {
-        let pool = try TestDatabase.pool(rows: 200)
-        let query = try await Self.open(pool)
-        let controller = Controller(query: query, reader: pool, pageSize: 20, prefetch: 10)
-        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 12)
-        view.layoutIfNeeded()
+        let fixture = try await Self.start(rows: 200, pageSize: 20, prefetch: 10, viewportRows: 12)
+        let (pool, controller, view) = (fixture.pool, fixture.controller, fixture.view)
         var random = SeededRandomNumberGenerator(seed: 0x5EED_CE11)
         for step in 0..<40 {
             let id = Int64.random(in: 1...220, using: &random)
@@ -154,13 +149,13 @@ struct LiveQueryControllerTests {
             }
             #expect(view.violations.isEmpty, "step \(step): \(view.violations)")
         }
-        #expect(view.staleCells(recordsEqual: ==).isEmpty)
+        #expect(fixture.viewIsClean, "\(view.violations)")
         #expect(controller.presenter.statistics.fullDiffs == 0, "changesets are applied as they are")
         controller.stop()
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('after stop')") }
         try await Task.sleep(for: .milliseconds(50))
         let count = try TestDatabase.rows(pool).count
         #expect(!controller.isFollowing && controller.result.count == count - 1)
-        withExtendedLifetime((dataSource, controller)) {}
+        withExtendedLifetime(fixture) {}
     }
 }
