@@ -117,6 +117,23 @@ struct ListCellSourceTests {
         withExtendedLifetime(dataSource) {}
     }
 
+    @Test("records that land for rows already shown with their records re-read nothing; a landed placeholder is re-read once")
+    func onlyPlaceholdersAreReread() async throws {
+        let records = ManualRecords()
+        records.ids = Array(0..<30)
+        for id in 0..<4 { records.held[id] = "record \(id)" }
+        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: 0)
+        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 5)
+        cells.receive(.initial(AnySectionedList(Self.snapshot([records.ids]))))
+        view.layoutIfNeeded()
+        #expect(Self.shown(view) == ["record 0", "record 1", "record 2", "record 3", "4 loading"] && view.cellReads == 5)
+        records.land(Array(0..<10))   // a page that also holds rows already shown, and rows off screen
+        try await eventually("row 4's record") { Self.shown(view).last == "record 4" }
+        #expect(view.cellReads == 6, "only row 4's cell is re-read")
+        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
+        withExtendedLifetime(dataSource) {}
+    }
+
     @Test("while a batch animates, rows are matched by identity and nothing loads by position; once it lands, what is visible loads")
     func loadsWaitForTheView() async throws {
         let records = ManualRecords()

@@ -21,8 +21,12 @@ struct LiveQueryControllerTests {
         let view: LiveView
         let dataSource: CellSourceDataSource<LiveSection, LiveRow<Int64>, ItemRecord>
 
-        /// Every batch passed the strict rules and every held cell shows what the cells answer now.
-        var viewIsClean: Bool { view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty }
+        /// Once the pages in flight have landed: every batch passed the strict rules, and every held
+        /// cell shows what the cells answer now.
+        func settledViewIsClean() async throws -> Bool {
+            try await eventually("visible records") { !view.shown.contains(.placeholder(failed: false)) }
+            return view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty
+        }
     }
 
     static func start(rows: Int, pageSize: Int = 50, prefetch: Int = 20, viewportRows: Int = 20) async throws -> Fixture {
@@ -56,7 +60,7 @@ struct LiveQueryControllerTests {
         try await eventually("page 1 shown") { view.shown == (5..<15).map { .record(String(format: "name%04d", $0)) } }
         #expect(view.cellReads - readsBeforeScroll == 5 + newPlaceholders, "only the rows of page 1 that showed placeholders are re-read")
         #expect(view.reloadDataCount == reloads && controller.cache.statistics.pageQueries == 2)
-        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
+        #expect(try await fixture.settledViewIsClean(), "\(fixture.view.violations)")
     }
 
     @Test("what becomes visible is what loads: scrolled-to and announced ranges load their pages, the rest of the list never does")
@@ -91,7 +95,7 @@ struct LiveQueryControllerTests {
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('first')") }
         try await eventually("the row") { view.shown == [.record("first")] }
         #expect(controller.cells.header(forSection: 0).section != nil)
-        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
+        #expect(try await fixture.settledViewIsClean(), "\(fixture.view.violations)")
     }
 
     @Test("a failure shows an error row above the rows; its retry looks again and clears it")
@@ -108,7 +112,7 @@ struct LiveQueryControllerTests {
         #expect(controller.cells.activateRow(at: ItemPath(section: 0, item: 0)))
         try await eventually("the error row gone") { controller.cells.numberOfSections == 1 }
         #expect(controller.failure == nil)
-        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
+        #expect(try await fixture.settledViewIsClean(), "\(fixture.view.violations)")
     }
 
     @Test("a failure, then a successful update: the error row goes and the change shows")
@@ -121,7 +125,7 @@ struct LiveQueryControllerTests {
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('aaa')") }
         try await eventually("the update, without the error row") { view.shown.first == .record("aaa") }
         #expect(view.shown.count == 4 && controller.failure == nil)
-        #expect(fixture.viewIsClean, "\(fixture.view.violations)")
+        #expect(try await fixture.settledViewIsClean(), "\(fixture.view.violations)")
     }
 
     @Test("follows real writes to a database pool: every batch passes the strict rules, cells end showing what a fresh SELECT returns")
@@ -149,7 +153,7 @@ struct LiveQueryControllerTests {
             }
             #expect(view.violations.isEmpty, "step \(step): \(view.violations)")
         }
-        #expect(fixture.viewIsClean, "\(view.violations)")
+        #expect(try await fixture.settledViewIsClean(), "\(view.violations)")
         #expect(controller.presenter.statistics.fullDiffs == 0, "changesets are applied as they are")
         controller.stop()
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('after stop')") }
