@@ -6,7 +6,8 @@ extension ListCellSource {
     /// load their own rows anyway. State rows are skipped. While the view still displays an older
     /// state than the presenter's newest, nothing loads: the view's next batch triggers it.
     ///
-    /// - Complexity: O(paths + log n) plus the provider's work for the range.
+    /// - Complexity: O(paths · log n) for a live result, plus the provider's work for the range
+    ///   and one pass over the sections per model state when the list has several.
     public func visibleRangeDidChange(_ paths: [ItemPath]) {
         guard isCaughtUp else { return }
         let displayed = presenter.displayed

@@ -65,6 +65,8 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
     public var numberOfSections: Int { presenter.displayed.sectionCount }
 
     /// The number of displayed rows in `section`, state rows included.
+    ///
+    /// - Complexity: what the model's count costs (O(log n) for a live result).
     public func numberOfItems(inSection section: Int) -> Int { presenter.displayed.itemCount(inSection: section) }
 
     /// What the cell at displayed `path` shows. A row whose record is not held comes back as a
@@ -98,6 +100,8 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
 
     /// What the header of displayed `section` shows: the model section and its load state, or the
     /// list's status section.
+    ///
+    /// - Complexity: what the model's section read costs (O(log n) for a live result).
     public func header(forSection section: Int) -> SectionHeaderContent<SectionModel> {
         switch presenter.displayed.section(at: section) {
         case .listStatus: .listStatus(presenter.listState)
@@ -126,6 +130,9 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
     /// is applied as it is; both clear a failed list state (and a loading one once the source is
     /// complete or has rows), as does a recovery. A failure shows as the list's error row with
     /// its retry, above the rows delivered before. Update the record provider before calling this.
+    ///
+    /// - Complexity: the presenter's — a changeset costs its changes, never the list; a first
+    ///   state costs one reload.
     public func receive(_ event: ListSourceEvent<SectionModel, Item>) {
         switch event {
         case let .initial(model, isComplete):
