@@ -65,6 +65,27 @@ struct ListCellSourceTests {
         })
     }
 
+    /// A cell source over `sections` of rows (records held for `held`), shown in a strict view
+    /// of `viewportRows` that has read its first screen.
+    struct Fixture {
+        let records: ManualRecords
+        let cells: Cells
+        let view: View
+        let dataSource: CellSourceDataSource<Group, Item, String>
+    }
+
+    static func start(_ sections: [[Int]], isComplete: Bool = true, held: [Int] = [], prefetch: Int = 0,
+                      viewportRows: Int = 5, headerRows: Int = 0) -> Fixture {
+        let records = ManualRecords()
+        records.ids = sections.flatMap { $0 }
+        for id in held { records.held[id] = "record \(id)" }
+        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: prefetch)
+        let (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows, sectionHeaderRows: headerRows)
+        cells.receive(.initial(AnySectionedList(snapshot(sections)), isComplete: isComplete))
+        view.layoutIfNeeded()
+        return Fixture(records: records, cells: cells, view: view, dataSource: dataSource)
+    }
+
     static func shown(_ view: View) -> [String] {
         view.visibleItems.compactMap { path in
             switch view.cellContent(at: path) {
@@ -78,12 +99,9 @@ struct ListCellSourceTests {
 
     @Test("list states: loading while a first screen is empty and incomplete, empty once complete, failed with a retry that runs, cleared by a recovery")
     func listStates() async throws {
-        let records = ManualRecords()
-        let cells = Cells(presenter: ListPresenter(), records: records)
-        let (view, dataSource) = cells.attachHeadlessView()
+        let fixture = Self.start([[]], isComplete: false)
+        let (cells, view) = (fixture.cells, fixture.view)
         let empty = Self.snapshot([[]])
-        cells.receive(.initial(AnySectionedList(empty), isComplete: false))
-        view.layoutIfNeeded()
         #expect(Self.shown(view) == ["state loading"])
         cells.receive(.changes(Changeset(from: empty, to: empty), isComplete: true))
         #expect(Self.shown(view) == ["state empty"])
@@ -94,17 +112,13 @@ struct ListCellSourceTests {
         cells.receive(.recovered())
         #expect(Self.shown(view) == ["state empty"])
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime(dataSource) {}
+        withExtendedLifetime(fixture) {}
     }
 
     @Test("a failed page turns its visible placeholders into failures; tapping one retries, and the records show")
     func failedPageRetries() async throws {
-        let records = ManualRecords()
-        records.ids = Array(0..<30)
-        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: 0)
-        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 5)
-        cells.receive(.initial(AnySectionedList(Self.snapshot([records.ids]))))
-        view.layoutIfNeeded()
+        let fixture = Self.start([Array(0..<30)])
+        let (records, cells, view) = (fixture.records, fixture.cells, fixture.view)
         #expect(Self.shown(view) == (0..<5).map { "\($0) loading" })
         #expect(records.requested.contains(0..<1) && records.requested.contains(4..<5))
         records.fail(positions: 0..<10, retry: { MainActor.assumeIsolated { records.land(Array(0..<10)) } })
@@ -114,37 +128,27 @@ struct ListCellSourceTests {
         try await eventually("records shown") { Self.shown(view) == (0..<5).map { "record \($0)" } }
         #expect(view.cellReads == 15, "5 placeholders, 5 failures, 5 records")
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime(dataSource) {}
+        withExtendedLifetime(fixture) {}
     }
 
     @Test("records that land for rows already shown with their records re-read nothing; a landed placeholder is re-read once")
     func onlyPlaceholdersAreReread() async throws {
-        let records = ManualRecords()
-        records.ids = Array(0..<30)
-        for id in 0..<4 { records.held[id] = "record \(id)" }
-        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: 0)
-        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 5)
-        cells.receive(.initial(AnySectionedList(Self.snapshot([records.ids]))))
-        view.layoutIfNeeded()
+        let fixture = Self.start([Array(0..<30)], held: Array(0..<4))
+        let (records, view) = (fixture.records, fixture.view)
         #expect(Self.shown(view) == ["record 0", "record 1", "record 2", "record 3", "4 loading"] && view.cellReads == 5)
         records.land(Array(0..<10))   // a page that also holds rows already shown, and rows off screen
         try await eventually("row 4's record") { Self.shown(view).last == "record 4" }
         #expect(view.cellReads == 6, "only row 4's cell is re-read")
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime(dataSource) {}
+        withExtendedLifetime(fixture) {}
     }
 
     @Test("while a batch animates, rows are matched by identity and nothing loads by position; once it lands, what is visible loads")
     func loadsWaitForTheView() async throws {
-        let records = ManualRecords()
         let before = Self.snapshot([Array(0..<30)])
         let after = Self.snapshot([[0, 1] + Array(100..<105) + Array(2..<30)])
-        records.ids = Array(0..<30)
-        for id in records.ids { records.held[id] = "record \(id)" }
-        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: 0)
-        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 5)
-        cells.receive(.initial(AnySectionedList(before)))
-        view.layoutIfNeeded()
+        let fixture = Self.start([Array(0..<30)], held: Array(0..<30))
+        let (records, cells, view) = (fixture.records, fixture.cells, fixture.view)
         view.completesBatchAnimationsImmediately = false
         #expect(Self.shown(view) == (0..<5).map { "record \($0)" })
         records.ids = [0, 1] + Array(100..<105) + Array(2..<30)
@@ -159,17 +163,13 @@ struct ListCellSourceTests {
         records.land(Array(100..<105))
         try await eventually("records shown") { Self.shown(view) == ["record 0", "record 1", "record 100", "record 101", "record 102"] }
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime(dataSource) {}
+        withExtendedLifetime(fixture) {}
     }
 
     @Test("sections: rows load at their flat position, section states show as trailing rows and in headers")
     func sections() async throws {
-        let records = ManualRecords()
-        records.ids = Array(0..<10) + Array(10..<20)
-        let cells = Cells(presenter: ListPresenter(), records: records, prefetch: 0)
-        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 30, sectionHeaderRows: 1)
-        cells.receive(.initial(AnySectionedList(Self.snapshot([Array(0..<10), Array(10..<20)]))))
-        view.layoutIfNeeded()
+        let fixture = Self.start([Array(0..<10), Array(10..<20)], viewportRows: 30, headerRows: 1)
+        let (records, cells, view) = (fixture.records, fixture.cells, fixture.view)
         #expect(records.requested.contains(12..<13), "section 1, item 2 is flat position 12")
         cells.presenter.setLoadState(.loading, forSection: 1)
         #expect(cells.numberOfItems(inSection: 1) == 11)
@@ -182,6 +182,6 @@ struct ListCellSourceTests {
         records.land(Array(0..<20))
         try await eventually("records shown") { Self.shown(view).prefix(20) == ArraySlice((0..<20).map { "record \($0)" }) }
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
-        withExtendedLifetime(dataSource) {}
+        withExtendedLifetime(fixture) {}
     }
 }
