@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
         .library(name: "LiveQuery", targets: ["LiveQuery"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
+        .library(name: "LiveQueryUI", targets: ["LiveQueryUI"]),
         .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -25,6 +26,11 @@ let package = Package(
             "ListDiff",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
+        // A live query, its row cache, a presenter and a cell source as one object for list views.
+        .target(name: "LiveQueryUI", dependencies: [
+            "ListDiff", "ListPresenter", "LiveQuery",
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
@@ -60,18 +66,21 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
+        .testTarget(name: "LiveQueryUITests", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // Compiles every Swift block of the README, docs/, the DocC catalogs and the doc comments,
         // one file each (Examples/), with only the imports it shows.
         .testTarget(
             name: "DocumentationTests",
             dependencies: [
-                "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+                "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         // The music app of the first-hour review, written from the README alone.
         .testTarget(name: "MusicAppTests", dependencies: [
-            "ListDiff", "ListPresenter", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [
