@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 import ListDiff
 import ListPresenter
+import ListTesting
 import LiveQuery
+import LiveQueryUI
 import Testing
 
 /// The music app, from the README alone: a sectioned, UUID-identified join of 20,000 tracks that
@@ -81,6 +83,25 @@ struct MusicAppTests {
         result = try await query.upToDate()
         #expect(result.count == 20_000 && result.path(ofItem: ids[300]) == nil && result.path(ofItem: added) != nil)
         try await expectEqual(result, pool, "after an insert and a delete")
+
+        // The data source piece: cells of a (headless) collection view read records through the
+        // controller; placeholders turn into records; every batch passes UIKit's rules.
+        let controller = LiveQueryController<UUID, TrackRow>(query: query, reader: pool)
+        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 12, sectionHeaderRows: 1)
+        view.layoutIfNeeded()
+        func firstCellTitle() -> String? {
+            if case let .record(_, record) = controller.cells.content(at: ItemPath(section: 0, item: 0)) { return record.track.title }
+            return nil
+        }
+        for _ in 0..<400 where firstCellTitle() == nil { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(firstCellTitle() == "Track 1")
+        #expect(controller.cells.numberOfSections == result.sectionCount)
+        let firstID = result.row(at: 0)?.id
+        try await pool.write { db in try db.execute(sql: "UPDATE track SET number = 99 WHERE uuid = ?", arguments: [firstID]) }
+        let moved = try await query.upToDate()
+        for _ in 0..<400 where controller.result.stateID != moved.stateID { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(controller.result.stateID == moved.stateID && view.violations.isEmpty, "\(view.violations)")
+        withExtendedLifetime(dataSource) {}
 
         // A filter change is one call and one update.
         let events = query.events
