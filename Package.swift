@@ -74,7 +74,8 @@ let package = Package(
         .testTarget(
             name: "DocumentationTests",
             dependencies: [
-                "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
+                "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
