@@ -59,13 +59,7 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
         }
         cache.onRowsLoaded = { _ in bump() }
         cache.onStateChanged = bump
-        let events = query.events
-        follower = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.receive(event)
-            }
-        }
+        follower = query.follow(with: self) { owner, event in owner.receive(event) }
     }
 
     isolated deinit {

@@ -49,13 +49,7 @@ public final class LiveQueryController<ID: LiveIdentity, Record: FetchableRecord
         result = query.latestResult
         cache.update(result: result)
         cells.receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
-        let events = query.events
-        follower = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.receive(event)
-            }
-        }
+        follower = query.follow(with: self) { owner, event in owner.receive(event) }
     }
 
     isolated deinit {
