@@ -110,9 +110,9 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// synchronously on the writer's queue right after the commit (keep it short). Nothing is
     /// delivered after ``cancel()``.
     ///
-    /// - Complexity: O(k) before it returns, for the k rows it indexes (at most
-    ///   ``LiveQueryOptions/firstScreenRows``); the rest of an n-row result, O(n), off the caller's
-    ///   path. Rows arrive in order, so the index is built without sorting.
+    /// - Complexity: O(n) before it returns for a result of n ≤ ``LiveQueryOptions/wholeResultRows``
+    ///   rows; for a larger one O(``LiveQueryOptions/firstScreenRows``), and the rest, O(n), off the
+    ///   caller's path. Rows arrive in order, so the index is built without sorting.
     public static func open(
         _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
         callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent<ID>) -> Void)? = nil
@@ -290,17 +290,23 @@ public struct LiveQueryOptions: Sendable {
     /// How many times a busy or locked database is retried (with doubling pauses from 40 ms)
     /// before a failure is delivered.
     public var busyRetries: Int
-    /// How many rows `open` indexes before it returns. A result of up to this many rows is
-    /// complete at `.initial` (``LiveResult/isComplete``); only a larger one — too big to index
-    /// within about a frame — opens with its first `firstScreenRows` rows, and the rest is indexed
-    /// off the caller's path (on a reader of a `DatabasePool`, concurrently with writes; on the
-    /// writer of a `DatabaseQueue`, right after). The rest arrives as one update whose path is
-    /// ``LiveUpdatePath/firstFetchCompleted``; commits that land meanwhile are applied with it.
-    /// Until then the result says it is incomplete, ``LiveResult/location(of:)`` answers
+    /// How many rows a large query opens with: its first screen. A query whose result may hold
+    /// more than ``wholeResultRows`` rows returns from `open` with its first `firstScreenRows`
+    /// rows, and the rest is indexed off the caller's path (on a reader of a `DatabasePool`,
+    /// concurrently with writes; on the writer of a `DatabaseQueue`, right after). The rest
+    /// arrives as one update whose path is ``LiveUpdatePath/firstFetchCompleted``; commits that
+    /// land meanwhile are applied with it. Until then the result says it is incomplete
+    /// (``LiveResult/isComplete``), ``LiveResult/location(of:)`` answers
     /// ``RowLocation/notYetKnown`` for rows below it, and ``LiveQuery/completeResult()`` or
     /// ``LiveQuery/upToDate()`` wait for the whole result. `nil` indexes everything before
-    /// returning. The default, 25,000 rows, takes about 8 ms on a 2-core Linux machine.
+    /// returning.
     public var firstScreenRows: Int?
+    /// Up to how many rows a result is indexed whole before `open` returns, so that `.initial`
+    /// is complete. Told before reading a row, from the base table's rowid span (two O(log n)
+    /// lookups): a table spanning at most this many rowids is indexed whole — 25,000 rows, the
+    /// default, take about 8 ms here through SQLite's cheapest plan. Requests without a base
+    /// rowid table (GROUP BY, DISTINCT…) and larger tables open with ``firstScreenRows``.
+    public var wholeResultRows: Int
     /// Whether other connections' commits are read from the change log when the database has one
     /// covering the query's tables (``ChangeTracking``); `false` refetches them.
     public var followsChangeLog: Bool
@@ -315,8 +321,9 @@ public struct LiveQueryOptions: Sendable {
 
     /// Creates options; the defaults suit an app's main list.
     public init(refetchThreshold: Int = 1_000, dataVersionPollInterval: Duration? = .milliseconds(500), busyRetries: Int = 3,
-                firstScreenRows: Int? = 25_000, followsChangeLog: Bool = true, changeLogReaderExpiry: Duration = .seconds(60),
-                watchesFiles: Bool = true) {
+                firstScreenRows: Int? = 200, followsChangeLog: Bool = true, changeLogReaderExpiry: Duration = .seconds(60),
+                watchesFiles: Bool = true, wholeResultRows: Int = 25_000) {
+        self.wholeResultRows = wholeResultRows
         self.refetchThreshold = refetchThreshold
         self.dataVersionPollInterval = dataVersionPollInterval
         self.busyRetries = busyRetries

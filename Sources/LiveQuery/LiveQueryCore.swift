@@ -58,7 +58,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         self.options = options
         currentSummary = (plan.updatePath, plan.notes)
         let canonical = Self.canonicalizer()
-        if let screen = options.firstScreenRows {
+        if let screen = options.firstScreenRows, !Self.isSmall(plan, db, limit: options.wholeResultRows) {
             var entries = try Self.fetchEntries(plan, db, limit: screen + 1)
             statistics.update { $0.rowsRead += entries.count }
             if entries.count > screen {
@@ -131,6 +131,21 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
         triggers = nil
         follower = nil
+    }
+
+    /// Whether the whole result can be indexed before `open` returns: the base table spans fewer
+    /// than `limit` rowids (two O(log n) lookups, before any row is read). `false` when that cannot
+    /// be told cheaply — no base rowid table, or the look failed (the first screen is then read,
+    /// which is correct at any size).
+    static func isSmall(_ plan: QueryPlan, _ db: Database, limit: Int) -> Bool {
+        guard plan.isIncremental, let rowid = plan.schema?.rowidName else { return false }
+        do {
+            // NULL for an empty table; REAL if the span overflows an integer.
+            let span = try Double.fetchOne(db, sql: "SELECT max(\(rowid)) - min(\(rowid)) FROM main.\(plan.table.quotedIdentifier)")
+            return (span ?? 0) < Double(limit)
+        } catch {
+            return false
+        }
     }
 
     /// The first `limit` rows of `plan`, in its order (the first screen, and small results).

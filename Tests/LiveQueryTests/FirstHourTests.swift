@@ -129,7 +129,7 @@ struct FirstHourTests {
         #expect(whole.initialResult.location(of: 30_000) == .notInResult)
         whole.cancel()
 
-        let partial = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: 100))
+        let partial = try await LiveQuery.open(request, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: 100, wholeResultRows: 1_000))
         defer { partial.cancel() }
         let first = partial.initialResult
         #expect(!first.isComplete && first.count == 100)

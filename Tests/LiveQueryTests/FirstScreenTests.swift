@@ -27,7 +27,7 @@ struct FirstScreenTests {
         let writer = try Self.makeDatabase(rows: 20_000, pool: pool)
         let log = EventLog<Int64>()
         let request = LiveQueryRequest(table: "item", sort: [SortTerm("grp"), SortTerm("name")], section: "grp", version: "version")
-        let query = try await LiveQuery.open(request, in: writer, options: .init(dataVersionPollInterval: nil, firstScreenRows: 100),
+        let query = try await LiveQuery.open(request, in: writer, options: .init(dataVersionPollInterval: nil, firstScreenRows: 100, wholeResultRows: 0),
                                              callbackQueue: nil, onEvent: { log.append($0) })
         let first = query.initialResult
         #expect(first.count == 100 && !first.isComplete)
@@ -61,7 +61,7 @@ struct FirstScreenTests {
         let writer = try Self.makeDatabase(rows: 5_000, pool: true)
         let log = EventLog<Int64>()
         let query = try await LiveQuery.open(LiveQueryRequest(table: "item", sort: [SortTerm("name")], version: "version"), in: writer,
-                                             options: .init(dataVersionPollInterval: nil, firstScreenRows: 50),
+                                             options: .init(dataVersionPollInterval: nil, firstScreenRows: 50, wholeResultRows: 0),
                                              callbackQueue: nil, onEvent: { log.append($0) })
         _ = await query.completeResult()
         let update = try #require(log.updates.first)
@@ -76,7 +76,7 @@ struct FirstScreenTests {
     func smallResultIsComplete() async throws {
         let writer = try Self.makeDatabase(rows: 30, pool: false)
         let query = try await LiveQuery.open(LiveQueryRequest(table: "item", sort: [SortTerm("name")]), in: writer,
-                                             options: .init(dataVersionPollInterval: nil, firstScreenRows: 100))
+                                             options: .init(dataVersionPollInterval: nil, firstScreenRows: 100, wholeResultRows: 0))
         #expect(query.initialResult.isComplete && query.initialResult.count == 30)
     }
 }
