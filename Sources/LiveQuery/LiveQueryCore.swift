@@ -140,8 +140,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     static func isSmall(_ plan: QueryPlan, _ db: Database, limit: Int) -> Bool {
         guard plan.isIncremental, let rowid = plan.schema?.rowidName else { return false }
         do {
-            // NULL for an empty table; REAL if the span overflows an integer.
-            let span = try Double.fetchOne(db, sql: "SELECT max(\(rowid)) - min(\(rowid)) FROM main.\(plan.table.quotedIdentifier)")
+            // One subquery each: SQLite answers a lone min() or max() of the rowid from the b-tree's
+            // ends, but scans the table for both in one SELECT. NULL for an empty table; REAL if
+            // the span overflows an integer.
+            let table = "main." + plan.table.quotedIdentifier
+            let span = try Double.fetchOne(db, sql: "SELECT (SELECT max(\(rowid)) FROM \(table)) - (SELECT min(\(rowid)) FROM \(table))")
             return (span ?? 0) < Double(limit)
         } catch {
             return false
