@@ -6,7 +6,12 @@
 public enum InvalidRequest: Sendable, Hashable, CustomStringConvertible {
     /// Which part of a request an expression or column was given for.
     public enum Role: String, Sendable, Hashable {
-        case identity, section, version
+        /// The expression or column that identifies rows.
+        case identity
+        /// The expression or column that groups rows into sections.
+        case section
+        /// The expression or column whose change means a row's content changed.
+        case version
     }
 
     /// The SQL is not a SELECT (it writes, or returns no column).
@@ -92,7 +97,16 @@ public enum InvalidRequest: Sendable, Hashable, CustomStringConvertible {
 
 /// SQLite's storage classes: how a value is stored, whatever the column's declared type.
 public enum SQLStorageClass: String, Sendable, Hashable, CustomStringConvertible {
-    case null = "NULL", integer = "INTEGER", real = "REAL", text = "TEXT", blob = "BLOB"
+    /// NULL.
+    case null = "NULL"
+    /// A signed integer of up to 8 bytes.
+    case integer = "INTEGER"
+    /// An 8-byte IEEE floating point number.
+    case real = "REAL"
+    /// Text, as bytes (UTF-8 unless another program wrote otherwise).
+    case text = "TEXT"
+    /// Bytes, as given.
+    case blob = "BLOB"
 
     /// The storage class of `value`.
     public init(of value: SQLValue) {

@@ -19,6 +19,13 @@ public struct LeftOutRows: Sendable, Hashable, CustomStringConvertible {
 
         /// No row.
         public static let none = Problem(count: 0, examples: [])
+
+        /// "N rows <reason> (examples, …)", or `nil` without rows.
+        func describe(_ reason: String) -> String? {
+            guard count > 0 else { return nil }
+            let more = count > examples.count ? ", …" : ""
+            return "\(count) row\(count == 1 ? "" : "s") \(reason) (" + examples.map(\.description).joined(separator: ", ") + more + ")"
+        }
     }
 
     /// How many examples each problem keeps.
@@ -45,15 +52,8 @@ public struct LeftOutRows: Sendable, Hashable, CustomStringConvertible {
     public var isEmpty: Bool { count == 0 }
 
     public var description: String {
-        var parts: [String] = []
-        if duplicateIdentities.count > 0 {
-            parts.append("\(duplicateIdentities.count) row\(duplicateIdentities.count == 1 ? "" : "s") whose identity another row holds ("
-                + duplicateIdentities.examples.map(\.description).joined(separator: ", ") + (duplicateIdentities.count > duplicateIdentities.examples.count ? ", …)" : ")"))
-        }
-        if invalidIdentities.count > 0 {
-            parts.append("\(invalidIdentities.count) row\(invalidIdentities.count == 1 ? "" : "s") whose identity is not a valid \(identityType) ("
-                + invalidIdentities.examples.map(\.description).joined(separator: ", ") + (invalidIdentities.count > invalidIdentities.examples.count ? ", …)" : ")"))
-        }
+        let parts = [duplicateIdentities.describe("whose identity another row holds"),
+                     invalidIdentities.describe("whose identity is not a valid \(identityType)")].compactMap { $0 }
         return parts.isEmpty ? "no row left out" : "left out: " + parts.joined(separator: "; ")
     }
 }

@@ -125,15 +125,6 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                     let core = try LiveQueryCore<ID>(plan: plan, db: db, options: options) { initial in
                         EventChannel(initial: initial, callbackQueue: callbackQueue, onEvent: onEvent)
                     }
-                    if let mismatch = core.identityTypeMismatch {
-                        // The declared type cannot hold the column's values: say so now, rather
-                        // than opening a list that silently leaves those rows out.
-                        core.channel.finish(with: nil)
-                        core.stop(db)
-                        throw LiveQueryError.invalidRequest(.identityTypeMismatch(
-                            identity: request.identityName(db), found: mismatch.found, examples: mismatch.examples,
-                            declared: "\(ID.self)"))
-                    }
                     // Added inside the same writer access as the fetch: no commit can fall between.
                     db.add(transactionObserver: core, extent: .observerLifetime)
                     core.channel.deliverInitialToCallback()

@@ -74,6 +74,13 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             statistics.update { $0.rowsRead += count }
             index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
         }
+        if let mismatch = Self.identityTypeMismatch(in: index) {
+            // The declared type cannot hold the column's values: say so before anything is
+            // installed, rather than open a list that silently leaves those rows out.
+            throw LiveQueryError.invalidRequest(.identityTypeMismatch(
+                identity: plan.identityName ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
+                declared: "\(ID.self)"))
+        }
         source = index.source
         channel = channelFactory(LiveResult(index.current))
         do {
@@ -87,7 +94,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// The identity values of the first fetch whose storage class `ID` never decodes: the
     /// request declares the wrong identity type (`nil` when there is none).
-    var identityTypeMismatch: (found: SQLStorageClass, examples: [SQLValue])? {
+    private static func identityTypeMismatch(in index: _LiveIndex) -> (found: SQLStorageClass, examples: [SQLValue])? {
         let examples = index.invalidIdentities { !$0.isNull && !ID.decodes(SQLStorageClass(of: $0)) }
         guard let first = examples.first else { return nil }
         return (SQLStorageClass(of: first), examples)
@@ -303,8 +310,9 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// SQLite's, and moves them inside the index.
     func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
         let applied = try applyRows(db)
-        // An empty changeset still goes out when the rows left out changed: the result says so.
-        guard !applied.changes.isEmpty || applied.after.stateID != applied.before.stateID else { return }
+        // A new state goes out even with no change to the rows when the rows left out changed:
+        // the result says so (the index keeps the state before when nothing changed at all).
+        guard applied.after.stateID != applied.before.stateID else { return }
         statistics.update { $0.incrementalUpdates += 1 }
         let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
         channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,

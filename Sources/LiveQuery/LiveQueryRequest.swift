@@ -156,13 +156,6 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
         self.select = select
     }
 
-    /// The identity as named in messages: its SQL for an expression (planning rendered it
-    /// already, so rendering cannot fail here), else as given, else the default.
-    func identityName(_ db: Database) -> String {
-        if let expressions = select?.expressions, let rendered = try? expressions(db).identity { return rendered }
-        return identity ?? "the default identity"
-    }
-
     public var description: String {
         if let select {
             var parts = ["select: \(select.summary)"]
@@ -222,7 +215,7 @@ struct _PreparedSelect {
     var prefetchesToMany: Bool
 
     /// Whether GRDB's prepared request runs a supplementary fetch after its statement. GRDB keeps
-    /// that closure internal; its presence is read by reflection (`GRDBRequestTests` pins it, so
+    /// that closure internal; its presence is read by reflection (`FirstHourTests.includingAllIsRefused` pins it, so
     /// a GRDB that renames it fails a test rather than letting `including(all:)` through).
     static func hasSupplementaryFetch(_ prepared: PreparedRequest) -> Bool {
         for child in Mirror(reflecting: prepared).children where child.label == "supplementaryFetch" {

@@ -11,16 +11,8 @@ import GRDBSQLite
 /// triggers map a joined row's change to the base rows that meet it (``_JoinLookup``). Anything
 /// else runs as written and refetches, for a reason the plan names.
 extension QueryPlan {
-    init<ID: LiveIdentity>(select source: _SelectSource, request given: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
-        var request = given
-        if let expressions = source.expressions {
-            // Identity, section and version given as GRDB expressions: their SQL, as GRDB writes it.
-            do {
-                (request.identity, request.section, request.version) = try expressions(db)
-            } catch {
-                throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
-            }
-        }
+    /// Plans `request`, whose identity, section and version are text (expressions rendered).
+    init<ID: LiveIdentity>(select source: _SelectSource, request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
         let compiled = try _CompiledSelect(source, db)
         var planner = _SelectPlanner(compiled: compiled, request: request, identityHoldsIntegers: ID(identityValue: .integer(1)) != nil, db: db)
         try planner.plan()

@@ -150,13 +150,27 @@ struct QueryPlan: Sendable {
         self.records = records
     }
 
+    /// The identity as the request named it (an expression's SQL), or `nil` for the default: for
+    /// messages.
+    private(set) var identityName: String?
+
     /// Validates `request` against the schema and plans it.
-    init<ID: LiveIdentity>(_ request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
+    init<ID: LiveIdentity>(_ given: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
+        var request = given
+        if let expressions = request.select?.expressions {
+            // Identity, section and version given as GRDB expressions: their SQL, as GRDB writes it.
+            do {
+                (request.identity, request.section, request.version) = try expressions(db)
+            } catch {
+                throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
+            }
+        }
         if let select = request.select {
             try self.init(select: select, request: request, db)
         } else {
             try self.init(table: request, db)
         }
+        identityName = request.identity
     }
 
     private init<ID: LiveIdentity>(table request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
