@@ -16,7 +16,7 @@ extension LiveQueryCore {
             }
             follower = nil
         }
-        changeLogNote = nil
+        changeLogStatus = nil
         defer { publishSummary() }
         guard options.followsChangeLog else { return }
         guard try _ChangeLogFollower.exists(db) else {
@@ -32,11 +32,11 @@ extension LiveQueryCore {
         guard let follower = try _ChangeLogFollower(db, source: source, expiry: options.changeLogReaderExpiry) else { return }
         let untracked = plan.readTables.subtracting(try ChangeTracking.trackedTables(db))
         guard untracked.isEmpty else {
-            changeLogNote = "\(untracked.sorted().joined(separator: ", ")) not tracked by the change log: other connections' commits refetch"
+            changeLogStatus = .untracked(untracked.sorted())
             return
         }
         if !follower.isWritable {
-            changeLogNote = "the connection is read-only: this query's change-log position is not recorded, and it refetches if the log is pruned past it"
+            changeLogStatus = .readOnly
         }
         try follower.install(db)
         let position = follower.positionDue(force: true)
@@ -49,14 +49,24 @@ extension LiveQueryCore {
 
     /// Says once that the log cannot be used, and why; other connections' commits refetch.
     private func changeLogUnavailable(_ reason: String) {
-        changeLogNote = "the change log cannot be read (\(reason)): other connections' commits refetch"
+        changeLogStatus = .unavailable(reason)
         channel.deliver(.failure(.changeLogUnavailable(reason)))
     }
 
     /// Looks for commits by other connections: `true` when one was found (and applied).
+    /// A failure leaves the query behind (its next commit or poll refetches) and is thrown.
     @discardableResult
     func checkExternalChanges(_ db: Database) throws -> Bool {
-        guard !isStopped, build == nil else { return false }
+        guard state.looksForOtherCommits else { return false }
+        do {
+            return try lookForExternalChanges(db)
+        } catch {
+            state.failed()
+            throw error
+        }
+    }
+
+    private func lookForExternalChanges(_ db: Database) throws -> Bool {
         let start = ContinuousClock.now
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
         let version = try Int.fetchOne(db, sql: "PRAGMA data_version")
@@ -66,18 +76,18 @@ extension LiveQueryCore {
             lastSchemaVersion = schemaVersion
             lastDataVersion = version
             try trackChanges(db)
-            try refetch(db, reason: "the schema changed (a migration or VACUUM)", start: start)
+            try refetch(db, reason: .schemaChanged, start: start)
             return true
         }
         guard version != lastDataVersion else {
             follower?.passOwnEntries()
             try recordPositionIfDue(db)
-            if let reason = needsRecovery { try refetch(db, reason: reason, start: start) }
+            try carryOut(state.nothingCommittedElsewhere(), db, start: start)
             return false
         }
         lastDataVersion = version
         guard var reader = follower else {
-            try refetch(db, reason: changeLogNote.map { "another connection committed; \($0)" } ?? "another connection committed", start: start)
+            try refetch(db, reason: .anotherConnection(changeLogStatus?.refetch ?? .noChangeLog), start: start)
             return true
         }
         let read: _ChangeLogFollower.Read
@@ -96,12 +106,12 @@ extension LiveQueryCore {
             follower = nil
             changeLogUnavailable(reason)
             publishSummary()
-            try refetch(db, reason: "the change log could not be read", start: start)
+            try refetch(db, reason: .anotherConnection(.changeLogUnavailable), start: start)
             return true
         }
         switch read {
         case let .refetch(reason):
-            try refetch(db, reason: reason, start: start)
+            try refetch(db, reason: .anotherConnection(reason), start: start)
         case let .entries(entries):
             try applyExternal(entries, db, start: start)
         }
@@ -125,10 +135,10 @@ extension LiveQueryCore {
         let base = plan.table.lowercased()
         var rowids = Set<Int64>()
         var keys: [Int: [DatabaseValue]] = [:]
-        var reason: String?
+        var reason: RefetchReason.ExternalCommit?
         for entry in entries {
             if entry.column == "*" {
-                reason = "another connection changed \(entry.table), whose rows the change log cannot name"
+                reason = .unnamedRows(table: entry.table)
                 break
             }
             var followed = false
@@ -141,17 +151,17 @@ extension LiveQueryCore {
                     followed = true
                     guard entry.column?.lowercased() == join.keyColumn?.lowercased() else { continue }
                     guard let value = entry.value.databaseValue else {
-                        reason = "another connection changed a row of \(entry.table) whose key cannot be bound"
+                        reason = .unboundKey(table: entry.table)
                         break
                     }
                     keys[number, default: []].append(value)
                 }
             }
             if !followed, entry.table == base || plan.otherTables.contains(entry.table) {
-                if case let .refetch(why) = plan.mode {
-                    reason = "another connection committed; \(why)"
+                if case let .refetch(shapes) = plan.mode {
+                    reason = .request(shapes)
                 } else {
-                    reason = "another connection changed \(entry.table), which the query reads"
+                    reason = .tableChanged(entry.table)
                 }
                 break
             }
@@ -169,14 +179,12 @@ extension LiveQueryCore {
                     }
                 }
             }
-            if rowids.count > options.refetchThreshold { reason = "more than \(options.refetchThreshold) rows changed in other connections' commits" }
+            if rowids.count > options.refetchThreshold { reason = .tooManyRowsChanged(threshold: options.refetchThreshold) }
         }
         if let reason {
-            try refetch(db, reason: reason, start: start)
+            try refetch(db, reason: .anotherConnection(reason), start: start)
         } else if !rowids.isEmpty {
-            touched = rowids
-            defer { touched = [] }
-            try applyTouchedRows(db, start: start)
+            try applyTouchedRows(rowids, db, start: start)
         }
     }
 }

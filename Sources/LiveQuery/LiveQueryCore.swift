@@ -24,28 +24,23 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     var summary: (path: LiveUpdatePath, notes: [String]) { summaryLock.withLock { currentSummary } }
 
     func publishSummary() {
-        let notes = plan.notes + (changeLogNote.map { [$0] } ?? [])
+        let notes = plan.notes + (changeLogStatus.map { [$0.note] } ?? [])
         summaryLock.withLock { currentSummary = (plan.updatePath, notes) }
     }
 
-    var touched: Set<Int64> = []
-    private var needsRefetch: String?
-    /// A failure left the index behind the database: the next commit or poll refetches.
-    var needsRecovery: String?
+    /// The decisions: what the current transaction touched, whether the index is behind, whether
+    /// the first fetch is still being read.
+    var state: _TrackingState
     var lastDataVersion: Int?
     var lastSchemaVersion: Int?
     /// The change log, when the database has one covering every table the query reads.
     var follower: _ChangeLogFollower?
-    /// Why other connections' commits are refetched rather than read from the change log.
-    var changeLogNote: String?
+    /// Why other connections' commits are not all read from the change log.
+    var changeLogStatus: _ChangeLogStatus?
     private var triggers: _ChangeTriggers?
-    private(set) var isStopped = false
-    /// While the rest of the first fetch is indexed: the rows commits touched meanwhile, and
-    /// whether one of them calls for a refetch. They are applied when the index is complete.
-    private(set) var build: (touched: Set<Int64>, refetch: String?)?
 
     /// Whether the query opened with its first screen and still indexes the rest.
-    var isBuilding: Bool { build != nil }
+    var isBuilding: Bool { state.isBuilding }
 
     static func canonicalizer() -> _IdentityCanonicalizer {
         { ID(identityValue: $0)?.identityValue }
@@ -58,15 +53,16 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         self.options = options
         currentSummary = (plan.updatePath, plan.notes)
         let canonical = Self.canonicalizer()
+        var isBuilding = false
         if let screen = options.firstScreenRows, !Self.isSmall(plan, db, limit: options.wholeResultRows) {
             var entries = try Self.fetchEntries(plan, db, limit: screen + 1)
             statistics.update { $0.rowsRead += entries.count }
             if entries.count > screen {
                 entries.removeLast(entries.count - screen)
-                build = ([], nil)
+                isBuilding = true
             }
             index = _LiveIndex(layout: plan.layout, canonicalIdentity: canonical, identityType: "\(ID.self)", sorted: entries,
-                               isComplete: build == nil)
+                               isComplete: !isBuilding)
         } else {
             var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: canonical)
             try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
@@ -81,6 +77,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 identity: plan.identityName ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
                 declared: "\(ID.self)"))
         }
+        state = _TrackingState(isBuilding: isBuilding, refetchThreshold: options.refetchThreshold)
         source = index.source
         channel = channelFactory(LiveResult(index.current))
         do {
@@ -121,8 +118,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// Stops following the database: no observer, no triggers, nothing delivered.
     func stop(_ db: Database, touchingDatabase: Bool = true) {
-        guard !isStopped else { return }
-        isStopped = true
+        guard state.stop() else { return }
         db.remove(transactionObserver: self)
         guard touchingDatabase else {
             triggers = nil
@@ -211,46 +207,30 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     func databaseDidChange() {
         // Changes GRDB could not describe (`Database.notifyChanges(in:)`): refetch.
-        needsRefetch = needsRefetch ?? "the database reported changes it could not describe"
+        state.needsRefetch(.undescribedChanges)
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        guard needsRefetch == nil else { return }
+        guard state.wantsRows else { return }
         if event.tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
-            guard case let .refetch(reason) = plan.mode else {
-                if !touch(event.rowID) { stopObservingDatabaseChangesUntilNextTransaction() }
+            guard let reason = plan.mode.refetchReason else {
+                if !state.touched(event.rowID) { stopObservingDatabaseChangesUntilNextTransaction() }
                 return
             }
-            needsRefetch = reason
-        } else if case let .refetch(reason) = plan.mode {
-            needsRefetch = reason
+            state.needsRefetch(reason)
         } else {
-            needsRefetch = "the query reads \(event.tableName), which changed"
+            state.needsRefetch(plan.mode.refetchReason ?? .tableChanged(event.tableName))
         }
         stopObservingDatabaseChangesUntilNextTransaction()
     }
 
     private func touchedByTrigger(_ rowid: Int64?) {
-        guard needsRefetch == nil, !isStopped else { return }
+        guard state.wantsRows else { return }
         guard let rowid else {
-            needsRefetch = plan.mode == .incremental ? "a WITHOUT ROWID table the filter reads changed" : {
-                if case let .refetch(reason) = plan.mode { return reason }
-                return "a table without row events changed"
-            }()
+            state.needsRefetch(plan.mode.refetchReason ?? .tableWithoutRowidChanged)
             return
         }
-        touch(rowid)
-    }
-
-    /// Adds a row the transaction touched; `false` once more rows than the threshold are touched:
-    /// the transaction is then refetched instead.
-    @discardableResult
-    private func touch(_ rowid: Int64) -> Bool {
-        touched.insert(rowid)
-        guard touched.count > options.refetchThreshold else { return true }
-        needsRefetch = "more than \(options.refetchThreshold) rows changed in one transaction"
-        touched = []
-        return false
+        state.touched(rowid)
     }
 
     func databaseDidCommit(_ db: Database) {
@@ -260,31 +240,33 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         } catch {
             // The log is broken: the next check of other connections' commits says so.
         }
-        defer {
-            touched = []
-            needsRefetch = nil
-        }
-        guard !isStopped else { return }
-        if var pending = build {
-            // The index is not complete yet: remember, apply when it is.
-            pending.touched.formUnion(touched)
-            pending.refetch = pending.refetch ?? needsRefetch
-            build = pending
-            return
-        }
         // No PRAGMA data_version here: our own commits do not move it, and reading it now would
         // swallow a commit another connection made meanwhile, which the poller must still see.
+        perform(state.committed(), db, start: start)
+    }
+
+    /// Carries out what the state decided; a failure is delivered, and the next commit or poll
+    /// refetches.
+    func perform(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) {
         do {
-            if let reason = needsRefetch ?? needsRecovery {
-                try refetch(db, reason: reason, start: start)
-            } else if !touched.isEmpty {
-                try applyTouchedRows(db, start: start)
-            }
+            try carryOut(action, db, start: start)
         } catch {
-            let failure = failure(from: error, db)
-            needsRecovery = "recovering from: \(failure)"
-            channel.deliver(.failure(failure))
+            reportFailure(error, db)
         }
+    }
+
+    func carryOut(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) throws {
+        switch action {
+        case .none: break
+        case let .reread(rows): try applyTouchedRows(rows, db, start: start)
+        case let .refetch(reason): try refetch(db, reason: reason, start: start)
+        }
+    }
+
+    /// Delivers a failure met while following the database; the index is behind from then on.
+    func reportFailure(_ error: any Error, _ db: Database) {
+        state.failed()
+        channel.deliver(.failure(failure(from: error, db)))
     }
 
     /// Classifies an error met while following the database. A statement that fails to run once
@@ -300,16 +282,15 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     func databaseDidRollback(_ db: Database) {
-        touched = []
-        needsRefetch = nil
+        state.rolledBack()
     }
 
     // MARK: - Producing changesets
 
     /// Re-reads the touched rows with the query's own WHERE clause, so filter semantics are
     /// SQLite's, and moves them inside the index.
-    func applyTouchedRows(_ db: Database, start: ContinuousClock.Instant) throws {
-        let applied = try applyRows(db)
+    func applyTouchedRows(_ rows: Set<Int64>, _ db: Database, start: ContinuousClock.Instant) throws {
+        let applied = try applyRows(rows, db)
         // A new state goes out even with no change to the rows when the rows left out changed:
         // the result says so (the index keeps the state before when nothing changed at all).
         guard applied.after.stateID != applied.before.stateID else { return }
@@ -320,7 +301,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     /// Re-reads the touched rows and applies them to the index.
-    private func applyRows(_ db: Database) throws -> _AppliedChanges {
+    private func applyRows(_ touched: Set<Int64>, _ db: Database) throws -> _AppliedChanges {
         var fetched: [Int64: IndexEntry] = [:]
         var ids = touched
         var pending = Array(touched)
@@ -363,7 +344,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     /// Fetches the whole result again and diffs it against what was delivered last.
-    func refetch(_ db: Database, reason: String, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
+    func refetch(_ db: Database, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
         var builder = index.makeBuilder(layout: plan.layout)
         try Self.fetchAll(plan, db, into: &builder, mayBeLarge: index.current.count >= 10_000)
         let count = builder.count
@@ -372,7 +353,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             $0.refetches += 1
         }
         let (before, after) = index.replaceAll(with: builder)
-        needsRecovery = nil
+        state.refetched()
         let changes = Self.diff(before, after)
         guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
             index.keepDelivered(before)
@@ -432,35 +413,25 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Completes the index with every row, applies what commits touched meanwhile, and delivers
     /// one update from the first screen to the whole result: on the writer's queue.
     func finishBuild(_ builder: _IndexBuilder?, _ db: Database) {
-        guard let pending = build else { return }
-        build = nil
-        guard !isStopped else { return }
         let start = ContinuousClock.now
-        guard let builder else {
-            needsRecovery = "the rest of the first fetch failed"
-            return
-        }
+        guard case let .complete(then: next) = state.buildFinished(succeeded: builder != nil), let builder else { return }
         let (before, built) = index.replaceAll(with: builder)
         var after = built
         do {
-            if pending.refetch != nil {
+            switch next {
+            case .none: break
+            case let .reread(rows): after = try applyRows(rows, db).after
+            case .refetch:
                 var fresh = index.makeBuilder(layout: plan.layout)
                 try Self.fetchAll(plan, db, into: &fresh, mayBeLarge: true)
                 let count = fresh.count
                 statistics.update { $0.rowsRead += count }
                 after = index.replaceAll(with: fresh).after
-            } else if !pending.touched.isEmpty {
-                touched = pending.touched
-                defer { touched = [] }
-                after = try applyRows(db).after
             }
         } catch {
-            let failure = failure(from: error, db)
-            needsRecovery = "recovering from: \(failure)"
-            channel.deliver(.failure(failure))
+            reportFailure(error, db)
         }
-        let extendsPrefix = pending.refetch == nil && pending.touched.isEmpty
-        let changes = extendsPrefix ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
+        let changes = next == .none ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
         let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
         channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .firstFetchCompleted,
                                                 latency: start.duration(to: .now))))
@@ -495,11 +466,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
-        build = nil   // the rest of the first fetch, if still under way, belongs to the old request
+        state.requestChanged()   // the rest of the first fetch, if still under way, belongs to the old request
         let previous = self.plan
         self.plan = plan
         do {
-            try refetch(db, reason: "criteria changed", start: ContinuousClock.now, deliversEmptyChange: true)
+            try refetch(db, reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {
             self.plan = previous   // a failed fetch changes nothing
             throw error

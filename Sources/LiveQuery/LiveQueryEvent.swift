@@ -18,7 +18,7 @@ public enum LiveUpdatePath: Sendable, Equatable, CustomStringConvertible {
     /// The changed rows were re-read and moved inside the index.
     case incremental
     /// The result was fetched again and diffed, for the reason given.
-    case refetch(reason: String)
+    case refetch(reason: RefetchReason)
     /// The rest of the first fetch: the query opened with its first screen of rows
     /// (``LiveQueryOptions/firstScreenRows``) and now holds them all.
     case firstFetchCompleted

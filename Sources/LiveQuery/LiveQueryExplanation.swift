@@ -46,9 +46,6 @@ extension LiveQuery {
 
 extension QueryPlan {
     var updatePath: LiveUpdatePath {
-        switch mode {
-        case .incremental: .incremental
-        case let .refetch(reason): .refetch(reason: reason)
-        }
+        mode.refetchReason.map { .refetch(reason: $0) } ?? .incremental
     }
 }

@@ -31,7 +31,7 @@ extension QueryPlan {
 
     /// A SELECT run as written and refetched on every commit that touches a table it reads:
     /// identity, section and version are result columns, named as SQLite names them.
-    private init<ID: LiveIdentity>(positional compiled: _CompiledSelect, request: LiveQueryRequest<ID>, reasons: [String],
+    private init<ID: LiveIdentity>(positional compiled: _CompiledSelect, request: LiveQueryRequest<ID>, reasons: [RefetchReason.Shape],
                                    _ db: Database) throws(LiveQueryError) {
         func resultColumn(_ name: String, role: InvalidRequest.Role) throws(LiveQueryError) -> Int32 {
             guard let index = compiled.resultColumn(named: name) else {
@@ -66,7 +66,7 @@ extension QueryPlan {
         }
         let identityName = compiled.columnNames[Int(identityColumn)].quotedIdentifier
         self.init(
-            description: request.description, table: "", tableName: "", mode: .refetch(reason: reasons.joined(separator: "; ")),
+            description: request.description, table: "", tableName: "", mode: .refetch(reasons),
             layout: _ResultLayout(
                 comparator: SortKeyComparator(terms: [], collations: []), identityIsRowid: false,
                 sectionRule: request.section != nil ? SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary) : nil,

@@ -9,8 +9,14 @@ struct QueryPlan: Sendable {
     enum Mode: Sendable, Equatable {
         /// Changed rows are re-read and moved inside the index.
         case incremental
-        /// Every relevant commit refetches and diffs, for the reason given.
-        case refetch(reason: String)
+        /// Every relevant commit refetches and diffs: the request has these shapes.
+        case refetch([RefetchReason.Shape])
+
+        /// Why each relevant commit refetches (`nil` when the plan is incremental).
+        var refetchReason: RefetchReason? {
+            if case let .refetch(shapes) = self { return .request(shapes) }
+            return nil
+        }
     }
 
     /// Where a fetched row's parts are among the statement's columns.
@@ -205,7 +211,7 @@ struct QueryPlan: Sendable {
         }
         let versionColumn = try request.version.map { column throws(LiveQueryError) in try canonical(column) }
 
-        var reasons: [String] = []
+        var reasons: [RefetchReason.Shape] = []
         // The identity: a unique column, the rowid, or a WITHOUT ROWID table's primary key.
         let identityExpression: String
         var identityIsRowid = false
@@ -234,12 +240,12 @@ struct QueryPlan: Sendable {
         if identityIsRowid, ID(identityValue: .integer(1)) == nil {
             throw LiveQueryError.invalidRequest(.integerIdentity(named: request.identity, table: table, declared: "\(ID.self)"))
         }
-        if schema.isWithoutRowid { reasons.append("WITHOUT ROWID tables report no row changes") }
+        if schema.isWithoutRowid { reasons.append(.withoutRowid(table)) }
 
         var collations: [SortTerm.Collation] = []
         for (term, column) in zip(request.sort, sortColumns) {
             let collation = term.collation ?? _TableSchema.declaredCollation(db, table: table, column: column)
-            if case let .custom(name) = collation { reasons.append("custom collation \(name)") }
+            if case let .custom(name) = collation { reasons.append(.customCollation(name)) }
             collations.append(collation)
         }
         let termCount = sortColumns.count
@@ -249,11 +255,11 @@ struct QueryPlan: Sendable {
         if let filter = request.filter {
             let analysis = try Self.analyze(filter: filter, schema: schema, db)
             if analysis.readsOwnTable {
-                reasons.append("the filter reads \(table) itself, so rows it did not touch can enter or leave")
+                reasons.append(.readsOwnTable(table))
             }
             reasons += Self.functionReasons(analysis)
         }
-        let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reason: reasons.joined(separator: "; "))
+        let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reasons)
         self.mode = mode
 
         // Columns read: [rowid,] sort values…, [identity,] version.
@@ -365,14 +371,12 @@ struct QueryPlan: Sendable {
     }
 
     /// Why functions a query calls make it depend on more than its rows.
-    static func functionReasons(_ analysis: FilterAnalysis) -> [String] {
-        var reasons: [String] = []
+    static func functionReasons(_ analysis: FilterAnalysis) -> [RefetchReason.Shape] {
+        var reasons: [RefetchReason.Shape] = []
         if !analysis.nondeterministicFunctions.isEmpty {
-            reasons.append("the query calls \(analysis.nondeterministicFunctions.sorted().joined(separator: ", ")), which can change without a write")
+            reasons.append(.nondeterministicFunctions(analysis.nondeterministicFunctions.sorted()))
         }
-        if analysis.isTimeDependent {
-            reasons.append("the query depends on the current time: it is refetched on commits to the tables it reads, not as time passes")
-        }
+        if analysis.isTimeDependent { reasons.append(.currentTime) }
         return reasons
     }
 

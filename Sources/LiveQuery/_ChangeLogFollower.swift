@@ -15,7 +15,7 @@ struct _ChangeLogFollower {
 
     enum Read {
         case entries([Entry])
-        case refetch(reason: String)
+        case refetch(RefetchReason.ExternalCommit)
     }
 
     let readerID = UUID().uuidString
@@ -119,12 +119,12 @@ struct _ChangeLogFollower {
         guard currentGeneration == generation, end >= appliedThrough else {
             generation = currentGeneration
             restart(at: end)
-            return .refetch(reason: "the change log was recreated")
+            return .refetch(.changeLogRecreated)
         }
         let pruned = values["pruned_through"].flatMap { Int64.fromDatabaseValue($0) } ?? 0
         guard pruned <= appliedThrough else {
             restart(at: end)
-            return .refetch(reason: "the change log was pruned past this query's position (it expired)")
+            return .refetch(.changeLogPruned)
         }
         var entries: [Entry] = []
         let statement = try db.cachedStatement(sql: "SELECT seq, tbl, col, val FROM \(ChangeTracking.logTable) WHERE seq > ? AND seq <= ? ORDER BY seq")

@@ -51,7 +51,7 @@ struct _ParsedSelect: Sendable {
     var fromRange: Range<Int> = 0..<0
     var whereClause: String?
     var order: [OrderTerm] = []
-    var refetchReasons: [String] = []
+    var refetchReasons: [RefetchReason.Shape] = []
     /// Whether the result columns hold placeholders (their arguments come first).
     var resultColumnsHaveParameters = false
 
@@ -66,7 +66,7 @@ struct _ParsedSelect: Sendable {
     /// has already accepted it).
     init(_ sql: String) {
         guard let tokens = _SQLTokenizer.tokens(sql) else {
-            refetchReasons.append("the SQL could not be read")
+            refetchReasons.append(.unreadableSQL)
             return
         }
         Parser(tokens: tokens, source: Array(sql.utf8)).parse(into: &self)
@@ -142,15 +142,15 @@ private struct Parser {
 
     func parse(into select: inout _ParsedSelect) {
         guard let first = tokens.first else {
-            select.refetchReasons.append("the SQL is empty")
+            select.refetchReasons.append(.emptySQL)
             return
         }
         if first.isKeyword("WITH") {
-            select.refetchReasons.append("a common table expression (WITH)")
+            select.refetchReasons.append(.commonTableExpression)
             return
         }
         guard first.isKeyword("SELECT") else {
-            select.refetchReasons.append("not a plain SELECT")
+            select.refetchReasons.append(.notPlainSelect)
             return
         }
         var clauses: [(keyword: String, index: Int)] = []
@@ -167,15 +167,15 @@ private struct Parser {
             let end = position + 1 < clauses.count ? clauses[position + 1].index : tokens.count
             return start..<end
         }
-        for (keyword, reason) in [("UNION", "a compound SELECT"), ("INTERSECT", "a compound SELECT"), ("EXCEPT", "a compound SELECT"),
-                                  ("GROUP", "GROUP BY"), ("HAVING", "HAVING"), ("WINDOW", "a window function"),
-                                  ("LIMIT", "LIMIT/OFFSET"), ("VALUES", "VALUES")]
+        for (keyword, reason) in [("UNION", RefetchReason.Shape.compoundSelect), ("INTERSECT", .compoundSelect), ("EXCEPT", .compoundSelect),
+                                  ("GROUP", .groupBy), ("HAVING", .having), ("WINDOW", .windowFunction),
+                                  ("LIMIT", .limit), ("VALUES", .values)]
         where clauses.contains(where: { $0.keyword == keyword }) && !select.refetchReasons.contains(reason) {
             select.refetchReasons.append(reason)
         }
         var selectStart = 1
         if tokens.count > 1 && tokens[1].isKeyword("DISTINCT") {
-            select.refetchReasons.append("DISTINCT")
+            select.refetchReasons.append(.distinct)
             selectStart = 2
         } else if tokens.count > 1 && tokens[1].isKeyword("ALL") {
             selectStart = 2
@@ -187,7 +187,7 @@ private struct Parser {
         if containsAggregateOrWindow(selectList, in: &select) { return }
 
         guard let from = clause("FROM"), !from.isEmpty else {
-            select.refetchReasons.append("no FROM clause")
+            select.refetchReasons.append(.noFrom)
             return
         }
         select.from = text(from)
@@ -195,7 +195,7 @@ private struct Parser {
         parseFrom(from, into: &select)
         if let whereRange = clause("WHERE") {
             select.whereClause = text(whereRange)
-            if tokens[whereRange].contains(where: { $0.isKeyword("OVER") }) { select.refetchReasons.append("a window function") }
+            if tokens[whereRange].contains(where: { $0.isKeyword("OVER") }) { select.refetchReasons.append(.windowFunction) }
         }
         if let order = clause("ORDER") { parseOrder(order, into: &select) }
     }
@@ -204,13 +204,13 @@ private struct Parser {
         for index in range {
             let token = tokens[index]
             if token.isKeyword("OVER") {
-                select.refetchReasons.append("a window function")
+                select.refetchReasons.append(.windowFunction)
                 return true
             }
             guard case .identifier(quoted: false) = token.kind, index + 1 < range.upperBound, tokens[index + 1].text == "(" else { continue }
             let name = token.text.lowercased()
             if Self.aggregates.contains(name) {
-                select.refetchReasons.append("an aggregate function (\(name))")
+                select.refetchReasons.append(.aggregate(name))
                 return true
             }
             if name == "min" || name == "max" {
@@ -223,7 +223,7 @@ private struct Parser {
                     position += 1
                 } while depth > 0 && position < range.upperBound
                 if commas == 0 {
-                    select.refetchReasons.append("an aggregate function (\(name))")
+                    select.refetchReasons.append(.aggregate(name))
                     return true
                 }
             }
@@ -241,21 +241,21 @@ private struct Parser {
         while index < range.upperBound {
             // A table: [schema.]name [[AS] alias] [INDEXED BY i | NOT INDEXED]
             guard case .identifier = tokens[index].kind else {
-                select.refetchReasons.append(tokens[index].text == "(" ? "a subquery in FROM" : "a FROM clause LiveList cannot read")
+                select.refetchReasons.append(tokens[index].text == "(" ? .subqueryInFrom : .unreadableFrom)
                 return
             }
             var name = tokens[index].text
             index += 1
             if index + 1 < range.upperBound, tokens[index].text == ".", case .identifier = tokens[index + 1].kind {
                 guard name.lowercased() == "main" else {
-                    select.refetchReasons.append("a table of another schema (\(name))")
+                    select.refetchReasons.append(.otherSchema(name))
                     return
                 }
                 name = tokens[index + 1].text
                 index += 2
             }
             if index < range.upperBound, tokens[index].text == "(" {
-                select.refetchReasons.append("a table-valued function (\(name))")
+                select.refetchReasons.append(.tableValuedFunction(name))
                 return
             }
             var alias: String?
@@ -275,7 +275,7 @@ private struct Parser {
                                                          endOffset: endOffset, hasIndexHint: hasIndexHint)
             // ON condition, up to the next join operator.
             if index < range.upperBound, tokens[index].isKeyword("USING") {
-                select.refetchReasons.append("a join with USING")
+                select.refetchReasons.append(.joinUsing)
                 return
             }
             if index < range.upperBound, tokens[index].isKeyword("ON") {
@@ -298,7 +298,7 @@ private struct Parser {
                 }
                 index = end
             } else if join != .base {
-                select.refetchReasons.append("a join without ON")
+                select.refetchReasons.append(.joinWithoutOn)
                 return
             }
             select.tables.append(reference)
@@ -306,7 +306,7 @@ private struct Parser {
             // The next join operator.
             let token = tokens[index]
             if token.isSymbol && token.text == "," {
-                select.refetchReasons.append("a comma join")
+                select.refetchReasons.append(.commaJoin)
                 return
             } else if token.isKeyword("JOIN") {
                 join = .inner
@@ -318,13 +318,13 @@ private struct Parser {
                 index += 1
                 if index < range.upperBound, tokens[index].isKeyword("OUTER") { index += 1 }
                 guard index < range.upperBound, tokens[index].isKeyword("JOIN") else {
-                    select.refetchReasons.append("a FROM clause LiveList cannot read")
+                    select.refetchReasons.append(.unreadableFrom)
                     return
                 }
                 join = .left
                 index += 1
             } else {
-                select.refetchReasons.append("a \(token.text.uppercased()) join")
+                select.refetchReasons.append(.joinKind(token.text.uppercased()))
                 return
             }
         }
@@ -354,11 +354,11 @@ private struct Parser {
 
     func parseOrder(_ range: Range<Int>, into select: inout _ParsedSelect) {
         guard range.lowerBound < range.upperBound, tokens[range.lowerBound].isKeyword("BY") else {
-            select.refetchReasons.append("an ORDER BY LiveList cannot read")
+            select.refetchReasons.append(.unreadableOrderBy)
             return
         }
         if tokens[range].contains(where: { $0.isKeyword("OVER") }) {
-            select.refetchReasons.append("a window function")
+            select.refetchReasons.append(.windowFunction)
             return
         }
         for term in split(range.lowerBound + 1..<range.upperBound, where: { $0.isSymbol && $0.text == "," }) {
@@ -379,7 +379,7 @@ private struct Parser {
                 end -= 2
             }
             guard let column = columnReference(trimmed(term.lowerBound..<end)) else {
-                select.refetchReasons.append("an ORDER BY expression (\(text(term.lowerBound..<end)))")
+                select.refetchReasons.append(.orderByExpression(text(term.lowerBound..<end)))
                 return
             }
             select.order.append(.init(column: column, collation: collation, descending: descending, nulls: nulls))

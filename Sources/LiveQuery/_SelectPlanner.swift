@@ -39,7 +39,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
     let request: LiveQueryRequest<ID>
     let identityHoldsIntegers: Bool
     let db: Database
-    private(set) var reasons: [String] = []
+    private(set) var reasons: [RefetchReason.Shape] = []
     private(set) var incremental: Incremental?
     private var schemas: [_TableSchema] = []
 
@@ -62,7 +62,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         do {
             for table in parsed.tables {
                 guard let schema = try _TableSchema.read(table.name, db) else {
-                    reasons.append("\(table.name) is a view or a virtual table")
+                    reasons.append(.viewOrVirtualTable(table.name))
                     return
                 }
                 schemas.append(schema)
@@ -72,7 +72,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         }
         let base = schemas[0]
         guard !base.isWithoutRowid, let baseRowidName = base.rowidName else {
-            reasons.append(base.isWithoutRowid ? "\(base.name) is a WITHOUT ROWID table: its changes carry no row" : "the columns of \(base.name) hide its rowid")
+            reasons.append(base.isWithoutRowid ? .withoutRowid(base.name) : .hiddenRowid(base.name))
             return
         }
         let names = parsed.tables.map { $0.visibleName.quotedIdentifier }
@@ -86,7 +86,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
                     // Rows of the base table repeat once per row they meet: its key cannot be the identity.
                     throw LiveQueryError.invalidRequest(.oneToManyJoin(joined: parsed.tables[index].visibleName, base: base.name, identity: request.identity))
                 }
-                reasons.append("the join with \(parsed.tables[index].visibleName) can meet several of its rows: its ON clause has no equality between a unique column of \(parsed.tables[index].visibleName) and a column of an earlier table, of the same type")
+                reasons.append(.joinMeetsSeveralRows(parsed.tables[index].visibleName))
                 return
             }
             parents.append(link)
@@ -96,7 +96,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         var terms: [(sql: String, resolved: Resolved, rule: SortKeyComparator.Rule)] = []
         for term in parsed.order {
             guard let resolved = resolve(term.column, aliases: true) else {
-                reasons.append("ORDER BY \(term.column.qualifier.map { $0 + "." } ?? "")\(term.column.column) is not a column LiveList can compare")
+                reasons.append(.orderByNotColumn((term.column.qualifier.map { $0 + "." } ?? "") + term.column.column))
                 return
             }
             let collation: SortTerm.Collation
@@ -113,7 +113,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
                 collation = _TableSchema.declaredCollation(db, table: schemas[resolved.table].name, column: resolved.column)
             }
             if case let .custom(name) = collation {
-                reasons.append("custom collation \(name)")
+                reasons.append(.customCollation(name))
                 return
             }
             let rule = SortKeyComparator.Rule(descending: term.descending, nullsFirst: term.nulls.map { $0 == .first } ?? !term.descending,
@@ -247,7 +247,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             do {
                 _ = try db.makeStatement(sql: lookup.lookup(touch: "count", where: lookup.rowCondition("NEW").replacingOccurrences(of: "NEW.", with: "\(names[index]).")))
             } catch {
-                reasons.append("LiveList cannot look up the rows that meet \(parsed.tables[index].visibleName): \(error)")
+                reasons.append(.joinLookupUnavailable(table: parsed.tables[index].visibleName, message: "\(error)"))
                 return
             }
             joins.append(lookup)
@@ -424,7 +424,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
     /// Compiles the query's expressions over stand-ins for its tables that read nothing: if the
     /// statement still reads one of them, a subquery does, and rows the query did not join can
     /// change its result.
-    private func selfReadingReason(selected: [String]) throws(LiveQueryError) -> String? {
+    private func selfReadingReason(selected: [String]) throws(LiveQueryError) -> RefetchReason.Shape? {
         var standIns: [String] = []
         for (table, schema) in zip(parsed.tables, schemas) {
             var names = schema.columns.map(\.name)
@@ -439,10 +439,10 @@ struct _SelectPlanner<ID: LiveIdentity> {
         do {
             region = try db.makeStatement(sql: probe).databaseRegion
         } catch {
-            return "LiveList could not tell which tables the query's expressions read (\(error))"
+            return .unknownReads(message: "\(error)")
         }
         for schema in schemas where region.isModified(byEventsOfKind: .insert(tableName: schema.name)) {
-            return "the query reads \(schema.name) in a subquery, so rows it did not touch can change"
+            return .readsOwnTable(schema.name)
         }
         return nil
     }
