@@ -45,8 +45,10 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     /// WITHOUT ROWID table, its single-column primary key).
     public var identity: String?
     /// A SELECT given as SQL or as a GRDB request (then `table`, `filter` and `sort` are unused,
-    /// and `identity`, `section` and `version` are expressions of the SELECT).
-    private(set) var select: _SelectSource?
+    /// and `identity`, `section` and `version` are expressions of the SELECT). A table request
+    /// is lowered to one when planned (``lowered(_:)``), keeping its table, filter and sort for
+    /// its description.
+    var select: _SelectSource?
 
     /// Creates a request for rows identified by `identity` (a column with a UNIQUE constraint or
     /// the primary key), decoded as `type`.
@@ -157,7 +159,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     }
 
     public var description: String {
-        if let select {
+        if let select, table.isEmpty {
             var parts = ["select: \(select.summary)"]
             if let identity { parts.append("identity: \(identity)") }
             if let section { parts.append("section: \(section)") }

@@ -49,6 +49,15 @@ extension QueryPlan {
         }
         var key: [Int32] = []
         if let section = request.section { key.append(try resultColumn(section, role: .section)) }
+        if request.version != nil {
+            // A version stands for the rest of the row, not for its place: a change of an ORDER BY
+            // column is a change of content, as on the incremental path (whose sort values are
+            // part of each row's token).
+            for term in compiled.parsed.order {
+                let name = (term.column.qualifier.map { $0 + "." } ?? "") + term.column.column
+                if let column = compiled.resultColumn(named: name), !key.contains(column), column != identityColumn { key.append(column) }
+            }
+        }
         key.append(identityColumn)
         let content: Columns.Content = if let version = request.version {
             .version(try resultColumn(version, role: .version))

@@ -171,167 +171,10 @@ struct QueryPlan: Sendable {
                 throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
             }
         }
-        if let select = request.select {
-            try self.init(select: select, request: request, db)
-        } else {
-            try self.init(table: request, db)
-        }
+        if request.select == nil { request = try request.lowered(db) }
+        guard let select = request.select else { throw LiveQueryError.invalidRequest(.cannotCompile(message: "no SELECT")) }
+        try self.init(select: select, request: request, db)
         identityName = request.identity
-    }
-
-    private init<ID: LiveIdentity>(table request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
-        description = request.description
-        let arguments = request.filter?.arguments ?? StatementArguments()
-        self.arguments = arguments
-        let schema: _TableSchema
-        do {
-            guard let found = try _TableSchema.read(request.table, db) else { throw LiveQueryError.unknownTable(request.table) }
-            schema = found
-        } catch {
-            throw LiveQueryError.from(error, sql: nil)
-        }
-        self.schema = schema
-        let table = schema.name
-        self.table = table
-        tableName = table
-        let quotedTable = table.quotedIdentifier
-        func canonical(_ column: String) throws(LiveQueryError) -> String {
-            guard let match = schema.columns.first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame }) else {
-                throw LiveQueryError.unknownColumn(table: table, column: column)
-            }
-            return match.name
-        }
-        var sortColumns: [String] = []
-        for term in request.sort { sortColumns.append(try canonical(term.column)) }
-        if let section = request.section {
-            let column = try canonical(section)
-            guard let first = sortColumns.first, first == column else {
-                throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: section, firstTerm: request.sort.first?.column))
-            }
-        }
-        let versionColumn = try request.version.map { column throws(LiveQueryError) in try canonical(column) }
-
-        var reasons: [RefetchReason.Shape] = []
-        // The identity: a unique column, the rowid, or a WITHOUT ROWID table's primary key.
-        let identityExpression: String
-        var identityIsRowid = false
-        if let identity = request.identity {
-            let column = try canonical(identity)
-            let isUnique = schema.primaryKey == [column] || column == schema.rowidAlias || schema.uniqueIndexes.contains { index in
-                index.predicate == nil && index.terms.count == 1 && {
-                    if case let .column(name, _) = index.terms[0] { return name == column }
-                    return false
-                }()
-            }
-            guard isUnique else {
-                throw LiveQueryError.invalidRequest(.identityNotUnique(identity: column, table: table))
-            }
-            identityExpression = column.quotedIdentifier
-            if column == schema.rowidAlias { identityIsRowid = true }
-        } else if let rowid = schema.rowidName {
-            identityExpression = rowid
-            identityIsRowid = true
-        } else if schema.isWithoutRowid, schema.primaryKey.count == 1 {
-            identityExpression = schema.primaryKey[0].quotedIdentifier
-        } else {
-            throw LiveQueryError.invalidRequest(.identityRequired(
-                table: table, because: schema.isWithoutRowid ? .compositePrimaryKey : .rowidHidden, available: schema.columns.map(\.name)))
-        }
-        if identityIsRowid, ID(identityValue: .integer(1)) == nil {
-            throw LiveQueryError.invalidRequest(.integerIdentity(named: request.identity, table: table, declared: "\(ID.self)"))
-        }
-        if schema.isWithoutRowid { reasons.append(.withoutRowid(table)) }
-
-        var collations: [SortTerm.Collation] = []
-        for (term, column) in zip(request.sort, sortColumns) {
-            let collation = term.collation ?? _TableSchema.declaredCollation(db, table: table, column: column)
-            if case let .custom(name) = collation { reasons.append(.customCollation(name)) }
-            collations.append(collation)
-        }
-        let termCount = sortColumns.count
-        hasVersionColumn = versionColumn != nil
-
-        // What the filter reads and whether it can change without its own rows changing.
-        if let filter = request.filter {
-            let analysis = try Self.analyze(filter: filter, schema: schema, db)
-            if analysis.readsOwnTable {
-                reasons.append(.readsOwnTable(table))
-            }
-            reasons += Self.functionReasons(analysis)
-        }
-        let mode: Mode = reasons.isEmpty ? .incremental : .refetch(reasons)
-        self.mode = mode
-
-        // Columns read: [rowid,] sort values…, [identity,] version.
-        let incremental = mode == .incremental
-        let readsIdentity = !(incremental && identityIsRowid)
-        var selected: [String] = []
-        if incremental, let rowid = schema.rowidName { selected.append(rowid) }
-        selected += sortColumns.map(\.quotedIdentifier)
-        if readsIdentity { selected.append(identityExpression) }
-        let base: Int32 = incremental ? 1 : 0
-        let keyCount = Int32(termCount + (readsIdentity ? 1 : 0))
-        let contentColumn = base + keyCount
-        if let versionColumn {
-            selected.append(versionColumn.quotedIdentifier)
-        } else {
-            selected.append(_Digest.functionName + "(" + schema.columns.map(\.name.quotedIdentifier).joined(separator: ", ") + ")")
-        }
-        columns = Columns(rowid: incremental ? 0 : nil, key: Array(base..<contentColumn),
-                          content: versionColumn != nil ? .version(contentColumn) : .digestFunction(contentColumn))
-        let selectFrom = "SELECT " + selected.joined(separator: ", ") + " FROM " + quotedTable
-        var orderTerms = zip(request.sort, collations).map { term, collation in term.sql(collation: collation) }
-        // Ties are broken by the identity, compared as stored (BINARY), as the index does.
-        orderTerms.append(identityIsRowid ? identityExpression : identityExpression + " COLLATE BINARY")
-        let whereClause = request.filter.map { " WHERE (\($0.sql))" } ?? ""
-        let fetchSQL = selectFrom + whereClause + " ORDER BY " + orderTerms.joined(separator: ", ")
-        self.fetchSQL = fetchSQL
-        scanningFetchSQL = selectFrom + " NOT INDEXED" + whereClause + " ORDER BY " + orderTerms.joined(separator: ", ")
-        countSQL = "SELECT count(*) FROM \(quotedTable)" + whereClause
-        tableCountSQL = "SELECT count(*) FROM \(quotedTable)"
-        rereadPrefixSQL = selectFrom + " NOT INDEXED WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "")
-            + (schema.rowidName ?? "rowid") + " IN ("
-        let recordKey = incremental ? (schema.rowidName ?? "rowid") : identityExpression
-        records = RecordQuery(
-            prefix: "SELECT *, \(recordKey) FROM \(quotedTable) WHERE " + (request.filter.map { "(\($0.sql)) AND " } ?? "") + recordKey + " IN (",
-            arguments: arguments, keyIsRowid: incremental, adapter: nil)
-
-        // The order: sort terms, then (when it is not the rowid) the identity, then the rowid.
-        // A refetched result keeps SQLite's order: its rowids are fetch ordinals.
-        var comparator = SortKeyComparator(terms: request.sort, collations: collations)
-        let sectionRule = request.section != nil ? comparator.rules.first : nil
-        if incremental {
-            if readsIdentity { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
-        } else {
-            comparator.rules = []
-        }
-        var layout = _ResultLayout(comparator: comparator, identityIsRowid: incremental && identityIsRowid,
-                                   sectionRule: sectionRule, sectionsArePositional: !incremental)
-        layout.records = records
-        self.layout = layout
-        joins = []
-        joinedTables = []
-        notes = []
-
-        do {
-            try _Digest.register(on: db)
-            let statement = try db.makeStatement(sql: fetchSQL)
-            try statement.validateArguments(arguments)
-            let region = statement.databaseRegion
-            self.region = region
-            var others = try Self.tables(readBy: region, db)
-            others.remove(table.lowercased())
-            otherTables = others
-            let facts = try Self.facts(ofOtherTables: others, db)
-            conflictColumns = facts.conflictColumns
-            var silent = schema.isWithoutRowid ? [table] : []
-            silent += facts.silent
-            silentTables = silent
-        } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(error, sql: fetchSQL, arguments: arguments)
-        } catch {
-            throw LiveQueryError.from(error, sql: fetchSQL, arguments: arguments)
-        }
     }
 
     /// The tables of the main schema that `region` reads, lowercased.
@@ -405,36 +248,10 @@ struct QueryPlan: Sendable {
         }
     }
 
-    /// What a filter depends on beyond the row it is evaluated on.
+    /// What a query depends on beyond the rows it reads.
     struct FilterAnalysis {
-        var readsOwnTable = false
         var nondeterministicFunctions: Set<String> = []
         var isTimeDependent = false
-    }
-
-    /// Compiles `filter` over a stand-in for the table that reads nothing: if the statement still
-    /// reads the table, the filter does so itself (a subquery or an aggregate over it). Functions
-    /// SQLite does not flag deterministic, and date functions given `'now'`, make it depend on more
-    /// than the data.
-    static func analyze(filter: LiveQueryFilter, schema: _TableSchema, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
-        var analysis = FilterAnalysis()
-        var names = schema.columns.map(\.name)
-        let lowered = Set(names.map { $0.lowercased() })
-        if !schema.isWithoutRowid { names += ["rowid", "_rowid_", "oid"].filter { !lowered.contains($0) } }
-        let standIn = "SELECT " + names.map { "NULL AS \($0.quotedIdentifier)" }.joined(separator: ", ")
-        let probe = "SELECT 1 FROM (\(standIn)) AS \(schema.name.quotedIdentifier) WHERE (\(filter.sql))"
-        do {
-            let statement = try db.makeStatement(sql: probe)
-            analysis.readsOwnTable = statement.databaseRegion.isModified(byEventsOfKind: .insert(tableName: schema.name))
-        } catch let error as DatabaseError {
-            throw LiveQueryError.invalidSQL(error, sql: filter.sql, arguments: filter.arguments)
-        } catch {
-            throw LiveQueryError.from(error, sql: filter.sql, arguments: filter.arguments)
-        }
-        let functions = try analyzeFunctions(sql: filter.sql, arguments: filter.arguments, db)
-        analysis.nondeterministicFunctions = functions.nondeterministicFunctions
-        analysis.isTimeDependent = functions.isTimeDependent
-        return analysis
     }
 
     /// The functions `sql` calls that SQLite does not flag deterministic, and whether it reads the

@@ -1,0 +1,72 @@
+import GRDB
+
+/// A table request — a table, a filter, sort terms, section and version columns — is a SELECT
+/// written for the user: lowered to one here, it is planned by the one planner every request
+/// goes through (``QueryPlan``), after the checks only a table request can fail (a table or
+/// column that does not exist, an identity column without a UNIQUE constraint, a section that is
+/// not the first sort term).
+extension LiveQueryRequest {
+    /// The request as a SELECT over its table:
+    /// `SELECT *[, rowid] FROM t WHERE (filter) ORDER BY terms…, identity`. The identity closes the
+    /// ORDER BY, so that a query that is refetched keeps the same total order as one that is not.
+    func lowered(_ db: Database) throws(LiveQueryError) -> LiveQueryRequest {
+        let found: _TableSchema?
+        do {
+            found = try _TableSchema.read(table, db)
+        } catch {
+            throw LiveQueryError.from(error, sql: nil)
+        }
+        guard let schema = found else { throw LiveQueryError.unknownTable(table) }
+        func canonical(_ column: String) throws(LiveQueryError) -> String {
+            guard let match = schema.columns.first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame }) else {
+                throw LiveQueryError.unknownColumn(table: schema.name, column: column)
+            }
+            return match.name
+        }
+        var terms: [SortTerm] = []
+        for term in sort {
+            var term = term
+            term.column = try canonical(term.column)
+            terms.append(term)
+        }
+        let section = try section.map { column throws(LiveQueryError) in try canonical(column) }
+        if let section, terms.first?.column != section {
+            throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: self.section ?? section, firstTerm: sort.first?.column))
+        }
+        let version = try version.map { column throws(LiveQueryError) in try canonical(column) }
+        let identity = try Self.identity(identity, of: schema, canonical: canonical)
+
+        var columns = "*"
+        if identity.isRowid, schema.rowidAlias == nil, let rowid = identity.column { columns += ", " + rowid }
+        var sql = "SELECT \(columns) FROM \(schema.name.quotedIdentifier)"
+        if let filter { sql += " WHERE (\(filter.sql))" }
+        var order = terms.map { $0.sql(collation: $0.collation) }
+        if let column = identity.column { order.append(identity.isRowid ? column : column + " COLLATE BINARY") }
+        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+
+        var lowered = LiveQueryRequest(sql: sql, arguments: filter?.arguments ?? StatementArguments(), identity: identity.column, as: ID.self,
+                                       section: section?.quotedIdentifier, version: version?.quotedIdentifier)
+        (lowered.table, lowered.filter, lowered.sort) = (table, filter, sort)
+        return lowered
+    }
+
+    /// The identity of a table request's rows, as a column of the SELECT: the column named, the
+    /// rowid, or a WITHOUT ROWID table's single-column primary key.
+    private static func identity(_ given: String?, of schema: _TableSchema,
+                                 canonical: (String) throws(LiveQueryError) -> String) throws(LiveQueryError) -> (column: String?, isRowid: Bool) {
+        if let given {
+            let column = try canonical(given)
+            let isUnique = schema.primaryKey == [column] || column == schema.rowidAlias || schema.uniqueIndexes.contains { index in
+                guard index.predicate == nil, index.terms.count == 1, case let .column(name, _) = index.terms[0] else { return false }
+                return name == column
+            }
+            guard isUnique else { throw LiveQueryError.invalidRequest(.identityNotUnique(identity: column, table: schema.name)) }
+            return (column.quotedIdentifier, column == schema.rowidAlias)
+        }
+        if let alias = schema.rowidAlias { return (alias.quotedIdentifier, true) }
+        if let rowid = schema.rowidName { return (rowid, true) }
+        if schema.isWithoutRowid, schema.primaryKey.count == 1 { return (schema.primaryKey[0].quotedIdentifier, false) }
+        throw LiveQueryError.invalidRequest(.identityRequired(
+            table: schema.name, because: schema.isWithoutRowid ? .compositePrimaryKey : .rowidHidden, available: schema.columns.map(\.name)))
+    }
+}
