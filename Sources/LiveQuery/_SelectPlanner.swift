@@ -57,47 +57,104 @@ struct _SelectPlanner<ID: LiveIdentity> {
         LiveQueryError.from(error, sql: sql, arguments: compiled.arguments)
     }
 
+    /// A joined table's link to the tables before it: the equality of its ON clause that makes it
+    /// meet at most one of its rows.
+    typealias Link = (parent: Int, key: Resolved, foreign: Resolved, conjunct: String, collation: String)
+    /// An ORDER BY term: its SQL as the plan writes it, its column, and how the index compares it.
+    typealias Term = (sql: String, resolved: Resolved, rule: SortKeyComparator.Rule)
+
+    /// The identity as the statements read it.
+    struct Identity {
+        var sql: String
+        var isRowid: Bool
+        /// The column, when the identity is one (`nil` for an expression).
+        var column: Resolved?
+    }
+
+    /// The statements of an incremental plan, and what the fetch reads.
+    struct Statements {
+        var fetch: String
+        var scanningFetch: String
+        var reread: String
+        var records: String
+        var count: String
+        var region: DatabaseRegion
+    }
+
+    /// Plans the SELECT in named steps; a step that meets a shape it cannot maintain adds a
+    /// reason and planning stops (the query is then refetched).
     mutating func plan() throws(LiveQueryError) {
+        guard reasons.isEmpty, try readSchemas(), let baseRowidName = baseRowidName() else { return }
+        let baseRowid = parsed.tables[0].visibleName.quotedIdentifier + "." + baseRowidName
+        guard let links = try joinLinks(), var terms = orderTerms() else { return }
+        try checkSection(terms)
+        let identity = try identity(baseRowid: baseRowid)
+        dropIdentityTieBreak(&terms, identity)
+        let (selected, columns) = columnsRead(baseRowid: baseRowid, terms: terms, identity: identity)
+        if let reason = try selfReadingReason(selected: selected) {
+            reasons.append(reason)
+            return
+        }
+        let functionSQL = compiled.sql + " " + (request.identity ?? "") + " " + (request.version ?? "")
+        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, db))
         guard reasons.isEmpty else { return }
+        let statements = try statements(baseRowid: baseRowid, terms: terms, identity: identity, selected: selected)
+        guard let (joins, notes) = try joinLookups(links, baseRowid: baseRowid, region: statements.region) else { return }
+        try finish(statements: statements, columns: columns, layout: layout(terms: terms, identity: identity), joins: joins, notes: notes)
+    }
+
+    /// Reads the schema of every FROM table; `false` (with a reason) when one is a view or a
+    /// virtual table.
+    private mutating func readSchemas() throws(LiveQueryError) -> Bool {
         do {
             for table in parsed.tables {
                 guard let schema = try _TableSchema.read(table.name, db) else {
                     reasons.append(.viewOrVirtualTable(table.name))
-                    return
+                    return false
                 }
                 schemas.append(schema)
             }
         } catch {
             throw fail(error, compiled.sql)
         }
-        let base = schemas[0]
-        guard !base.isWithoutRowid, let baseRowidName = base.rowidName else {
-            reasons.append(base.isWithoutRowid ? .withoutRowid(base.name) : .hiddenRowid(base.name))
-            return
-        }
-        let names = parsed.tables.map { $0.visibleName.quotedIdentifier }
-        let baseRowid = names[0] + "." + baseRowidName
+        return true
+    }
 
-        // Each joined table must meet at most one row per row of the tables before it.
-        var parents: [(parent: Int, key: Resolved, foreign: Resolved, conjunct: String, collation: String)] = []
+    /// The base table's rowid, by the name its columns leave free (`nil`, with a reason, for a
+    /// WITHOUT ROWID table or one whose columns hide it).
+    private mutating func baseRowidName() -> String? {
+        let base = schemas[0]
+        guard !base.isWithoutRowid, let name = base.rowidName else {
+            reasons.append(base.isWithoutRowid ? .withoutRowid(base.name) : .hiddenRowid(base.name))
+            return nil
+        }
+        return name
+    }
+
+    /// Each joined table's link: it must meet at most one row per row of the tables before it.
+    private mutating func joinLinks() throws(LiveQueryError) -> [Link]? {
+        var links: [Link] = []
         for index in parsed.tables.indices.dropFirst() {
             guard let link = manyToOneLink(index) else {
                 if identifiesBaseRows() {
                     // Rows of the base table repeat once per row they meet: its key cannot be the identity.
-                    throw LiveQueryError.invalidRequest(.oneToManyJoin(joined: parsed.tables[index].visibleName, base: base.name, identity: request.identity))
+                    throw LiveQueryError.invalidRequest(.oneToManyJoin(joined: parsed.tables[index].visibleName, base: schemas[0].name, identity: request.identity))
                 }
                 reasons.append(.joinMeetsSeveralRows(parsed.tables[index].visibleName))
-                return
+                return nil
             }
-            parents.append(link)
+            links.append(link)
         }
+        return links
+    }
 
-        // The ORDER BY terms: columns, compared as SQLite does.
-        var terms: [(sql: String, resolved: Resolved, rule: SortKeyComparator.Rule)] = []
+    /// The ORDER BY terms: columns, compared as SQLite does (`nil`, with a reason, otherwise).
+    private mutating func orderTerms() -> [Term]? {
+        var terms: [Term] = []
         for term in parsed.order {
             guard let resolved = resolve(term.column, aliases: true) else {
                 reasons.append(.orderByNotColumn((term.column.qualifier.map { $0 + "." } ?? "") + term.column.column))
-                return
+                return nil
             }
             let collation: SortTerm.Collation
             if let name = term.collation {
@@ -114,7 +171,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             }
             if case let .custom(name) = collation {
                 reasons.append(.customCollation(name))
-                return
+                return nil
             }
             let rule = SortKeyComparator.Rule(descending: term.descending, nullsFirst: term.nulls.map { $0 == .first } ?? !term.descending,
                                               collation: collation)
@@ -122,23 +179,26 @@ struct _SelectPlanner<ID: LiveIdentity> {
             if let nulls = term.nulls { sql += nulls == .first ? " NULLS FIRST" : " NULLS LAST" }
             terms.append((sql, resolved, rule))
         }
+        return terms
+    }
 
-        // Sections: the first sort term.
-        if let section = request.section {
-            let reference = _ParsedSelect.columnReference(section)
-            if let reference, resolve(reference, aliases: true) == nil {
-                throw LiveQueryError.invalidRequest(.noSuchColumn(role: .section, name: section, available: columnNames()))
-            }
-            guard let first = terms.first, let reference, resolve(reference, aliases: true) == first.resolved else {
-                let firstTerm = parsed.order.first.map { ($0.column.qualifier.map { $0 + "." } ?? "") + $0.column.column }
-                throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: section, firstTerm: firstTerm))
-            }
+    /// Sections are the first sort term.
+    private func checkSection(_ terms: [Term]) throws(LiveQueryError) {
+        guard let section = request.section else { return }
+        let reference = _ParsedSelect.columnReference(section)
+        if let reference, resolve(reference, aliases: true) == nil {
+            throw LiveQueryError.invalidRequest(.noSuchColumn(role: .section, name: section, available: columnNames()))
         }
+        guard let first = terms.first, let reference, resolve(reference, aliases: true) == first.resolved else {
+            let firstTerm = parsed.order.first.map { ($0.column.qualifier.map { $0 + "." } ?? "") + $0.column.column }
+            throw LiveQueryError.invalidRequest(.sectionNotFirstSortTerm(section: section, firstTerm: firstTerm))
+        }
+    }
 
-        // The identity: the base table's key by default; a column must be unique in the result.
-        let identity: String
-        var identityIsRowid = false
-        var identityColumn: Resolved?
+    /// The identity: the base table's key by default; a column must be unique in the result.
+    private func identity(baseRowid: String) throws(LiveQueryError) -> Identity {
+        let base = schemas[0]
+        var identity: Identity
         if let given = request.identity {
             if let reference = _ParsedSelect.columnReference(given) {
                 guard let resolved = resolve(reference, aliases: true) else {
@@ -151,39 +211,41 @@ struct _SelectPlanner<ID: LiveIdentity> {
                 guard resolved.isRowid || isUnique(resolved.column, in: schema) else {
                     throw LiveQueryError.invalidRequest(.identityNotUnique(identity: given, table: schema.name))
                 }
-                identityIsRowid = resolved.isRowid || resolved.column == schema.rowidAlias
-                identity = identityIsRowid ? baseRowid : qualified(resolved)
-                identityColumn = resolved
+                let isRowid = resolved.isRowid || resolved.column == schema.rowidAlias
+                identity = Identity(sql: isRowid ? baseRowid : qualified(resolved), isRowid: isRowid, column: resolved)
             } else {
-                identity = "(" + given + ")"   // an expression: its uniqueness is checked row by row
+                identity = Identity(sql: "(" + given + ")", isRowid: false, column: nil)   // an expression: its uniqueness is checked row by row
             }
         } else if base.rowidAlias != nil || base.primaryKey.count != 1 {
-            identity = baseRowid
-            identityIsRowid = true
+            identity = Identity(sql: baseRowid, isRowid: true, column: nil)
         } else {
-            identity = names[0] + "." + base.primaryKey[0].quotedIdentifier
+            identity = Identity(sql: parsed.tables[0].visibleName.quotedIdentifier + "." + base.primaryKey[0].quotedIdentifier, isRowid: false, column: nil)
         }
-        if identityIsRowid, !identityHoldsIntegers {
+        if identity.isRowid, !identityHoldsIntegers {
             throw LiveQueryError.invalidRequest(.integerIdentity(named: request.identity, table: base.name, declared: "\(ID.self)"))
         }
-        // A last ORDER BY term that is the identity, ascending and compared as stored, is the
-        // tie-break the index adds anyway (a lowered table request ends with it): one sort value
-        // less per row.
-        if let last = terms.last, terms.count > (request.section == nil ? 0 : 1), last.resolved.table == 0,
-           last.resolved.isRowid ? identityIsRowid : last.resolved == identityColumn,
-           !last.rule.descending, last.rule.nullsFirst, last.rule.collation == .binary {
-            terms.removeLast()
-        }
-        let version = request.version.map { versionExpression($0) }
+        return identity
+    }
 
-        // The columns: base rowid, sort values, identity, version or the user's columns.
-        let readsIdentity = !identityIsRowid
+    /// A last ORDER BY term that is the identity, ascending and compared as stored, is the
+    /// tie-break the index adds anyway (a lowered table request ends with it): one sort value
+    /// less per row.
+    private func dropIdentityTieBreak(_ terms: inout [Term], _ identity: Identity) {
+        guard let last = terms.last, terms.count > (request.section == nil ? 0 : 1), last.resolved.table == 0,
+              last.resolved.isRowid ? identity.isRowid : last.resolved == identity.column,
+              !last.rule.descending, last.rule.nullsFirst, last.rule.collation == .binary else { return }
+        terms.removeLast()
+    }
+
+    /// The columns the statements read — base rowid, sort values, identity, then the version or
+    /// the user's columns — and where each part is.
+    private func columnsRead(baseRowid: String, terms: [Term], identity: Identity) -> (selected: [String], columns: QueryPlan.Columns) {
         var selected = [baseRowid] + terms.map { qualified($0.resolved) }
-        if readsIdentity { selected.append(identity) }
+        if !identity.isRowid { selected.append(identity.sql) }
         let keyEnd = Int32(selected.count)
         let userColumns = Int32(compiled.columnNames.count)
         let content: QueryPlan.Columns.Content
-        if let version {
+        if let version = request.version.map({ versionExpression($0) }) {
             selected.append(version)
             content = .version(keyEnd)
             if parsed.resultColumnsHaveParameters { selected.append(parsed.resultColumns) }   // their arguments come first
@@ -191,18 +253,12 @@ struct _SelectPlanner<ID: LiveIdentity> {
             selected.append(parsed.resultColumns)
             content = .digest(keyEnd..<keyEnd + userColumns)
         }
-        let columns = QueryPlan.Columns(rowid: 0, key: Array(1..<keyEnd), content: content)
+        return (selected, QueryPlan.Columns(rowid: 0, key: Array(1..<keyEnd), content: content))
+    }
 
-        // Does the query read its own tables beyond the rows it joins, or depend on more than them?
-        if let reason = try selfReadingReason(selected: selected) {
-            reasons.append(reason)
-            return
-        }
-        let functionSQL = compiled.sql + " " + (request.identity ?? "") + " " + (request.version ?? "")
-        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, db))
-        guard reasons.isEmpty else { return }
-
-        // The statements.
+    /// The fetch, its table-scanning twin, the re-read of touched rows and the record load,
+    /// compiled once to check them and to learn what they read.
+    private func statements(baseRowid: String, terms: [Term], identity: Identity, selected: [String]) throws(LiveQueryError) -> Statements {
         let from = parsed.from
         let baseTable = parsed.tables[0]
         var unindexedFrom = from
@@ -213,9 +269,9 @@ struct _SelectPlanner<ID: LiveIdentity> {
         }
         let whereClause = parsed.whereClause.map { " WHERE (\($0))" } ?? ""
         let whereAnd = parsed.whereClause.map { "(\($0)) AND " } ?? ""
-        let order = terms.map(\.sql) + [identityIsRowid ? baseRowid : identity + " COLLATE BINARY"]
+        let order = " ORDER BY " + (terms.map(\.sql) + [identity.isRowid ? baseRowid : identity.sql + " COLLATE BINARY"]).joined(separator: ", ")
         let list = selected.joined(separator: ", ")
-        let fetchSQL = "SELECT \(list) FROM \(from)\(whereClause) ORDER BY " + order.joined(separator: ", ")
+        let fetchSQL = "SELECT \(list) FROM \(from)\(whereClause)" + order
         let region: DatabaseRegion
         do {
             let statement = try db.makeStatement(sql: fetchSQL)
@@ -226,39 +282,52 @@ struct _SelectPlanner<ID: LiveIdentity> {
         } catch {
             throw fail(error, fetchSQL)
         }
+        return Statements(
+            fetch: fetchSQL, scanningFetch: "SELECT \(list) FROM \(unindexedFrom)\(whereClause)" + order,
+            reread: "SELECT \(list) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
+            records: "SELECT \(parsed.resultColumns), \(baseRowid) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
+            count: parsed.resultColumnsHaveParameters ? "" : "SELECT count(*) FROM \(from)\(whereClause)", region: region)
+    }
 
+    /// How the index orders and sections rows: the sort terms, then the identity unless it is
+    /// the rowid.
+    private func layout(terms: [Term], identity: Identity) -> _ResultLayout {
         var comparator = SortKeyComparator(terms: [], collations: [])
         comparator.rules = terms.map(\.rule)
         let sectionRule = request.section != nil ? comparator.rules.first : nil
-        if readsIdentity { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
-        let layout = _ResultLayout(comparator: comparator, identityIsRowid: identityIsRowid, sectionRule: sectionRule, sectionsArePositional: false)
+        if !identity.isRowid { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
+        return _ResultLayout(comparator: comparator, identityIsRowid: identity.isRowid, sectionRule: sectionRule, sectionsArePositional: false)
+    }
 
-        // Joined tables: lookups from each to the base rows that meet it.
+    /// For each joined table, the lookup from its changed rows to the base rows that meet them,
+    /// and a note when that lookup scans for want of an index (`nil`, with a reason, when a
+    /// lookup cannot be written).
+    private mutating func joinLookups(_ links: [Link], baseRowid: String, region: DatabaseRegion) throws(LiveQueryError) -> ([_JoinLookup], [String])? {
+        let names = parsed.tables.map { $0.visibleName.quotedIdentifier }
         var joins: [_JoinLookup] = []
         var notes: [String] = []
-        for (offset, link) in parents.enumerated() {
-            let index = offset + 1
-            func path(to end: Int) -> String {
-                var chain = [end]
-                while let last = chain.last, last != 0 { chain.append(parents[last - 1].parent) }
-                var path = "main.\(schemas[0].name.quotedIdentifier) AS \(names[0])"
-                for table in chain.reversed().dropFirst() {
-                    path += " JOIN main.\(schemas[table].name.quotedIdentifier) AS \(names[table]) ON \(parents[table - 1].conjunct)"
-                }
-                return path
+        func path(to end: Int) -> String {
+            var chain = [end]
+            while let last = chain.last, last != 0 { chain.append(links[last - 1].parent) }
+            var path = "main.\(schemas[0].name.quotedIdentifier) AS \(names[0])"
+            for table in chain.reversed().dropFirst() {
+                path += " JOIN main.\(schemas[table].name.quotedIdentifier) AS \(names[table]) ON \(links[table - 1].conjunct)"
             }
+            return path
+        }
+        for (offset, link) in links.enumerated() {
+            let index = offset + 1
             // Another connection's change arrives as the joined row's key values (the change log):
             // the base rows whose foreign column equals one, compared as the ON clause compares.
-            let keyIsRowid = link.key.isRowid
             let keyLookup = "SELECT \(baseRowid) FROM \(path(to: link.parent)) WHERE \(qualified(link.foreign)) COLLATE \(link.collation) IN ("
             let lookup = _JoinLookup(schema: schemas[index], alias: parsed.tables[index].visibleName, from: path(to: index), baseRowid: baseRowid,
                                      updateColumns: updateColumns(of: index, region: region),
-                                     keyColumn: keyIsRowid ? nil : link.key.column, keyLookupPrefix: keyLookup)
+                                     keyColumn: link.key.isRowid ? nil : link.key.column, keyLookupPrefix: keyLookup)
             do {
                 _ = try db.makeStatement(sql: lookup.lookup(touch: "count", where: lookup.rowCondition("NEW").replacingOccurrences(of: "NEW.", with: "\(names[index]).")))
             } catch {
                 reasons.append(.joinLookupUnavailable(table: parsed.tables[index].visibleName, message: "\(error)"))
-                return
+                return nil
             }
             joins.append(lookup)
             let foreign = link.foreign
@@ -266,28 +335,31 @@ struct _SelectPlanner<ID: LiveIdentity> {
                 notes.append("no index on \(schemas[foreign.table].name)(\(foreign.column)): a change to a row of \(schemas[index].name) scans \(schemas[foreign.table].name) to find the rows that meet it")
             }
         }
+        return (joins, notes)
+    }
 
+    /// The incremental plan, with what it must know of the other tables the query reads.
+    private mutating func finish(statements: Statements, columns: QueryPlan.Columns, layout: _ResultLayout, joins: [_JoinLookup],
+                                 notes: [String]) throws(LiveQueryError) {
+        let base = schemas[0]
         var fromTables = Set(schemas.map { $0.name.lowercased() })
         let otherTables: Set<String>
         let silentTables: [String]
         let conflictColumns: [String: Set<String>]
         do {
-            otherTables = try QueryPlan.tables(readBy: region, db).subtracting(fromTables)
+            otherTables = try QueryPlan.tables(readBy: statements.region, db).subtracting(fromTables)
             (silentTables, conflictColumns) = try QueryPlan.facts(ofOtherTables: otherTables, db)
         } catch {
-            throw fail(error, fetchSQL)
+            throw fail(error, statements.fetch)
         }
         fromTables.remove(base.name.lowercased())
         incremental = Incremental(
-            base: base, baseName: parsed.tables[0].visibleName, layout: layout, fetchSQL: fetchSQL,
-            scanningFetchSQL: "SELECT \(list) FROM \(unindexedFrom)\(whereClause) ORDER BY " + order.joined(separator: ", "),
-            countSQL: parsed.resultColumnsHaveParameters ? "" : "SELECT count(*) FROM \(from)\(whereClause)",
-            tableCountSQL: "SELECT count(*) FROM main.\(base.name.quotedIdentifier)",
-            rereadPrefixSQL: "SELECT \(list) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
-            columns: columns, otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: fromTables, joins: joins, region: region,
-            silentTables: silentTables, notes: notes,
-            records: QueryPlan.RecordQuery(prefix: "SELECT \(parsed.resultColumns), \(baseRowid) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
-                                           arguments: compiled.arguments, keyIsRowid: true, adapter: compiled.adapter))
+            base: base, baseName: parsed.tables[0].visibleName, layout: layout, fetchSQL: statements.fetch,
+            scanningFetchSQL: statements.scanningFetch, countSQL: statements.count,
+            tableCountSQL: "SELECT count(*) FROM main.\(base.name.quotedIdentifier)", rereadPrefixSQL: statements.reread,
+            columns: columns, otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: fromTables, joins: joins,
+            region: statements.region, silentTables: silentTables, notes: notes,
+            records: QueryPlan.RecordQuery(prefix: statements.records, arguments: compiled.arguments, keyIsRowid: true, adapter: compiled.adapter))
     }
 
     /// Whether the identity is the base table's key (the default) or one of its columns.
