@@ -55,7 +55,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         let canonical = Self.canonicalizer()
         var isBuilding = false
         if let screen = options.firstScreenRows, !Self.isSmall(plan, db, limit: options.wholeResultRows) {
-            var entries = try Self.fetchEntries(plan, db, limit: screen + 1)
+            var entries = try _SQLiteReads(plan: plan, db: db).fetchFirst(screen + 1)
             statistics.update { $0.rowsRead += entries.count }
             if entries.count > screen {
                 entries.removeLast(entries.count - screen)
@@ -65,7 +65,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                                isComplete: !isBuilding)
         } else {
             var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: canonical)
-            try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
+            try _SQLiteReads(plan: plan, db: db).fetchAll(into: &builder, mayBeLarge: true)
             let count = builder.count
             statistics.update { $0.rowsRead += count }
             index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
@@ -154,36 +154,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
     }
 
-    /// The first `limit` rows of `plan`, in its order (the first screen, and small results).
-    static func fetchEntries(_ plan: QueryPlan, _ db: Database, limit: Int? = nil) throws(LiveQueryError) -> [IndexEntry] {
-        var entries: [IndexEntry] = []
-        try read(plan, db, sql: limit.map { plan.fetchSQL(limit: $0) } ?? plan.fetchSQL) { entries.append($0) }
-        return entries
-    }
-
-    /// Every row of `plan`, in its order, into a builder for `index`. When the result may be
-    /// large, the cheaper of SQLite's plans is chosen first (see ``QueryPlan/prefersTableScan(_:)``).
-    static func fetchAll(_ plan: QueryPlan, _ db: Database, into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
-        let scan = mayBeLarge && plan.prefersTableScan(db)
-        try read(plan, db, sql: scan ? plan.scanningFetchSQL : plan.fetchSQL) { builder.append($0) }
-    }
-
-    private static func read(_ plan: QueryPlan, _ db: Database, sql: String, _ body: (IndexEntry) -> Void) throws(LiveQueryError) {
-        do {
-            try _Digest.register(on: db)
-            let statement = try db.cachedStatement(sql: sql)
-            try statement.setArguments(plan.arguments)
-            let cursor = try Row.fetchCursor(statement)
-            var ordinal: Int64 = 0
-            while try cursor.next() != nil {
-                body(plan.entry(from: statement.sqliteStatement, ordinal: ordinal))
-                ordinal += 1
-            }
-        } catch {
-            throw LiveQueryError.from(error, sql: sql, arguments: plan.arguments)
-        }
-    }
-
     // MARK: - TransactionObserver
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
@@ -256,17 +226,18 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     func carryOut(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) throws {
-        switch action {
-        case .none: break
-        case let .reread(rows): try applyTouchedRows(rows, db, start: start)
-        case let .refetch(reason): try refetch(db, reason: reason, start: start)
-        }
+        try carryOut(action, _SQLiteReads(plan: plan, db: db), start: start)
     }
 
     /// Delivers a failure met while following the database; the index is behind from then on.
     func reportFailure(_ error: any Error, _ db: Database) {
+        reportFailure(failure(from: error, db))
+    }
+
+    /// Delivers a failure; the index is behind from then on.
+    func reportFailure(_ error: any Error) {
         state.failed()
-        channel.deliver(.failure(failure(from: error, db)))
+        channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
     }
 
     /// Classifies an error met while following the database. A statement that fails to run once
@@ -285,112 +256,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         state.rolledBack()
     }
 
-    // MARK: - Producing changesets
-
-    /// Re-reads the touched rows with the query's own WHERE clause, so filter semantics are
-    /// SQLite's, and moves them inside the index.
-    func applyTouchedRows(_ rows: Set<Int64>, _ db: Database, start: ContinuousClock.Instant) throws {
-        let applied = try applyRows(rows, db)
-        // A new state goes out even with no change to the rows when the rows left out changed:
-        // the result says so (the index keeps the state before when nothing changed at all).
-        guard applied.after.stateID != applied.before.stateID else { return }
-        statistics.update { $0.incrementalUpdates += 1 }
-        let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
-        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
-                                                latency: start.duration(to: .now))))
-    }
-
-    /// Re-reads the touched rows and applies them to the index.
-    private func applyRows(_ touched: Set<Int64>, _ db: Database) throws -> _AppliedChanges {
-        var fetched: [Int64: IndexEntry] = [:]
-        var ids = touched
-        var pending = Array(touched)
-        while !pending.isEmpty {
-            let found = try reread(pending, db)
-            for entry in found { fetched[entry.rowid] = entry }
-            // A row whose identity another row of the index still holds: that row may have changed
-            // in a commit not applied yet (another connection's, seen by this re-read). It is read
-            // too, so that only rows the database really holds twice are reported as duplicates.
-            let holders = index.otherHolders(ofIdentitiesOf: found, excluding: ids)
-            ids.formUnion(holders)
-            pending = Array(holders)
-        }
-        statistics.update { $0.rowsRead += fetched.count }
-        return index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
-    }
-
-    /// The rows among `rowids` that are in the result now, read with the query's own SQL.
-    private func reread(_ rowids: [Int64], _ db: Database) throws -> [IndexEntry] {
-        var found: [IndexEntry] = []
-        var offset = 0
-        while offset < rowids.count {
-            let batch = rowids[offset..<min(offset + 500, rowids.count)]
-            offset += batch.count
-            let sql = plan.rereadPrefixSQL + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
-            var arguments = plan.arguments
-            arguments += StatementArguments(batch.map { $0 as any DatabaseValueConvertible })
-            do {
-                let statement = try db.cachedStatement(sql: sql)
-                try statement.setArguments(arguments)
-                let cursor = try Row.fetchCursor(statement)
-                while try cursor.next() != nil {
-                    found.append(plan.entry(from: statement.sqliteStatement, ordinal: 0))
-                }
-            } catch {
-                throw LiveQueryError.from(error, sql: sql, arguments: arguments)
-            }
-        }
-        return found
-    }
-
-    /// Fetches the whole result again and diffs it against what was delivered last.
-    func refetch(_ db: Database, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
-        var builder = index.makeBuilder(layout: plan.layout)
-        try Self.fetchAll(plan, db, into: &builder, mayBeLarge: index.current.count >= 10_000)
-        let count = builder.count
-        statistics.update {
-            $0.rowsRead += count
-            $0.refetches += 1
-        }
-        let (before, after) = index.replaceAll(with: builder)
-        state.refetched()
-        let changes = Self.diff(before, after)
-        guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
-            index.keepDelivered(before)
-            return
-        }
-        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
-        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .refetch(reason: reason),
-                                                latency: start.duration(to: .now))))
-    }
-
-    /// The logical changes between two results, paired by identity and compared by content
-    /// token. O(n): the refetch path's price.
-    static func diff(_ before: _ResultSnapshot, _ after: _ResultSnapshot) -> ListChanges {
-        if before.layout.identityIsRowid && after.layout.identityIsRowid {
-            return Changeset(from: stamps(before) { $0.rowid }, to: stamps(after) { $0.rowid }).changes
-        }
-        return Changeset(from: stamps(before) { before.layout.identity(of: $0) }, to: stamps(after) { after.layout.identity(of: $0) }).changes
-    }
-
-    private static func stamps<Key: Hashable>(_ result: _ResultSnapshot, _ identity: (IndexEntry) -> Key) -> ListSnapshot<LiveSection, _Stamp<Key>> {
-        var sections: [SnapshotSection<LiveSection, _Stamp<Key>>] = []
-        sections.reserveCapacity(result.sectionCount)
-        var start = 0
-        for index in 0..<result.sectionCount {
-            let info = result.section(at: index)
-            var items: [_Stamp<Key>] = []
-            items.reserveCapacity(info.count)
-            result.rows.forEach(in: start..<start + info.count) { entry in
-                items.append(_Stamp(id: identity(entry), token: entry.token))
-                return true
-            }
-            sections.append(SnapshotSection(LiveSection(id: info.key), items: items))
-            start += info.count
-        }
-        return ListSnapshot(sections: sections)
-    }
-
     // MARK: - The rest of the first fetch
 
     /// Fetches every row of `plan` on `result`'s connection (a pool's reader, on a snapshot taken
@@ -400,7 +265,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         do {
             let db = try result.get()
             var builder = index.makeBuilder(layout: plan.layout)
-            try Self.fetchAll(plan, db, into: &builder, mayBeLarge: true)
+            try _SQLiteReads(plan: plan, db: db).fetchAll(into: &builder, mayBeLarge: true)
             let count = builder.count
             statistics.update { $0.rowsRead += count }
             finish(builder)
@@ -410,59 +275,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
     }
 
-    /// Completes the index with every row, applies what commits touched meanwhile, and delivers
-    /// one update from the first screen to the whole result: on the writer's queue.
-    func finishBuild(_ builder: _IndexBuilder?, _ db: Database) {
-        let start = ContinuousClock.now
-        guard case let .complete(then: next) = state.buildFinished(succeeded: builder != nil), let builder else { return }
-        let (before, built) = index.replaceAll(with: builder)
-        var after = built
-        do {
-            switch next {
-            case .none: break
-            case let .reread(rows): after = try applyRows(rows, db).after
-            case .refetch:
-                var fresh = index.makeBuilder(layout: plan.layout)
-                try Self.fetchAll(plan, db, into: &fresh, mayBeLarge: true)
-                let count = fresh.count
-                statistics.update { $0.rowsRead += count }
-                after = index.replaceAll(with: fresh).after
-            }
-        } catch {
-            reportFailure(error, db)
-        }
-        let changes = next == .none ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
-        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
-        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .firstFetchCompleted,
-                                                latency: start.duration(to: .now))))
-    }
-
-    /// The changes from a first screen to the whole result it is the beginning of: the rows
-    /// after it, appended to its last section and in the sections that follow. O(rows added).
-    static func appendedRows(from prefix: _ResultSnapshot, to whole: _ResultSnapshot) -> ListChanges {
-        var changes = ListChanges()
-        let shown = prefix.sectionCount
-        guard shown > 0 else {
-            changes.sectionInserts = Array(0..<whole.sectionCount)
-            for section in 0..<whole.sectionCount {
-                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
-            }
-            return changes
-        }
-        let last = shown - 1
-        let grown = whole.section(at: last).count
-        for item in prefix.section(at: last).count..<max(prefix.section(at: last).count, grown) {
-            changes.itemInserts.append(ItemPath(section: last, item: item))
-        }
-        if whole.sectionCount > shown {
-            changes.sectionInserts = Array(shown..<whole.sectionCount)
-            for section in shown..<whole.sectionCount {
-                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
-            }
-        }
-        return changes
-    }
-
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
@@ -470,7 +282,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         let previous = self.plan
         self.plan = plan
         do {
-            try refetch(db, reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
+            try refetch(_SQLiteReads(plan: plan, db: db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {
             self.plan = previous   // a failed fetch changes nothing
             throw error

@@ -1,0 +1,153 @@
+import ListDiff
+
+/// The engine-independent half of a live query's core: carrying out what ``_TrackingState``
+/// decided with rows an engine reads (``_EngineReads``) — applying touched rows to the index,
+/// refetching and diffing, completing the first fetch — and delivering the changesets. Nothing
+/// here names SQLite or GRDB.
+extension LiveQueryCore {
+    /// Carries out what the state decided.
+    func carryOut(_ action: _TrackingState.Action, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
+        switch action {
+        case .none: break
+        case let .reread(rows): try applyTouchedRows(rows, reads, start: start)
+        case let .refetch(reason): try refetch(reads, reason: reason, start: start)
+        }
+    }
+
+    /// Re-reads the touched rows with the query's own filter, so filter semantics are the
+    /// engine's, and moves them inside the index.
+    /// - Complexity: O(k log n) for k touched rows in a result of n.
+    func applyTouchedRows(_ rows: Set<Int64>, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
+        let applied = try applyRows(rows, reads)
+        // A new state goes out even with no change to the rows when the rows left out changed:
+        // the result says so (the index keeps the state before when nothing changed at all).
+        guard applied.after.stateID != applied.before.stateID else { return }
+        statistics.update { $0.incrementalUpdates += 1 }
+        let changeset = LiveChangeset<ID>(changes: applied.changes, from: LiveResult<ID>(applied.before), to: LiveResult<ID>(applied.after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(applied.after), path: .incremental,
+                                                latency: start.duration(to: .now))))
+    }
+
+    /// Re-reads the touched rows and applies them to the index.
+    func applyRows(_ touched: Set<Int64>, _ reads: some _EngineReads) throws -> _AppliedChanges {
+        var fetched: [Int64: IndexEntry] = [:]
+        var ids = touched
+        var pending = Array(touched)
+        while !pending.isEmpty {
+            let found = try reads.reread(pending)
+            for entry in found { fetched[entry.rowid] = entry }
+            // A row whose identity another row of the index still holds: that row may have changed
+            // in a commit not applied yet (another connection's, seen by this re-read). It is read
+            // too, so that only rows the database really holds twice are reported as duplicates.
+            let holders = index.otherHolders(ofIdentitiesOf: found, excluding: ids)
+            ids.formUnion(holders)
+            pending = Array(holders)
+        }
+        statistics.update { $0.rowsRead += fetched.count }
+        return index.apply(ids.map { _RowChange(rowid: $0, new: fetched[$0]) })
+    }
+
+    /// Fetches the whole result again and diffs it against what was delivered last.
+    /// - Complexity: O(n) for n rows: the refetch path's price.
+    func refetch(_ reads: some _EngineReads, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
+        var builder = index.makeBuilder(layout: plan.layout)
+        try reads.fetchAll(into: &builder, mayBeLarge: index.current.count >= 10_000)
+        let count = builder.count
+        statistics.update {
+            $0.rowsRead += count
+            $0.refetches += 1
+        }
+        let (before, after) = index.replaceAll(with: builder)
+        state.refetched()
+        let changes = Self.diff(before, after)
+        guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
+            index.keepDelivered(before)
+            return
+        }
+        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .refetch(reason: reason),
+                                                latency: start.duration(to: .now))))
+    }
+
+    /// The logical changes between two results, paired by identity and compared by content
+    /// token. O(n): the refetch path's price.
+    static func diff(_ before: _ResultSnapshot, _ after: _ResultSnapshot) -> ListChanges {
+        if before.layout.identityIsRowid && after.layout.identityIsRowid {
+            return Changeset(from: stamps(before) { $0.rowid }, to: stamps(after) { $0.rowid }).changes
+        }
+        return Changeset(from: stamps(before) { before.layout.identity(of: $0) }, to: stamps(after) { after.layout.identity(of: $0) }).changes
+    }
+
+    private static func stamps<Key: Hashable>(_ result: _ResultSnapshot, _ identity: (IndexEntry) -> Key) -> ListSnapshot<LiveSection, _Stamp<Key>> {
+        var sections: [SnapshotSection<LiveSection, _Stamp<Key>>] = []
+        sections.reserveCapacity(result.sectionCount)
+        var start = 0
+        for index in 0..<result.sectionCount {
+            let info = result.section(at: index)
+            var items: [_Stamp<Key>] = []
+            items.reserveCapacity(info.count)
+            result.rows.forEach(in: start..<start + info.count) { entry in
+                items.append(_Stamp(id: identity(entry), token: entry.token))
+                return true
+            }
+            sections.append(SnapshotSection(LiveSection(id: info.key), items: items))
+            start += info.count
+        }
+        return ListSnapshot(sections: sections)
+    }
+
+    // MARK: - The rest of the first fetch
+
+    /// Completes the index with every row, applies what commits touched meanwhile, and delivers
+    /// one update from the first screen to the whole result: on the writer's queue.
+    func finishBuild(_ builder: _IndexBuilder?, _ reads: some _EngineReads) {
+        let start = ContinuousClock.now
+        guard case let .complete(then: next) = state.buildFinished(succeeded: builder != nil), let builder else { return }
+        let (before, built) = index.replaceAll(with: builder)
+        var after = built
+        do {
+            switch next {
+            case .none: break
+            case let .reread(rows): after = try applyRows(rows, reads).after
+            case .refetch:
+                var fresh = index.makeBuilder(layout: plan.layout)
+                try reads.fetchAll(into: &fresh, mayBeLarge: true)
+                let count = fresh.count
+                statistics.update { $0.rowsRead += count }
+                after = index.replaceAll(with: fresh).after
+            }
+        } catch {
+            reportFailure(error)
+        }
+        let changes = next == .none ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
+        let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
+        channel.deliver(.update(LiveQueryUpdate(changeset: changeset, result: LiveResult(after), path: .firstFetchCompleted,
+                                                latency: start.duration(to: .now))))
+    }
+
+    /// The changes from a first screen to the whole result it is the beginning of: the rows
+    /// after it, appended to its last section and in the sections that follow. O(rows added).
+    static func appendedRows(from prefix: _ResultSnapshot, to whole: _ResultSnapshot) -> ListChanges {
+        var changes = ListChanges()
+        let shown = prefix.sectionCount
+        guard shown > 0 else {
+            changes.sectionInserts = Array(0..<whole.sectionCount)
+            for section in 0..<whole.sectionCount {
+                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
+            }
+            return changes
+        }
+        let last = shown - 1
+        let grown = whole.section(at: last).count
+        for item in prefix.section(at: last).count..<max(prefix.section(at: last).count, grown) {
+            changes.itemInserts.append(ItemPath(section: last, item: item))
+        }
+        if whole.sectionCount > shown {
+            changes.sectionInserts = Array(shown..<whole.sectionCount)
+            for section in shown..<whole.sectionCount {
+                for item in 0..<whole.section(at: section).count { changes.itemInserts.append(ItemPath(section: section, item: item)) }
+            }
+        }
+        return changes
+    }
+}

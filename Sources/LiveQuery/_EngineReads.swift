@@ -1,0 +1,21 @@
+/// The seam between the engine-independent part of a live query and a database engine: what the
+/// core asks of an engine when it carries out a ``_TrackingState`` action. Rows come back as
+/// ``IndexEntry`` values — the engine's row key, the sort key in the engine's own order (its
+/// ``_ResultLayout`` compares values as the engine does) and a content token — so that the index,
+/// the classification of touched rows, the changesets and their delivery never look at the
+/// engine (`LiveQueryCore+Changes.swift` does not import GRDB).
+///
+/// SQLite's conformance is ``_SQLiteReads``; its change capture (update hook, TEMP triggers,
+/// change log) feeds the tracking state in `LiveQueryCore`. A second engine adds a conformance and
+/// its own capture — files, not branches in the core (docs/ARCHITECTURE.md, "The engine seam").
+protocol _EngineReads {
+    /// The rows among `keys` that are in the result now, read with the query's own filter (a row
+    /// that left the result, or is gone, is absent).
+    /// - Complexity: O(k) lookups for k keys.
+    func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry]
+
+    /// Every row of the result, in its order, into `builder`; `mayBeLarge` lets the engine pick
+    /// a plan that suits reading a large share of a table.
+    /// - Complexity: O(n) for n rows in the result.
+    func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError)
+}

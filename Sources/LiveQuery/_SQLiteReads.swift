@@ -1,0 +1,60 @@
+import GRDB
+
+/// SQLite's side of the engine seam (``_EngineReads``): a plan's statements run on a connection.
+struct _SQLiteReads: _EngineReads {
+    let plan: QueryPlan
+    let db: Database
+
+    func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
+        var found: [IndexEntry] = []
+        var offset = 0
+        while offset < keys.count {
+            let batch = keys[offset..<min(offset + 500, keys.count)]
+            offset += batch.count
+            let sql = plan.rereadPrefixSQL + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
+            var arguments = plan.arguments
+            arguments += StatementArguments(batch.map { $0 as any DatabaseValueConvertible })
+            do {
+                let statement = try db.cachedStatement(sql: sql)
+                try statement.setArguments(arguments)
+                let cursor = try Row.fetchCursor(statement)
+                while try cursor.next() != nil {
+                    found.append(plan.entry(from: statement.sqliteStatement, ordinal: 0))
+                }
+            } catch {
+                throw LiveQueryError.from(error, sql: sql, arguments: arguments)
+            }
+        }
+        return found
+    }
+
+    /// Every row in order. When the result may be large, the cheaper of SQLite's plans is chosen
+    /// first (see ``QueryPlan/prefersTableScan(_:)``).
+    func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+        let scan = mayBeLarge && plan.prefersTableScan(db)
+        try read(sql: scan ? plan.scanningFetchSQL : plan.fetchSQL) { builder.append($0) }
+    }
+
+    /// The first `limit` rows in order (the first screen, and small results).
+    func fetchFirst(_ limit: Int? = nil) throws(LiveQueryError) -> [IndexEntry] {
+        var entries: [IndexEntry] = []
+        try read(sql: limit.map { plan.fetchSQL(limit: $0) } ?? plan.fetchSQL) { entries.append($0) }
+        return entries
+    }
+
+    private func read(sql: String, _ body: (IndexEntry) -> Void) throws(LiveQueryError) {
+        do {
+            try _Digest.register(on: db)
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(plan.arguments)
+            let cursor = try Row.fetchCursor(statement)
+            var ordinal: Int64 = 0
+            while try cursor.next() != nil {
+                body(plan.entry(from: statement.sqliteStatement, ordinal: ordinal))
+                ordinal += 1
+            }
+        } catch {
+            throw LiveQueryError.from(error, sql: sql, arguments: plan.arguments)
+        }
+    }
+}
