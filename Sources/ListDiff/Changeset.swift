@@ -48,9 +48,10 @@ public struct Changeset<SectionModel: ListElement, Item: ListElement> {
     public var stages: [ChangesetStage<SectionModel, Item>] { storage.stages }
     /// Identifiers that were not unique in the old or new snapshot.
     public var duplicates: DuplicateReport<SectionModel.ID, Item.ID> { storage.duplicates }
-    /// The state the changeset starts from.
+    /// The state the changeset starts from. Every changeset has one; the type stays optional for
+    /// the callers written when hand-made changesets had none.
     public var before: AnySectionedList<SectionModel, Item>? { storage.before }
-    /// The state the changeset leads to.
+    /// The state the changeset leads to. Every changeset has one (see ``before``).
     public var after: AnySectionedList<SectionModel, Item>? { storage.after }
 
     /// Whether nothing changed (then ``stages`` is empty too), answered without staging.
