@@ -1,15 +1,18 @@
 extension Changeset {
-    /// Computes the changes that turn `old` into `new`, and stages them into UIKit-safe batches.
+    /// Computes the changes that turn `old` into `new`; they are staged into UIKit-safe batches
+    /// when ``stages`` is first read.
     ///
     /// Rows and sections are paired by identity (`id`); a paired row whose content differs
     /// (``ListElement/isContentEqual(to:)``) is reloaded. Rows that keep their relative order are
     /// never reported as moved: within a section the moves are the complement of a longest
     /// increasing subsequence; a row that changes section is always a move.
     ///
-    /// Complexity: O(n + m) hashing and passes for n old and m new rows, plus O(k log k) for the
-    /// longest-increasing-subsequence step over the k rows that stay in their section (O(k) when
-    /// few rows moved). Memory is linear. Duplicated identifiers pair up occurrence by occurrence,
-    /// in order, and are listed in ``duplicates``.
+    /// Duplicated identifiers pair up occurrence by occurrence, in order, and are listed in
+    /// ``duplicates``.
+    ///
+    /// - Complexity: O(n + m) hashing and passes for n old and m new rows, plus O(k log k) for
+    ///   the longest-increasing-subsequence step over the k rows that stay in their section (O(k)
+    ///   when few rows moved). Memory is linear. Staging is not part of this cost (see ``stages``).
     @inlinable
     public init(from old: ListSnapshot<SectionModel, Item>, to new: ListSnapshot<SectionModel, Item>) {
         let matching = _SnapshotMatching(old: old, new: new)

@@ -7,23 +7,37 @@
 /// and item deletes, (c) section inserts and moves, (d) item inserts and moves, (e) section
 /// reloads. Each non-empty stage is one batch with its own intermediate state.
 extension Changeset {
-    /// Stages `changes`, the transition from `before` to `after`, into UIKit-safe batches.
+    /// A changeset for `changes`, the transition from `before` to `after`, to be staged into
+    /// UIKit-safe batches when its ``stages`` are first read.
     ///
     /// `changes` must describe the transition as ``ListChanges`` documents it (and as
     /// ``PathMapping`` reads it): rows of deleted and inserted sections are listed as deleted and
     /// inserted, moves connect surviving sections only, reloads name old paths of rows that stay,
     /// and rows not named keep their relative order.
     ///
-    /// The intermediate states are views over `before` and `after`, never copies: building the
-    /// stages costs O(c log c) for c changes, reading a row of an intermediate state O(log c), and
-    /// the last stage's state is `after` itself.
+    /// The intermediate states are views over `before` and `after`, never copies: reading a row of
+    /// an intermediate state costs O(log c) for c changes, and the last stage's state is `after`
+    /// itself.
+    ///
+    /// - Complexity: O(1); neither list is read. Reading ``stages`` the first time costs
+    ///   O(c log c).
     public init(
         changes: ListChanges,
         from before: some SectionedList<SectionModel, Item>,
         to after: some SectionedList<SectionModel, Item>,
         duplicates: DuplicateReport<SectionModel.ID, Item.ID> = DuplicateReport()
     ) {
-        let before = AnySectionedList(before), after = AnySectionedList(after)
+        storage = _Storage(changes: changes, before: AnySectionedList(before), after: AnySectionedList(after),
+                           duplicates: duplicates)
+    }
+
+    /// Stages `changes`, the transition from `before` to `after`, into UIKit-safe batches: the
+    /// one stager, which ``stages`` runs on its first read.
+    static func stage(
+        _ changes: ListChanges,
+        from before: AnySectionedList<SectionModel, Item>,
+        to after: AnySectionedList<SectionModel, Item>
+    ) -> [ChangesetStage<SectionModel, Item>] {
         let mapping = PathMapping(changes)
         let deletedSections = changes.sectionDeletes.sorted()
         let insertedSections = changes.sectionInserts.sorted()
@@ -86,9 +100,7 @@ extension Changeset {
                 }
             }
         }
-        self.init(changes: changes, stages: stages, duplicates: duplicates)
-        self.before = before
-        self.after = after
+        return stages
     }
 }
 

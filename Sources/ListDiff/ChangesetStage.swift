@@ -19,10 +19,9 @@
 public struct ChangesetStage<SectionModel: ListElement, Item: ListElement> {
     /// What this batch changes, in the indices of the state before and after this batch.
     public var changes: ListChanges
-    /// What the data source shows once this batch is applied. For a changeset built by
-    /// ``Changeset/init(changes:from:to:duplicates:)`` the intermediate states are views over the
-    /// states before and after the whole changeset (O(log c) per read for c changes), and the last
-    /// stage's state is the state after it.
+    /// What the data source shows once this batch is applied. In a changeset's ``Changeset/stages``
+    /// the intermediate states are views over the states before and after the whole changeset
+    /// (O(log c) per read for c changes), and the last stage's state is the state after it.
     public var state: AnySectionedList<SectionModel, Item>
 
     /// The state as an array-backed snapshot: free when the stage was built from one, O(n)

@@ -104,5 +104,5 @@ extension ListCellSource {
 extension ListPresenter {
     /// Whether ``displayed`` shows the newest model: no model change is in flight or waiting (a
     /// batch that only reconfigures cells or changes state rows keeps the model).
-    var displaysNewestModel: Bool { inFlightModel == nil && !pending.hasModelWork }
+    var displaysNewestModel: Bool { state.modelInFlight == nil && !pending.hasModelWork }
 }

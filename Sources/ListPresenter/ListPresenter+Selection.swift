@@ -6,9 +6,6 @@ import ListDiff
 extension ListPresenter {
     /// The visible rows (the anchor candidates, first visible first) and the selected ones.
     func captureContext(on target: any ListTarget) -> StageContext {
-        // A deselection counts against the batch it happened during; the next one starts from the
-        // selection as it is then.
-        deselectedInFlight = []
         var context = StageContext()
         context.anchors = captureAnchors(on: target)
         for path in target.selectedItemPaths {
@@ -56,7 +53,7 @@ extension ListPresenter {
             reloadedSections.formUnion(changes.sectionMoves.map(\.from))
         }
         let current = Set(target.selectedItemPaths)
-        for (path, id) in context.selected where !deselectedInFlight.contains(id) {
+        for (path, id) in context.selected where !context.deselected.contains(id) {
             guard let newPath = mapping.newPath(ofOld: path) else {
                 if !selectionInTransit.contains(id) { selectionInTransit.append(id) }
                 continue
@@ -75,25 +72,25 @@ extension ListPresenter {
         for path in inserted {
             guard let id = displayed.itemIfPresent(at: path)?.item?.id, let index = selectionInTransit.firstIndex(of: id) else { continue }
             selectionInTransit.remove(at: index)
-            if !deselectedInFlight.contains(id) { target.setSelected(true, at: path) }
+            if !context.deselected.contains(id) { target.setSelected(true, at: path) }
         }
     }
 
     /// When a change has landed: selected rows still in transit are either somewhere in the new
-    /// model (selected there) or gone (reported).
-    func resolveSelectionInTransit(on target: any ListTarget) {
-        reselect(selectionInTransit, on: target)
+    /// model (selected there) or gone (reported); those in `deselected` (during the last stage)
+    /// stay unselected.
+    func resolveSelectionInTransit(except deselected: Set<Item.ID>, on target: any ListTarget) {
+        reselect(selectionInTransit, except: deselected, on: target)
     }
 
-    /// Selects each of `ids` not deselected meanwhile where it is in the displayed model, and
-    /// reports those no longer there; nothing is in transit afterwards.
-    func reselect(_ ids: [Item.ID], on target: any ListTarget) {
+    /// Selects each of `ids` not in `deselected` where it is in the displayed model, and reports
+    /// those no longer there; nothing is in transit afterwards.
+    func reselect(_ ids: [Item.ID], except deselected: Set<Item.ID> = [], on target: any ListTarget) {
         selectionInTransit = []
         var dropped: [Item.ID] = []
-        for id in ids where !deselectedInFlight.contains(id) {
+        for id in ids where !deselected.contains(id) {
             if let path = displayed.path(ofItem: .item(id)) { target.setSelected(true, at: path) } else { dropped.append(id) }
         }
-        deselectedInFlight = []
         if !dropped.isEmpty { onSelectionDropped?(dropped) }
     }
 
@@ -109,15 +106,22 @@ extension ListPresenter {
     @discardableResult
     public func selectItem(id: Item.ID) -> Bool {
         guard let target, let path = displayed.path(ofItem: .item(id)) else { return false }
-        deselectedInFlight.remove(id)
+        updateBatchInFlight { $0.context.deselected.remove(id) }
         target.setSelected(true, at: path)
         return true
+    }
+
+    /// Changes the batch in flight, if there is one.
+    private func updateBatchInFlight(_ change: (inout Batch) -> Void) {
+        guard case var .applying(batch) = state else { return }
+        change(&batch)
+        state = .applying(batch)
     }
 
     /// Deselects the item `id`.
     public func deselectItem(id: Item.ID) {
         selectionInTransit.removeAll { $0 == id }
-        if case .applying = state { deselectedInFlight.insert(id) }
+        updateBatchInFlight { $0.context.deselected.insert(id) }
         guard let target, let path = displayed.path(ofItem: .item(id)) else { return }
         target.setSelected(false, at: path)
     }
@@ -147,8 +151,7 @@ extension ListPresenter {
         }
         if animated {
             nextToken += 1
-            state = .scrolling(token: nextToken)
-            scheduleTimeout(for: nextToken)
+            state = .scrolling(token: nextToken, timeout: scheduleTimeout(for: nextToken))
         }
         target.scroll(to: offset, animated: animated)
         if !animated { advance() }

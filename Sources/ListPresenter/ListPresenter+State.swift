@@ -3,22 +3,47 @@ import ListDiff
 extension ListPresenter {
     /// What is in flight. Exactly one thing at a time: the work that arrives meanwhile waits in
     /// ``PendingWork``.
+    ///
+    /// What only means something while the work is in flight — the model a batch leads to, the
+    /// selection it must not restore, the time-out that ends it — lives in the case, so it cannot
+    /// outlive the work.
     enum State {
         /// Nothing in flight.
         case idle
         /// A batch is in flight.
         case applying(Batch)
-        /// A programmatic scroll animation of the presenter's is in flight (its token).
-        case scrolling(token: Int)
+        /// A programmatic scroll animation of the presenter's is in flight: its token, and the
+        /// time-out that ends it if the view never reports its end.
+        case scrolling(token: Int, timeout: Task<Void, Never>?)
+
+        /// The time-out running for the work in flight, if any.
+        var timeout: Task<Void, Never>? {
+            switch self {
+            case .idle: nil
+            case let .applying(batch): batch.timeout
+            case let .scrolling(_, timeout): timeout
+            }
+        }
+
+        /// The model the batch in flight leads to, if it changes the model.
+        var modelInFlight: Model? {
+            guard case let .applying(batch) = self else { return nil }
+            return batch.finalModel
+        }
     }
 
     /// The stages of one change, applied one batch each.
     struct Batch {
         var stages: ArraySlice<PresentedStage>
-        /// The model the stages lead to (`nil` for batches that only touch state rows or cells).
+        /// The model the stages lead to (`nil` for batches that only touch state rows or cells):
+        /// the presenter's ``ListPresenter/model`` while the batch is in flight.
         var finalModel: Model?
         /// Names the stage in flight, so that a late completion is recognized.
         var token: Int
+        /// The time-out of the stage in flight (`nil` without ``Configuration/completionTimeout``).
+        /// Cancelled when the stage completes or times out, and when the presenter drops the
+        /// batch for a new target: no sleeping task outlives its stage.
+        var timeout: Task<Void, Never>?
         /// What the stage in flight must not lose.
         var context: StageContext
     }
@@ -36,6 +61,10 @@ extension ListPresenter {
     struct StageContext {
         var anchors: [(path: ItemPath, id: Row.ID, screenOffset: Double)] = []
         var selected: [(path: ItemPath, id: Item.ID)] = []
+        /// Items deselected through the presenter while the stage is in flight: restoring the
+        /// selection after it must not select them again. A deselection counts against the stage
+        /// it happened during; the next stage starts from the selection as it is then.
+        var deselected: Set<Item.ID> = []
     }
 }
 

@@ -105,7 +105,6 @@ extension ListPresenter {
                            displayed: PresentedList(model: stage.state, blocks: blocks),
                            reconfigures: Self.isReloadOnly(stage.changes) && configuration.prefersReconfigure && target.supportsReconfigure)
         }
-        inFlightModel = after
         run(stages, finalModel: after, on: target)
     }
 
@@ -136,7 +135,6 @@ extension ListPresenter {
         let anchors = captureAnchors(on: target)
         let selected = selectedItemIDs
         shownModel = model
-        inFlightModel = nil
         displayed = PresentedList(model: model, blocks: desiredBlocks(for: model))
         statistics.reloads += 1
         target.reloadAll()
@@ -152,7 +150,7 @@ extension ListPresenter {
             advance()
             return
         }
-        state = .applying(Batch(stages: stages[...], finalModel: finalModel, token: 0, context: StageContext()))
+        state = .applying(Batch(stages: stages[...], finalModel: finalModel, token: 0, timeout: nil, context: StageContext()))
         runNextStage(on: target)
     }
 
@@ -162,9 +160,9 @@ extension ListPresenter {
         nextToken += 1
         let token = nextToken
         batch.token = token
+        batch.timeout = scheduleTimeout(for: token)
         state = .applying(batch)
         statistics.batches += 1
-        scheduleTimeout(for: token)
         target.performBatch({
             // The data source switches inside the batch, right before the view is told (§3.1).
             self.displayed = stage.displayed
@@ -180,6 +178,7 @@ extension ListPresenter {
 
     private func stageDidFinish(token: Int, timedOut: Bool, changes: ListChanges, reconfigured: Bool) {
         guard case let .applying(batch) = state, batch.token == token, let target else { return }
+        batch.timeout?.cancel()   // the stage is over, however it ended
         if timedOut { statistics.timedOutBatches += 1 }
         restore(batch.context, after: changes, reconfigured: reconfigured, on: target)
         if !batch.stages.isEmpty {
@@ -189,8 +188,7 @@ extension ListPresenter {
         state = .idle
         if let finalModel = batch.finalModel {
             shownModel = finalModel
-            inFlightModel = nil
-            resolveSelectionInTransit(on: target)
+            resolveSelectionInTransit(except: batch.context.deselected, on: target)
             pending.blocksChanged = true
         }
         advance()
@@ -198,9 +196,10 @@ extension ListPresenter {
 
     /// Starts the clock on a batch or scroll animation: if its completion has not come when the
     /// time is up, it is treated as done, so a view that never reports cannot freeze the list.
-    func scheduleTimeout(for token: Int) {
-        guard let timeout = configuration.completionTimeout else { return }
-        Task { @MainActor [weak self] in
+    /// The caller keeps the task in the state it guards and cancels it when that work ends.
+    func scheduleTimeout(for token: Int) -> Task<Void, Never>? {
+        guard let timeout = configuration.completionTimeout else { return nil }
+        return Task { @MainActor [weak self] in
             do {
                 try await Task.sleep(for: timeout)
             } catch {
@@ -216,13 +215,30 @@ extension ListPresenter {
             // The changes of the stage in flight are gone with it; restoring from an empty set
             // of changes keeps the anchor and selection where they are.
             stageDidFinish(token: token, timedOut: true, changes: ListChanges(), reconfigured: true)
-        case let .scrolling(scrollToken) where scrollToken == token:
+        case let .scrolling(scrollToken, _) where scrollToken == token:
             statistics.timedOutScrolls += 1
-            state = .idle
+            becomeIdle()
             advance()
         default:
             break
         }
+    }
+
+    /// Ends the work in flight: its time-out is cancelled, so no clock outlives what it guards.
+    func becomeIdle() {
+        state.timeout?.cancel()
+        state = .idle
+    }
+
+    /// A new target: the work in flight is dropped with its time-out. A batch's model lands at
+    /// once — the new target shows ``displayed`` with a reload — so that ``model``, the model
+    /// shown and what is displayed agree again, and later changesets start from where the view is.
+    func dropWorkInFlight() {
+        if let finalModel = state.modelInFlight {
+            shownModel = finalModel
+            displayed = PresentedList(model: finalModel, blocks: desiredBlocks(for: finalModel))
+        }
+        becomeIdle()
     }
 
     // MARK: - Cells to reconfigure

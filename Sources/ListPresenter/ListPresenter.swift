@@ -109,7 +109,7 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     /// What the view shows now; the view's data source reads this.
     public internal(set) var displayed = Displayed()
     /// The newest model, which ``displayed`` converges to.
-    public var model: Model { pending.changesets.last?.after ?? pending.target?.model ?? inFlightModel ?? shownModel }
+    public var model: Model { pending.changesets.last?.after ?? pending.target?.model ?? state.modelInFlight ?? shownModel }
     /// The list's own load state.
     public internal(set) var listState: LoadState = .loaded
     var sectionStates: [SectionModel.ID: LoadState] = [:]
@@ -135,7 +135,7 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         didSet {
             oldValue?.scrollAnimationDidEnd = nil
             target?.scrollAnimationDidEnd = { [weak self] in self?.scrollAnimationDidEnd() }
-            state = .idle
+            dropWorkInFlight()
             target?.reloadAll()
             target?.layoutNow()
             advance()
@@ -146,12 +146,8 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     var pending = PendingWork<SectionModel, Item>()
     /// The model whose changes are all applied.
     var shownModel: Model = AnySectionedList(ListSnapshot<SectionModel, Item>())
-    /// The model the batch in flight leads to.
-    var inFlightModel: Model?
     /// Selected items not on display right now (between the stages that remove and re-insert a row).
     var selectionInTransit: [Item.ID] = []
-    /// Items deselected through the presenter while a batch was in flight.
-    var deselectedInFlight: Set<Item.ID> = []
     /// Numbers batches and scrolls, so that a completion that comes after its time-out is ignored.
     var nextToken = 0
 
@@ -226,13 +222,13 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     /// animation without its end callback then, and waiting for it would stall every update.
     public func userDidInterruptScrolling() {
         guard case .scrolling = state else { return }
-        state = .idle
+        becomeIdle()
         advance()
     }
 
     func scrollAnimationDidEnd() {
         guard case .scrolling = state else { return }
-        state = .idle
+        becomeIdle()
         advance()
     }
 }

@@ -37,8 +37,10 @@ public struct LiveQueryUpdate<ID: LiveIdentity>: Sendable {
     /// How the change was computed.
     public typealias Path = LiveUpdatePath
 
-    /// The changes, staged for UIKit; their intermediate states are views over the results
-    /// before and after, and ``Changeset/before`` is the result delivered before this one.
+    /// The changes; ``Changeset/before`` is the result delivered before this one. Its
+    /// ``Changeset/stages`` for UIKit are made when first read, on the reading thread (O(c log c)
+    /// for c changes), never on the database's queue; their intermediate states are views over
+    /// the results before and after.
     public let changeset: LiveChangeset<ID>
     /// The result after the change.
     public let result: LiveResult<ID>
