@@ -163,6 +163,10 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
     /// A changeset that does not start where the model is (its ``Changeset/before`` has another
     /// ``SectionedList/stateID``, or none) is treated as a plain new state: its
     /// ``Changeset/after`` is diffed against the model, as ``update(_:)`` does.
+    ///
+    /// - Complexity: O(c log c) on the main actor for c changes (staging, and composing with a
+    ///   changeset still waiting), whatever the list's size; O(n) only for a changeset that does
+    ///   not chain and is diffed, or one past ``Configuration/reloadThreshold`` (a reload).
     @inlinable
     public func apply(_ changeset: Changeset<SectionModel, Item>) {
         _receive(changeset: changeset, differ: { Changeset(from: $0, to: $1) })
@@ -170,6 +174,9 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
 
     /// Presents `snapshot` as the new model: diffed against the model (O(n)) and animated as
     /// soon as the view is idle. For sources that produce no changesets.
+    ///
+    /// - Complexity: O(n + m) for n rows before and m after (the diff), then O(c log c) for c
+    ///   changes to stage.
     @inlinable
     public func update(_ snapshot: some SectionedList<SectionModel, Item>) {
         _receive(state: AnySectionedList(snapshot), differ: { Changeset(from: $0, to: $1) })

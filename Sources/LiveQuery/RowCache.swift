@@ -110,6 +110,8 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
 
     /// Follows a new result: positions change, cached content stays (by identity); rows whose
     /// version changed become stale.
+    ///
+    /// - Complexity: O(1): positions are read from the new result when asked for.
     public func update(result: LiveResult<ID>) {
         lock.withLock {
             self.result = result
@@ -150,6 +152,10 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
 
     /// The rows at flat positions `range`: cached content at once, placeholders for the rest,
     /// and page loads scheduled for the missing pages within `prefetch` rows of the range.
+    ///
+    /// - Complexity: O(log n + r + w) in a result of n rows, for r rows in `range` and w rows of
+    ///   the pages within `prefetch` of it (each page is one index descent and a walk of its rows);
+    ///   independent of how many rows are cached.
     public func rows(in range: Range<Int>, prefetch: Int = 0) -> [RowSlot<ID, Content>] {
         let (slots, loads) = lock.withLock { () -> ([RowSlot<ID, Content>], [(page: Int, ids: [ID])]) in
             guard let result else { return ([], []) }
