@@ -187,18 +187,6 @@ final class _LiveIndex: @unchecked Sendable {
 
     // MARK: - Changes
 
-    private enum Kind {
-        case removed, reloaded, moved, added
-    }
-
-    private struct Classified {
-        var kind: Kind
-        var old: IndexEntry?
-        var new: IndexEntry?
-        var oldPath: ItemPath?
-        var oldPosition: Int?
-    }
-
     /// Applies one transaction's row changes and returns the changes from the state before to
     /// the state after, both published. O(k log n) for k changed rows.
     func apply(_ changes: [_RowChange]) -> _AppliedChanges {
@@ -208,50 +196,68 @@ final class _LiveIndex: @unchecked Sendable {
     private func applyLocked(_ changes: [_RowChange]) -> _AppliedChanges {
         let before = latest ?? publishLocked()
         let order = _RowOrder(comparator: layout.comparator)
-        var classified: [Classified] = []
-        classified.reserveCapacity(changes.count)
-        var seen = Set<Int64>()
         let hadLeftOut = !leftOut.isEmpty
-        for change in changes where seen.insert(change.rowid).inserted {
-            // A left-out row that was re-read is classified again from scratch: it enters the
-            // list below if its identity is now free and valid, or is left out again.
-            leftOut.remove(change.rowid)
-            let old = entryLocked(forRowid: change.rowid)
-            switch (old, change.new) {
-            case (nil, nil):
-                continue
-            case let (nil, new?):
-                classified.append(Classified(kind: .added, new: new))
-            case let (old?, new):
-                let position = before.position(of: old) ?? 0
-                let path = before.path(of: old, at: position)
-                guard let new else {
-                    classified.append(Classified(kind: .removed, old: old, oldPath: path, oldPosition: position))
-                    continue
-                }
-                if !layout.identityIsRowid && layout.identity(of: old) != layout.identity(of: new) {
-                    // Another row now has this rowid (a REPLACE): the old one left, a new one came.
-                    classified.append(Classified(kind: .removed, old: old, oldPath: path, oldPosition: position))
-                    classified.append(Classified(kind: .added, new: new))
-                    continue
-                }
-                let samePlace = order.compare(old, new) == 0 && layout.sectionKey(of: old) == layout.sectionKey(of: new)
-                if samePlace {
-                    if old.token != new.token || old.key != new.key {
-                        classified.append(Classified(kind: .reloaded, old: old, new: new, oldPath: path, oldPosition: position))
-                    }
-                } else {
-                    classified.append(Classified(kind: .moved, old: old, new: new, oldPath: path, oldPosition: position))
-                }
-            }
-        }
-
-        // Remove every old entry first, so that rows trading places or identities never collide.
+        var touched = classifyLocked(changes, in: before, order: order)
         var tracker = MapTracker(map: _RowidMap())
         swap(&tracker.map, &leafOfRow)
+        // Remove every old entry first, so that rows trading places or identities never collide.
+        let freedIdentities = removeOldEntriesLocked(of: touched, order: order, tracker: &tracker)
+        reloadLocked(touched, order: order)
+        insertNewEntriesLocked(of: &touched, freedIdentities: freedIdentities, order: order, tracker: &tracker)
+        swap(&tracker.map, &leafOfRow)
+        if hadLeftOut || !leftOut.isEmpty {
+            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
+        }
+        let after = publishLocked()
+        let logical = Self.listChanges(of: touched, from: before, to: after, canonicalIdentity: canonicalIdentity)
+        // Nothing to deliver (no row and no left-out row changed): the state before stays the
+        // newest one, so that the next changeset starts where the last delivered one ended.
+        if logical.isEmpty && after.leftOut == before.leftOut { latest = before }
+        return _AppliedChanges(before: before, after: latest ?? after, changes: logical)
+    }
+
+    /// How each row `changes` name was touched, against `before` (the current state): a rowid's
+    /// first change counts, and a row neither in the result before nor after is not touched. A
+    /// left-out row that was re-read is forgotten, to be classified again from scratch: it
+    /// enters the list if its identity is now free and valid, or is left out again.
+    private func classifyLocked(_ changes: [_RowChange], in before: _ResultSnapshot, order: _RowOrder) -> [TouchedRow] {
+        var touched: [TouchedRow] = []
+        touched.reserveCapacity(changes.count)
+        var seen = Set<Int64>()
+        for change in changes where seen.insert(change.rowid).inserted {
+            leftOut.remove(change.rowid)
+            guard let old = entryLocked(forRowid: change.rowid) else {
+                if let new = change.new { touched.append(.added(new)) }
+                continue
+            }
+            let path = before.path(of: old, at: before.position(of: old) ?? 0)
+            guard let new = change.new else {
+                touched.append(.removed(old: old, at: path))
+                continue
+            }
+            if !layout.identityIsRowid && layout.identity(of: old) != layout.identity(of: new) {
+                // Another row now has this rowid (a REPLACE): the old one left, a new one came.
+                touched.append(.removed(old: old, at: path))
+                touched.append(.added(new))
+            } else if order.compare(old, new) != 0 || layout.sectionKey(of: old) != layout.sectionKey(of: new) {
+                touched.append(.moved(old: old, new: new, from: path))
+            } else if old.token != new.token || old.key != new.key {
+                touched.append(.reloaded(old: old, new: new, at: path))
+            }
+        }
+        return touched
+    }
+
+    /// Takes the old entries of the rows that left or moved out of the index, and returns the
+    /// identities they held (none when the identity is the rowid).
+    private func removeOldEntriesLocked(of touched: [TouchedRow], order: _RowOrder, tracker: inout MapTracker) -> [SQLValue] {
         var freedIdentities: [SQLValue] = []
-        for item in classified where item.kind == .removed || item.kind == .moved {
-            guard let old = item.old else { continue }
+        for row in touched {
+            let old: IndexEntry
+            switch row {
+            case let .removed(entry, _), let .moved(entry, _, _): old = entry
+            case .reloaded, .added, .leftOut: continue
+            }
             rows.remove(old, order: order, tracker: &tracker)
             tracker.map[old.rowid] = nil
             adjustSection(layout.sectionKey(of: old), by: -1)
@@ -260,118 +266,57 @@ final class _LiveIndex: @unchecked Sendable {
                 freedIdentities.append(identity)
             }
         }
-        for item in classified where item.kind == .reloaded {
-            guard let old = item.old, let new = item.new else { continue }
+        return freedIdentities
+    }
+
+    /// Replaces, in place, the entries of the rows whose content changed.
+    private func reloadLocked(_ touched: [TouchedRow], order: _RowOrder) {
+        for row in touched {
+            guard case let .reloaded(old, new, _) = row else { continue }
             rows.replace(old, with: new, order: order)
         }
-        var insertedRowids = Set<Int64>()
-        func insert(_ index: Int) {
-            guard let new = classified[index].new else { return }
-            if !layout.identityIsRowid {
-                guard let identity = canonicalIdentity(layout.identity(of: new)) else {
-                    leftOut.insertInvalid(new)
-                    classified[index].new = nil   // left out: a moved row becomes a removed one
-                    return
-                }
-                if let holder = rowOfIdentity[identity], holder != new.rowid {
-                    leftOut.insertDuplicate(new, identity: identity)
-                    classified[index].new = nil
-                    return
-                }
-                rowOfIdentity[identity] = new.rowid
+    }
+
+    /// Inserts the new entries of the rows that moved or entered; a row left out on the way is
+    /// reclassified (a moved row becomes a removed one). Then an identity no row holds any more
+    /// lets the first row left out for holding it too enter the list: SQLite returns it, and its
+    /// entry is current (any write to it would have been re-read by this transaction).
+    private func insertNewEntriesLocked(of touched: inout [TouchedRow], freedIdentities: [SQLValue], order: _RowOrder,
+                                        tracker: inout MapTracker) {
+        for index in touched.indices {
+            switch touched[index] {
+            case let .moved(old, new, from):
+                if !insertLocked(new, order: order, tracker: &tracker) { touched[index] = .removed(old: old, at: from) }
+            case let .added(new):
+                if !insertLocked(new, order: order, tracker: &tracker) { touched[index] = .leftOut }
+            case .removed, .reloaded, .leftOut:
+                continue
             }
-            rows.insert(new, order: order, tracker: &tracker)
-            insertedRowids.insert(new.rowid)
-            adjustSection(layout.sectionKey(of: new), by: +1)
         }
-        for index in classified.indices where classified[index].kind == .moved || classified[index].kind == .added {
-            insert(index)
-        }
-        // An identity no row holds any more lets the first row left out for holding it too
-        // enter the list: SQLite returns it, and its entry is current (any write to it would have
-        // been re-read above).
         for identity in freedIdentities where rowOfIdentity[identity] == nil {
-            guard let entry = leftOut.takeFirst(withIdentity: identity, order: order) else { continue }
-            classified.append(Classified(kind: .added, new: entry))
-            insert(classified.count - 1)
+            guard let entry = leftOut.takeFirst(withIdentity: identity, order: order),
+                  insertLocked(entry, order: order, tracker: &tracker) else { continue }
+            touched.append(.added(entry))
         }
-        swap(&tracker.map, &leafOfRow)
-        if hadLeftOut || !leftOut.isEmpty {
-            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
-        }
-        let after = publishLocked()
+    }
 
-        // Sections: the keys touched, before and after. Sections keep their relative order.
-        var logical = ListChanges()
-        var touchedKeys = Set<SQLValue>()
-        for item in classified {
-            if let old = item.old { touchedKeys.insert(layout.sectionKey(of: old)) }
-            if let new = item.new { touchedKeys.insert(layout.sectionKey(of: new)) }
-        }
-        var deletedSections = Set<Int>(), insertedSections = Set<Int>()
-        if layout.isSectioned {
-            for key in touchedKeys {
-                let was = before.sectionIndex(of: key), now = after.sectionIndex(of: key)
-                if was.found && !now.found { deletedSections.insert(was.index) }
-                if !was.found && now.found { insertedSections.insert(now.index) }
-            }
-        }
-        logical.sectionDeletes = deletedSections.sorted()
-        logical.sectionInserts = insertedSections.sorted()
-
-        // Rows whose identity left and came back under another rowid (REPLACE, a rowid change)
-        // are one row that moved, not a delete and an insert.
-        var removedByIdentity: [SQLValue: Int] = [:]
+    /// Inserts `new` into the index, or leaves it out when its identity does not decode or
+    /// another row holds it. Whether it was inserted.
+    private func insertLocked(_ new: IndexEntry, order: _RowOrder, tracker: inout MapTracker) -> Bool {
         if !layout.identityIsRowid {
-            for (index, item) in classified.enumerated() where item.kind == .removed || (item.kind == .moved && item.new == nil) {
-                if let old = item.old, let identity = canonicalIdentity(layout.identity(of: old)) { removedByIdentity[identity] = index }
+            guard let identity = canonicalIdentity(layout.identity(of: new)) else {
+                leftOut.insertInvalid(new)
+                return false
             }
-        }
-        var pairedRemovals = Set<Int>()
-        func newPath(of entry: IndexEntry) -> ItemPath? {
-            guard let position = after.position(of: entry) else { return nil }
-            return after.path(of: entry, at: position)
-        }
-        func recordMove(from oldPath: ItemPath, old: IndexEntry, to new: IndexEntry) {
-            guard let toPath = newPath(of: new) else { return }
-            if deletedSections.contains(oldPath.section) || insertedSections.contains(toPath.section) {
-                logical.itemDeletes.append(oldPath)
-                logical.itemInserts.append(toPath)
-            } else {
-                logical.itemMoves.append(Move(from: oldPath, to: toPath))
-                if old.token != new.token || old.key != new.key { logical.itemReloads.append(oldPath) }
+            if let holder = rowOfIdentity[identity], holder != new.rowid {
+                leftOut.insertDuplicate(new, identity: identity)
+                return false
             }
+            rowOfIdentity[identity] = new.rowid
         }
-        for item in classified {
-            switch item.kind {
-            case .reloaded:
-                if let path = item.oldPath { logical.itemReloads.append(path) }
-            case .moved:
-                guard let old = item.old, let oldPath = item.oldPath else { continue }
-                if let new = item.new, insertedRowids.contains(new.rowid) {
-                    recordMove(from: oldPath, old: old, to: new)
-                }
-            case .added:
-                guard let new = item.new, insertedRowids.contains(new.rowid) else { continue }
-                if let identity = canonicalIdentity(layout.identity(of: new)), let index = removedByIdentity[identity], let old = classified[index].old,
-                   let oldPath = classified[index].oldPath {
-                    pairedRemovals.insert(index)
-                    recordMove(from: oldPath, old: old, to: new)
-                } else if let path = newPath(of: new) {
-                    logical.itemInserts.append(path)
-                }
-            case .removed:
-                break
-            }
-        }
-        for (index, item) in classified.enumerated() where !pairedRemovals.contains(index) {
-            let isRemoval = item.kind == .removed || (item.kind == .moved && (item.new == nil || !insertedRowids.contains(item.new?.rowid ?? 0)))
-            if isRemoval, let path = item.oldPath { logical.itemDeletes.append(path) }
-        }
-        // Nothing to deliver (no row and no left-out row changed): the state before stays the
-        // newest one, so that the next changeset starts where the last delivered one ended.
-        if logical.isEmpty && after.leftOut == before.leftOut { latest = before }
-        return _AppliedChanges(before: before, after: latest ?? after, changes: logical)
+        rows.insert(new, order: order, tracker: &tracker)
+        adjustSection(layout.sectionKey(of: new), by: +1)
+        return true
     }
 
     private func adjustSection(_ key: SQLValue, by delta: Int) {
