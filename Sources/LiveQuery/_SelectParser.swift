@@ -204,7 +204,7 @@ private struct Parser {
         for index in range {
             let token = tokens[index]
             if token.isKeyword("OVER") {
-                select.refetchReasons.append(.windowFunction)
+                if !select.refetchReasons.contains(.windowFunction) { select.refetchReasons.append(.windowFunction) }
                 return true
             }
             guard case .identifier(quoted: false) = token.kind, index + 1 < range.upperBound, tokens[index + 1].text == "(" else { continue }
@@ -358,7 +358,7 @@ private struct Parser {
             return
         }
         if tokens[range].contains(where: { $0.isKeyword("OVER") }) {
-            select.refetchReasons.append(.windowFunction)
+            if !select.refetchReasons.contains(.windowFunction) { select.refetchReasons.append(.windowFunction) }
             return
         }
         for term in split(range.lowerBound + 1..<range.upperBound, where: { $0.isSymbol && $0.text == "," }) {

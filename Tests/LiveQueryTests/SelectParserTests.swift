@@ -123,6 +123,8 @@ struct SelectParserTests {
         ("SELECT a FROM t GROUP BY a HAVING a > 1", [.groupBy, .having]),
         ("SELECT a, row_number() OVER (ORDER BY a) FROM t", [.windowFunction]),
         ("SELECT a FROM t ORDER BY row_number() OVER (ORDER BY a)", [.windowFunction]),
+        ("SELECT a, row_number() OVER w FROM t WINDOW w AS (ORDER BY a)", [.windowFunction]),
+        ("SELECT a FROM t WINDOW w AS (ORDER BY a) ORDER BY row_number() OVER w", [.windowFunction]),
         ("SELECT count(*) FROM t", [.aggregate("count")]),
         ("SELECT COUNT(DISTINCT a) FROM t", [.aggregate("count")]),
         ("SELECT avg(a), sum(b) FROM t", [.aggregate("avg")]),
