@@ -367,6 +367,9 @@ struct SelectParserTests {
         ("CREATE UNIQUE INDEX i ON t(a DESC, b ASC)", ["a", "b"], nil),
         ("CREATE UNIQUE INDEX \"i(x)\" ON \"t(y)\"(lower(a) COLLATE NOCASE, (a + b) DESC) WHERE deleted IS NULL", ["lower(a) COLLATE NOCASE", "(a + b)"], "deleted IS NULL"),
         ("CREATE UNIQUE INDEX i ON t(a /* the key */, b) WHERE b > ')'", ["a", "b"], "b > ')'"),
+        ("CREATE UNIQUE INDEX i ON t(a) WHERE b > 0 -- SQLite keeps a trailing comment in the schema", ["a"], "b > 0"),
+        ("CREATE UNIQUE INDEX i ON t(a) WHERE b > 0 /* kept too */", ["a"], "b > 0"),
+        ("CREATE UNIQUE INDEX i ON t(a) WHERE b > 0 -- a comment\n  AND c < 1", ["a"], "b > 0 -- a comment\n  AND c < 1"),
     ] as [(String, [String], String?)])
     func uniqueIndexTerms(sql: String, terms: [String], predicate: String?) throws {
         let parsed = try #require(_TableSchema.parseIndex(sql))
