@@ -1,3 +1,4 @@
+import GRDB
 import Testing
 @testable import LiveQuery
 
@@ -7,8 +8,24 @@ struct SelectParserTests {
     typealias Kind = _SQLToken.Kind
     typealias Shape = RefetchReason.Shape
 
-    static func parse(_ sql: String) -> _ParsedSelect {
-        _ParsedSelect(sql)
+    /// The aggregates these tests call, as SQLite registers them: `min` and `max` are also scalar
+    /// functions of any number of arguments.
+    static let functions: _SQLFunctions = {
+        var functions = _SQLFunctions(aggregates: ["count", "sum", "avg", "total", "group_concat", "json_group_array", "row_number"])
+        for name in ["min", "max"] {
+            functions.variants[name] = [.init(isAggregate: false, argumentCount: -1, isDeterministic: true),
+                                        .init(isAggregate: true, argumentCount: 1, isDeterministic: true)]
+        }
+        return functions
+    }()
+
+    /// The functions of a fresh connection, as its SQLite reports them.
+    static func sqliteFunctions() throws -> _SQLFunctions {
+        try DatabaseQueue().read { db in try _SQLFunctions.read(db) }
+    }
+
+    static func parse(_ sql: String, functions: _SQLFunctions = Self.functions) -> _ParsedSelect {
+        _ParsedSelect(sql, functions: functions)
     }
 
     static func kindsAndTexts(_ sql: String) -> [(Kind, String)]? {
@@ -124,6 +141,7 @@ struct SelectParserTests {
         ("SELECT a, row_number() OVER (ORDER BY a) FROM t", [.windowFunction]),
         ("SELECT a FROM t ORDER BY row_number() OVER (ORDER BY a)", [.windowFunction]),
         ("SELECT a, row_number() OVER w FROM t WINDOW w AS (ORDER BY a)", [.windowFunction]),
+        ("SELECT count(*), sum(a) OVER (PARTITION BY b) FROM t", [.windowFunction]),
         ("SELECT a FROM t WINDOW w AS (ORDER BY a) ORDER BY row_number() OVER w", [.windowFunction]),
         ("SELECT count(*) FROM t", [.aggregate("count")]),
         ("SELECT COUNT(DISTINCT a) FROM t", [.aggregate("count")]),
@@ -159,8 +177,9 @@ struct SelectParserTests {
         ("SELECT * FROM t ORDER BY 1", [.orderByExpression("1")]),
         ("SELECT * FROM t ORDER BY a, b COLLATE NOCASE || c", [.orderByExpression("b COLLATE NOCASE || c")]),
     ])
-    func refetchShapes(sql: String, expected: [Shape]) {
+    func refetchShapes(sql: String, expected: [Shape]) throws {
         #expect(Self.parse(sql).refetchReasons == expected, "\(sql)")
+        #expect(Self.parse(sql, functions: try Self.sqliteFunctions()).refetchReasons == expected, "\(sql), SQLite's own functions")
     }
 
     @Test("statements that write — the spellings of REPLACE and upsert included — are not plain SELECTs", arguments: [
@@ -188,16 +207,59 @@ struct SelectParserTests {
         ])
     }
 
-    @Test("min() and max() aggregate with one argument and compare with several", arguments: [
+    @Test("min() and max() aggregate with one argument and compare with several — as SQLite reports them, and as the tests' list has them", arguments: [
         ("SELECT max(a) FROM t", [Shape.aggregate("max")]),
         ("SELECT MIN(a) FROM t", [.aggregate("min")]),
         ("SELECT max(min(a, b)) FROM t", [.aggregate("max")]),
+        ("SELECT min(a) FILTER (WHERE a > 0) FROM t", [.aggregate("min")]),
         ("SELECT max(a, b) AS m FROM t", []),
         ("SELECT min(a, (b), coalesce(c, 0)) AS m FROM t", []),
         ("SELECT max((a), b) AS m FROM t", []),
+        ("SELECT max(a, max(b, c)) AS m FROM t", []),
     ])
-    func minAndMax(sql: String, expected: [Shape]) {
+    func minAndMax(sql: String, expected: [Shape]) throws {
         #expect(Self.parse(sql).refetchReasons == expected, "\(sql)")
+        #expect(Self.parse(sql, functions: try Self.sqliteFunctions()).refetchReasons == expected, "\(sql), SQLite's own functions")
+    }
+
+    @Test("what aggregates is what the connection says: a name unknown to it does not, one it knows does, by its argument count", arguments: [
+        ("SELECT mine(a) FROM t", _SQLFunctions(aggregates: []), [Shape]()),
+        ("SELECT mine(a) FROM t", _SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
+        ("SELECT MINE(a, b) FROM t", _SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
+        ("SELECT count(*) FROM t", _SQLFunctions(aggregates: ["avg"]), []),
+        // A scalar of two arguments beside an aggregate of any number: SQLite picks the exact one.
+        ("SELECT f(a, b) FROM t", _SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
+                                                                  .init(isAggregate: true, argumentCount: -1, isDeterministic: true)]]), []),
+        ("SELECT f(a) FROM t", _SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
+                                                               .init(isAggregate: true, argumentCount: -1, isDeterministic: true)]]), [.aggregate("f")]),
+        // count(*) passes no argument; an ORDER BY inside the call separates none.
+        ("SELECT count(*) FROM t", _SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
+        ("SELECT count() FROM t", _SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
+        ("SELECT group_concat(a, ',' ORDER BY b, c) FROM t",
+         _SQLFunctions(variants: ["group_concat": [.init(isAggregate: true, argumentCount: 2, isDeterministic: true)]]), [.aggregate("group_concat")]),
+    ] as [(String, _SQLFunctions, [Shape])])
+    func connectionFunctions(sql: String, functions: _SQLFunctions, expected: [Shape]) {
+        #expect(Self.parse(sql, functions: functions).refetchReasons == expected, "\(sql)")
+    }
+
+    /// A product of integers, registered by the app.
+    struct Product: DatabaseAggregate {
+        var value: Int64 = 1
+        mutating func step(_ dbValues: [DatabaseValue]) { value *= Int64.fromDatabaseValue(dbValues[0]) ?? 1 }
+        func finalize() -> (any DatabaseValueConvertible)? { value }
+    }
+
+    @Test("an aggregate the app registers through GRDB is an aggregate: the query is refetched, never maintained row by row", arguments: [true, false])
+    func registeredAggregate(pure: Bool) async throws {
+        let queue = try DatabaseQueue()
+        try await queue.write { db in
+            db.add(function: DatabaseFunction("product", argumentCount: 1, pure: pure, aggregate: Product.self))
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, score INTEGER); INSERT INTO item(score) VALUES (2), (3)")
+        }
+        let request = LiveQueryRequest(sql: "SELECT id, product(score) AS p FROM item ORDER BY id")
+        let explanation = try await LiveQuery.explain(request, in: queue)
+        #expect(explanation.path == .refetch(reason: .request([.aggregate("product")])))
+        #expect(try await queue.read { db in try Int64.fetchOne(db, sql: "SELECT product(score) FROM item") } == 6)
     }
 
     // MARK: - What the incremental path reads
