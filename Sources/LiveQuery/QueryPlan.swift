@@ -438,7 +438,7 @@ struct QueryPlan: Sendable {
     }
 
     /// The functions `sql` calls that SQLite does not flag deterministic, and whether it reads the
-    /// current time (date functions given `'now'`, CURRENT_TIME…).
+    /// current time (date functions given `'now'`, in the SQL or by `arguments`; CURRENT_TIME…).
     static func analyzeFunctions(sql: String, arguments: StatementArguments, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
         var analysis = FilterAnalysis()
         guard let tokens = _SQLTokenizer.tokens(sql) else {
@@ -446,13 +446,8 @@ struct QueryPlan: Sendable {
                                                           arguments: arguments))
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
-        let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
-        let mentionsNow = tokens.contains { $0.kind == .string && $0.text.lowercased() == "'now'" }
-            || arguments.description.lowercased().contains("\"now\"")
-        if calls.contains(where: { ["current_time", "current_date", "current_timestamp"].contains($0) })
-            || (mentionsNow && !calls.isDisjoint(with: dateFunctions)) {
-            analysis.isTimeDependent = true
-        }
+        let dateFunctions = _CurrentTime.dateFunctions
+        analysis.isTimeDependent = _CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db)
         var deterministic: [String: Bool] = [:]
         do {
             for row in try Row.fetchAll(db, sql: "SELECT name, flags FROM pragma_function_list") {

@@ -160,6 +160,30 @@ struct LiveQueryExactnessTests {
         }
     }
 
+    @Test("'now' passed by an argument — positional or named, in any case, as text or bytes — makes a date function read the clock; an argument that only contains it does not", arguments: [
+        ("note < date(?)", ["now"] as StatementArguments, true),
+        ("note < date(?)", ["NoW"], true),
+        ("note < datetime(:when, '-1 day')", ["when": "now"], true),
+        ("note < strftime('%Y-%m-%d', @at)", ["at": "NOW"], true),
+        ("name <> ? AND note < date($at)", ["y"] + ["at": "now"], true),
+        ("note < julianday(?2) AND score > ?1", [1, "now"], true),
+        ("note < date(?)", [Data("now".utf8)], true),
+        ("note < date(?)", ["snow"], false),
+        ("note < date(?)", ["now "], false),
+        ("note < date(?)", ["\"now\""], false),
+        ("note < date(:when)", ["when": "2024-01-01"], false),
+        ("note < date(:now)", ["now": "2024-01-01"], false),
+        ("name = ?", ["now"], false),
+    ] as [(String, StatementArguments, Bool)])
+    func nowByArgument(filter: String, arguments: StatementArguments, readsClock: Bool) async throws {
+        let (queue, _) = try Self.makeQueue()
+        let expected: LiveUpdatePath = readsClock ? .refetch(reason: .request([.currentTime])) : .incremental
+        let table = LiveQueryRequest(table: "item", filter: .init(filter, arguments: arguments), sort: [SortTerm("name")])
+        #expect(try await LiveQuery.explain(table, in: queue).path == expected, "\(filter) \(arguments)")
+        let sql = LiveQueryRequest(sql: "SELECT * FROM item WHERE \(filter) ORDER BY name", arguments: arguments)
+        #expect(try await LiveQuery.explain(sql, in: queue).path == expected, "SELECT … WHERE \(filter) \(arguments)")
+    }
+
     @Test("plain filters stay incremental")
     func plainFilterIsIncremental() async throws {
         let (queue, _) = try Self.makeQueue()
