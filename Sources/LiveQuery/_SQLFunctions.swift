@@ -54,4 +54,11 @@ struct _SQLFunctions: Sendable {
         return (exact.isEmpty ? fitting : exact).contains(where: \.isAggregate)
     }
 
+    /// The names with a scalar variant SQLite does not flag deterministic (`random`, `changes`…).
+    /// Aggregates are left out, though SQLite does not flag them: the rows they read decide
+    /// them, and those rows are the query's to track.
+    var nondeterministicScalars: Set<String> {
+        Set(variants.filter { $0.value.contains { !$0.isAggregate && !$0.isDeterministic } }.keys)
+    }
+
 }

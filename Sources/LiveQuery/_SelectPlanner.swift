@@ -189,7 +189,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             return
         }
         let functionSQL = compiled.sql + " " + (request.identity ?? "") + " " + (request.version ?? "")
-        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, db))
+        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, functions: compiled.functions, db))
         guard reasons.isEmpty else { return }
 
         // The statements.

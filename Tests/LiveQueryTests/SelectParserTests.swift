@@ -249,6 +249,26 @@ struct SelectParserTests {
         func finalize() -> (any DatabaseValueConvertible)? { value }
     }
 
+    @Test("the nondeterministic functions are the scalar ones SQLite does not flag deterministic, the app's own included; never an aggregate")
+    func nondeterministicScalars() throws {
+        let queue = try DatabaseQueue()
+        let functions = try queue.write { db in
+            db.add(function: DatabaseFunction("product", argumentCount: 1, pure: false, aggregate: Product.self))
+            db.add(function: DatabaseFunction("jitter", argumentCount: 0, pure: false) { _ in 0 })
+            db.add(function: DatabaseFunction("twice", argumentCount: 1, pure: true) { values in (Int64.fromDatabaseValue(values[0]) ?? 0) * 2 })
+            return try _SQLFunctions.read(db)
+        }
+        let flagged = functions.nondeterministicScalars
+        for name in ["random", "randomblob", "changes", "total_changes", "last_insert_rowid", "current_timestamp", "jitter"] {
+            #expect(flagged.contains(name), "\(name)")
+        }
+        for name in ["avg", "count", "min", "max", "sum", "group_concat", "row_number", "product", "abs", "lower", "date", "twice"] {
+            #expect(!flagged.contains(name), "\(name)")
+        }
+        #expect(functions.isAggregate("product", argumentCount: 1))
+        #expect(!functions.isAggregate("twice", argumentCount: 1))
+    }
+
     @Test("an aggregate the app registers through GRDB is an aggregate: the query is refetched, never maintained row by row", arguments: [true, false])
     func registeredAggregate(pure: Bool) async throws {
         let queue = try DatabaseQueue()
