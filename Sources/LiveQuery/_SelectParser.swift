@@ -205,7 +205,8 @@ private struct Parser {
         }
         for index in range {
             let token = tokens[index]
-            guard case .identifier(quoted: false) = token.kind, index + 1 < range.upperBound, tokens[index + 1].text == "(" else { continue }
+            // Quoted names call functions too: `"count"(*)`.
+            guard case .identifier = token.kind, index + 1 < range.upperBound, tokens[index + 1].isSymbol, tokens[index + 1].text == "(" else { continue }
             let name = token.text.lowercased()
             // By the argument count too: `min(a)` aggregates, `min(a, b)` compares.
             if functions.isAggregate(name, argumentCount: argumentCount(openingAt: index + 1, before: range.upperBound)) {

@@ -133,6 +133,7 @@ struct LiveQueryExactnessTests {
         ("score > (SELECT avg(score) FROM item)", RefetchReason.Shape.readsOwnTable("item")),
         ("EXISTS (SELECT 1 FROM item AS other WHERE other.grp = item.grp AND other.id <> item.id)", .readsOwnTable("item")),
         ("random() % 2 = 0 OR 1", .nondeterministicFunctions(["random"])),
+        ("\"random\"() % 2 = 0 OR 1", .nondeterministicFunctions(["random"])),
         ("changes() >= 0 AND last_insert_rowid() >= 0", .nondeterministicFunctions(["changes", "last_insert_rowid"])),
         ("note < date('now')", .currentTime),
         ("note < CURRENT_TIMESTAMP", .currentTime),

@@ -109,9 +109,11 @@ struct SelectParserTests {
         #expect(tokens.map { $0.isKeyword("ORDER") } == [true, false, true, false])
     }
 
-    @Test("function calls: bare names followed by an opening parenthesis, lower-cased, and the current-time keywords", arguments: [
+    @Test("function calls: names, bare or quoted, followed by an opening parenthesis, lower-cased, and the bare current-time keywords", arguments: [
         ("random() + ABS(x) - count(*)", ["random", "abs", "count"] as Set<String>),
         ("random /* c */ ()", ["random"]),
+        ("\"random\"() + [Abs](x) + `changes`()", ["random", "abs", "changes"]),
+        ("\"current_timestamp\" || a [(]", []),
         ("CURRENT_TIMESTAMP > current_date AND Current_Time", ["current_timestamp", "current_date", "current_time"]),
         ("'random()' || \"random\" || x", []),
         ("date('now', ?)", ["date"]),
@@ -149,6 +151,8 @@ struct SelectParserTests {
         ("SELECT total(a) FROM t", [.aggregate("total")]),
         ("SELECT group_concat(a, ',') FROM t", [.aggregate("group_concat")]),
         ("SELECT json_group_array(a) FROM t", [.aggregate("json_group_array")]),
+        ("SELECT \"count\"(*) FROM t", [.aggregate("count")]),
+        ("SELECT a, [Sum](b) FROM t", [.aggregate("sum")]),
         ("SELECT a, (SELECT count(*) FROM u) AS n FROM t", [.aggregate("count")]),
         ("SELECT a FROM t LIMIT 10", [.limit]),
         ("SELECT a FROM t ORDER BY a LIMIT 10 OFFSET 5", [.limit]),
