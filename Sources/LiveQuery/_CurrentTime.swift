@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 
 /// When SQL reads the clock: CURRENT_TIME, CURRENT_DATE and CURRENT_TIMESTAMP, and SQLite's
-/// date and time functions given the time value `'now'` (in any case, as SQLite compares it),
-/// whether the SQL writes it or an argument passes it.
+/// date and time functions given the time value `'now'` (in any case, as SQLite compares it) —
+/// whether the SQL writes it or an argument passes it — or given no time value (`date()`,
+/// `strftime('%Y')`), which means `'now'`.
 enum _CurrentTime {
     static let keywords: Set<String> = ["current_time", "current_date", "current_timestamp"]
     static let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
@@ -13,6 +14,7 @@ enum _CurrentTime {
     static func isRead(tokens: [_SQLToken], calls: Set<String>, arguments: StatementArguments, _ db: Database) -> Bool {
         if !calls.isDisjoint(with: keywords) { return true }
         guard !calls.isDisjoint(with: dateFunctions) else { return false }
+        if callsWithoutTimeValue(tokens) { return true }
         if tokens.contains(where: { $0.kind == .string && isNow($0.text.utf8.dropFirst().dropLast()) }) { return true }
         guard !arguments.isEmpty else { return false }
         guard let values = argumentValues(tokens: tokens, arguments: arguments, db) else {
@@ -25,6 +27,28 @@ enum _CurrentTime {
             default: false
             }
         }
+    }
+
+    /// Whether a date function is called without its time value: `date()`, `time()`,
+    /// `datetime()`, `julianday()`, `unixepoch()` with no argument, `strftime(format)` with one.
+    static func callsWithoutTimeValue(_ tokens: [_SQLToken]) -> Bool {
+        for (index, token) in tokens.enumerated() where index + 1 < tokens.count && tokens[index + 1].isSymbol && tokens[index + 1].text == "(" {
+            guard case .identifier = token.kind else { continue }
+            let name = token.text.lowercased()
+            guard dateFunctions.contains(name), name != "timediff" else { continue }
+            // The arguments: commas at the call's own depth, and whether anything is inside.
+            var depth = 0, commas = 0, isEmpty = true
+            for inner in tokens[(index + 1)...] {
+                if inner.isSymbol && inner.text == "(" { depth += 1 }
+                if inner.isSymbol && inner.text == ")" { depth -= 1 }
+                if depth == 0 { break }
+                if !(depth == 1 && inner.isSymbol && inner.text == "(") { isEmpty = false }
+                if depth == 1 && inner.isSymbol && inner.text == "," { commas += 1 }
+            }
+            let arguments = isEmpty ? 0 : commas + 1
+            if arguments < (name == "strftime" ? 2 : 1) { return true }
+        }
+        return false
     }
 
     /// Whether `bytes` spell `now`, ASCII letters in any case: SQLite's own comparison.

@@ -138,6 +138,9 @@ struct LiveQueryExactnessTests {
         ("note < date('now')", .currentTime),
         ("note < CURRENT_TIMESTAMP", .currentTime),
         ("note < datetime(current_date, '+1 day')", .currentTime),
+        ("note < date()", .currentTime),
+        ("note < strftime('%Y-%m-%d')", .currentTime),
+        ("score < unixepoch ( /* now */ )", .currentTime),
     ])
     func filtersThatDependOnMore(filter: String, reason: RefetchReason.Shape) async throws {
         let (queue, _) = try Self.makeQueue()
@@ -179,6 +182,8 @@ struct LiveQueryExactnessTests {
         ("note < date(:when)", ["when": "2024-01-01"], false),
         ("note < date(:now)", ["now": "2024-01-01"], false),
         ("name = ?", ["now"], false),
+        ("note < strftime('%Y', ?)", ["2024-01-01"], false),
+        ("note < date(?, '+1 day') AND julianday(note) > ?", ["2024-01-01", 2460000], false),
     ] as [(String, StatementArguments, Bool)])
     func nowByArgument(filter: String, arguments: StatementArguments, readsClock: Bool) async throws {
         let (queue, _) = try Self.makeQueue()
