@@ -255,35 +255,28 @@ struct QueryPlan: Sendable {
     }
 
     /// The functions `sql` calls that SQLite does not flag deterministic, and whether it reads the
-    /// current time (date functions given `'now'`, CURRENT_TIME…).
-    static func analyzeFunctions(sql: String, arguments: StatementArguments, _ db: Database) throws(LiveQueryError) -> FilterAnalysis {
+    /// current time (date functions given `'now'`, in the SQL or by `arguments`; CURRENT_TIME…).
+    /// Aggregates and the clock's readers are not listed among the former: the rows an aggregate
+    /// reads decide it, and reading the clock is `isTimeDependent`. `functions` are the
+    /// connection's, read when not given.
+    static func analyzeFunctions(sql: String, arguments: StatementArguments, functions: _SQLFunctions? = nil, _ db: Database)
+        throws(LiveQueryError) -> FilterAnalysis
+    {
         var analysis = FilterAnalysis()
         guard let tokens = _SQLTokenizer.tokens(sql) else {
             throw LiveQueryError.invalidSQL(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier", sql: sql,
                                                           arguments: arguments))
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
-        let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
-        let mentionsNow = tokens.contains { $0.kind == .string && $0.text.lowercased() == "'now'" }
-            || arguments.description.lowercased().contains("\"now\"")
-        if calls.contains(where: { ["current_time", "current_date", "current_timestamp"].contains($0) })
-            || (mentionsNow && !calls.isDisjoint(with: dateFunctions)) {
-            analysis.isTimeDependent = true
-        }
-        var deterministic: [String: Bool] = [:]
+        analysis.isTimeDependent = _CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db)
+        let known: _SQLFunctions
         do {
-            for row in try Row.fetchAll(db, sql: "SELECT name, flags FROM pragma_function_list") {
-                guard let name: String = row["name"] else { continue }
-                let flags: Int64 = row["flags"] ?? 0
-                let isDeterministic = flags & Int64(SQLITE_DETERMINISTIC) != 0
-                deterministic[name.lowercased()] = (deterministic[name.lowercased()] ?? true) && isDeterministic
-            }
+            known = try functions ?? _SQLFunctions.read(db)
         } catch {
-            throw LiveQueryError.from(error, sql: "SELECT name, flags FROM pragma_function_list")
+            throw LiveQueryError.from(error, sql: _SQLFunctions.listSQL)
         }
-        for call in calls where deterministic[call] == false && !dateFunctions.contains(call) {
-            analysis.nondeterministicFunctions.insert(call)
-        }
+        let nondeterministic = known.nondeterministicScalars.subtracting(_CurrentTime.dateFunctions).subtracting(_CurrentTime.keywords)
+        analysis.nondeterministicFunctions = calls.intersection(nondeterministic)
         return analysis
     }
 

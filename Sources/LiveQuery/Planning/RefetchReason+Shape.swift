@@ -68,7 +68,8 @@ extension RefetchReason {
         case readsOwnTable(String)
         /// LiveList could not tell which tables the query's expressions read.
         case unknownReads(message: String)
-        /// Functions SQLite does not flag deterministic.
+        /// Scalar functions SQLite does not flag deterministic, such as `random()` and `changes()`
+        /// (aggregates are decided by the rows they read; the current time is ``currentTime``).
         case nondeterministicFunctions([String])
         /// Date functions given `'now'`, or CURRENT_TIME and its kin: refetched on commits, not as
         /// time passes.

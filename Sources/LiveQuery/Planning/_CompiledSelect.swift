@@ -10,6 +10,8 @@ struct _CompiledSelect {
     /// For each result column that is a plain column of a table: that table and column.
     let origins: [(table: String, column: String)?]
     let region: DatabaseRegion
+    /// The connection's functions (the app's own included), as SQLite reports them.
+    let functions: _SQLFunctions
     let parsed: _ParsedSelect
 
     init(_ source: _SelectSource, _ db: Database) throws(LiveQueryError) {
@@ -48,7 +50,12 @@ struct _CompiledSelect {
         } catch {
             throw LiveQueryError.from(error, sql: sql, arguments: arguments)
         }
-        parsed = _ParsedSelect(sql)
+        do {
+            functions = try _SQLFunctions.read(db)
+        } catch {
+            throw LiveQueryError.from(error, sql: _SQLFunctions.listSQL)
+        }
+        parsed = _ParsedSelect(sql, functions: functions)
     }
 
     /// The result column called `name` — exactly, else by its last part (`album.title` finds

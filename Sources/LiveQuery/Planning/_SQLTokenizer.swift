@@ -111,16 +111,17 @@ enum _SQLTokenizer {
         return nil
     }
 
-    /// The names of the functions `sql` calls: identifiers followed by `(`, lower-cased, plus the
-    /// current-time keywords.
+    /// The names of the functions `sql` calls: identifiers followed by `(`, lower-cased — quoted
+    /// ones too, as SQLite calls `"random"()` — plus the current-time keywords (bare: quoted, they
+    /// are names).
     static func functionCalls(_ tokens: [_SQLToken]) -> Set<String> {
         var names = Set<String>()
         for (index, token) in tokens.enumerated() {
-            guard case .identifier(quoted: false) = token.kind else { continue }
+            guard case let .identifier(quoted) = token.kind else { continue }
             let lower = token.text.lowercased()
-            if ["current_time", "current_date", "current_timestamp"].contains(lower) {
+            if !quoted && ["current_time", "current_date", "current_timestamp"].contains(lower) {
                 names.insert(lower)
-            } else if index + 1 < tokens.count, tokens[index + 1].text == "(" {
+            } else if index + 1 < tokens.count, tokens[index + 1].isSymbol, tokens[index + 1].text == "(" {
                 names.insert(lower)
             }
         }

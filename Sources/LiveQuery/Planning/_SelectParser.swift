@@ -59,28 +59,25 @@ struct _ParsedSelect: Sendable {
     /// is another expression.
     static func columnReference(_ text: String) -> ColumnReference? {
         guard let tokens = _SQLTokenizer.tokens(text), !tokens.isEmpty else { return nil }
-        return Parser(tokens: tokens, source: Array(text.utf8)).columnReference(0..<tokens.count)
+        return Parser(tokens: tokens, source: Array(text.utf8), functions: _SQLFunctions(variants: [:])).columnReference(0..<tokens.count)
     }
 
     /// Parses `sql`; a statement LiveList cannot read at all gives a reason, not an error (SQLite
-    /// has already accepted it).
-    init(_ sql: String) {
+    /// has already accepted it). `functions` tells which calls aggregate: those of the connection
+    /// that compiled `sql` (``_SQLFunctions/read(_:)``), the app's own included.
+    init(_ sql: String, functions: _SQLFunctions) {
         guard let tokens = _SQLTokenizer.tokens(sql) else {
             refetchReasons.append(.unreadableSQL)
             return
         }
-        Parser(tokens: tokens, source: Array(sql.utf8)).parse(into: &self)
+        Parser(tokens: tokens, source: Array(sql.utf8), functions: functions).parse(into: &self)
     }
 }
 
 private struct Parser {
     let tokens: [_SQLToken]
     let source: [UInt8]
-
-    static let aggregates: Set<String> = [
-        "count", "sum", "avg", "total", "group_concat", "string_agg", "json_group_array", "json_group_object",
-        "jsonb_group_array", "jsonb_group_object",
-    ]
+    let functions: _SQLFunctions
 
     func text(_ range: Range<Int>) -> String {
         guard !range.isEmpty else { return "" }
@@ -201,34 +198,37 @@ private struct Parser {
     }
 
     func containsAggregateOrWindow(_ range: Range<Int>, in select: inout _ParsedSelect) -> Bool {
+        // OVER first: a window function's name is an aggregate's too (`count(*) OVER ()`).
+        if tokens[range].contains(where: { $0.isKeyword("OVER") }) {
+            if !select.refetchReasons.contains(.windowFunction) { select.refetchReasons.append(.windowFunction) }
+            return true
+        }
         for index in range {
             let token = tokens[index]
-            if token.isKeyword("OVER") {
-                select.refetchReasons.append(.windowFunction)
-                return true
-            }
-            guard case .identifier(quoted: false) = token.kind, index + 1 < range.upperBound, tokens[index + 1].text == "(" else { continue }
+            // Quoted names call functions too: `"count"(*)`.
+            guard case .identifier = token.kind, index + 1 < range.upperBound, tokens[index + 1].isSymbol, tokens[index + 1].text == "(" else { continue }
             let name = token.text.lowercased()
-            if Self.aggregates.contains(name) {
+            // By the argument count too: `min(a)` aggregates, `min(a, b)` compares.
+            if functions.isAggregate(name, argumentCount: argumentCount(openingAt: index + 1, before: range.upperBound)) {
                 select.refetchReasons.append(.aggregate(name))
                 return true
             }
-            if name == "min" || name == "max" {
-                // With one argument they aggregate; with more they compare.
-                var depth = 0, commas = 0, position = index + 1
-                repeat {
-                    if tokens[position].text == "(" { depth += 1 }
-                    if tokens[position].text == ")" { depth -= 1 }
-                    if depth == 1 && tokens[position].text == "," { commas += 1 }
-                    position += 1
-                } while depth > 0 && position < range.upperBound
-                if commas == 0 {
-                    select.refetchReasons.append(.aggregate(name))
-                    return true
-                }
-            }
         }
         return false
+    }
+
+    /// How many arguments the call whose parenthesis opens at `open` passes: none for `f()` and
+    /// `count(*)`; commas inside nested parentheses, or in an ORDER BY inside the call
+    /// (`group_concat(a, ',' ORDER BY b, c)`), separate no arguments.
+    func argumentCount(openingAt open: Int, before end: Int) -> Int {
+        let inside = open + 1..<(closingParenthesis(of: open, before: end) ?? end)
+        if inside.isEmpty || (inside.count == 1 && tokens[inside.lowerBound].isSymbol && tokens[inside.lowerBound].text == "*") { return 0 }
+        var count = 1
+        for index in topLevel(inside) {
+            if tokens[index].isKeyword("ORDER") { break }
+            if tokens[index].isSymbol && tokens[index].text == "," { count += 1 }
+        }
+        return count
     }
 
     func parseFrom(_ range: Range<Int>, into select: inout _ParsedSelect) {
@@ -358,7 +358,7 @@ private struct Parser {
             return
         }
         if tokens[range].contains(where: { $0.isKeyword("OVER") }) {
-            select.refetchReasons.append(.windowFunction)
+            if !select.refetchReasons.contains(.windowFunction) { select.refetchReasons.append(.windowFunction) }
             return
         }
         for term in split(range.lowerBound + 1..<range.upperBound, where: { $0.isSymbol && $0.text == "," }) {

@@ -96,7 +96,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             return
         }
         let functionSQL = compiled.sql + " " + (request.identity ?? "") + " " + (request.version ?? "")
-        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, db))
+        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, functions: compiled.functions, db))
         guard reasons.isEmpty else { return }
         let statements = try statements(baseRowid: baseRowid, terms: terms, identity: identity, selected: selected)
         guard let (joins, notes) = try joinLookups(links, baseRowid: baseRowid, region: statements.region) else { return }

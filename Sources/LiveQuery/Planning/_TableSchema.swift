@@ -120,8 +120,10 @@ struct _TableSchema: Sendable {
         }
         guard let close else { return nil }
         var predicate: String?
-        if let whereIndex = tokens[(close + 1)...].firstIndex(where: { $0.isKeyword("WHERE") }), whereIndex + 1 < tokens.count {
-            predicate = String(decoding: bytes[tokens[whereIndex + 1].range.lowerBound...], as: UTF8.self)
+        if let whereIndex = tokens[(close + 1)...].firstIndex(where: { $0.isKeyword("WHERE") }), whereIndex + 1 < tokens.count, let last = tokens.last {
+            // Up to the last token: SQLite keeps a trailing comment in the schema, and a `--` one
+            // would swallow what LiveList writes after the predicate.
+            predicate = String(decoding: bytes[tokens[whereIndex + 1].range.lowerBound..<last.range.upperBound], as: UTF8.self)
         }
         return (terms.map { $0.trimmingCharacters(in: .whitespaces) }, predicate)
     }
