@@ -60,5 +60,4 @@ struct _SQLFunctions: Sendable {
     var nondeterministicScalars: Set<String> {
         Set(variants.filter { $0.value.contains { !$0.isAggregate && !$0.isDeterministic } }.keys)
     }
-
 }
