@@ -188,7 +188,6 @@ public enum ChildMeasurements {
                 if key == "bytes_per_row" { result.add("bytes_per_row_max", .integer(Int64(values.max() ?? 0))) }
             }
             if bench == "live.open.1m" {
-                result.add("baseline_note", .string("whole index first ≈ 1–1.4 s before this work"))
                 result.add("memory_note", .string("index only; the file watcher's threads add ≈ 0.6 MB per process"))
             }
             results.append(result)

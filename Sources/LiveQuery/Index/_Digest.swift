@@ -56,31 +56,6 @@ struct _Digest {
         }
     }
 
-    /// Combines argument `index` of an SQL function call, read as stored (same result as
-    /// `combine(SQLValue)` for the same value).
-    mutating func combine(argument value: OpaquePointer?) {
-        switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER:
-            combine(word: 2)
-            combine(word: UInt64(bitPattern: sqlite3_value_int64(value)))
-        case SQLITE_FLOAT:
-            combine(word: 3)
-            combine(word: sqlite3_value_double(value).bitPattern)
-        case SQLITE_TEXT:
-            let pointer = sqlite3_value_text(value)
-            let count = Int(sqlite3_value_bytes(value))
-            combine(word: 4)
-            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-        case SQLITE_BLOB:
-            let pointer = sqlite3_value_blob(value)
-            let count = Int(sqlite3_value_bytes(value))
-            combine(word: 5)
-            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-        default:
-            combine(word: 1)
-        }
-    }
-
     /// Combines column `index` of the current row of `statement`, read as stored (same result
     /// as `combine(SQLValue)` for the same value), without copying it.
     mutating func combine(column index: Int32, of statement: SQLiteStatement) {
@@ -107,22 +82,4 @@ struct _Digest {
     }
 
     var value: UInt64 { Self.mix(state, 0xE703_7ED1_A0B4_28DB) }
-
-    /// The SQL function every live query's statements use to digest a row without a version
-    /// column: `livelist_digest(a, b, …)`. Registered on each connection that runs them, through
-    /// SQLite's C interface so that arguments are hashed as stored, without decoding to Swift.
-    static let functionName = "livelist_digest"
-
-    static func register(on db: Database) throws {
-        let status = sqlite3_create_function_v2(
-            db.sqliteConnection, functionName, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
-            { context, count, arguments in
-                var digest = _Digest()
-                for index in 0..<Int(count) { digest.combine(argument: arguments?[index]) }
-                sqlite3_result_int64(context, Int64(bitPattern: digest.value))
-            }, nil, nil, nil)
-        guard status == SQLITE_OK else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot register \(functionName)")
-        }
-    }
 }

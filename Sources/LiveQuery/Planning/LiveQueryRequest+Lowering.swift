@@ -9,7 +9,7 @@ extension LiveQueryRequest {
     /// The request as a SELECT over its table:
     /// `SELECT *[, rowid] FROM t WHERE (filter) ORDER BY terms…, identity`. The identity closes the
     /// ORDER BY, so that a query that is refetched keeps the same total order as one that is not.
-    func lowered(_ db: Database) throws(LiveQueryError) -> LiveQueryRequest {
+    func lowered(_ db: Database) throws(LiveQueryError) -> (select: _SelectSource, request: LiveQueryRequest) {
         let found: _TableSchema?
         do {
             found = try _TableSchema.read(table, db)
@@ -37,30 +37,30 @@ extension LiveQueryRequest {
         let identity = try Self.identity(identity, of: schema, canonical: canonical)
 
         var columns = "*"
-        if identity.isRowid, schema.rowidAlias == nil, let rowid = identity.column { columns += ", " + rowid }
+        if identity.isRowid, schema.rowidAlias == nil { columns += ", " + identity.column }
         var sql = "SELECT \(columns) FROM \(schema.name.quotedIdentifier)"
         if let filter { sql += " WHERE (\(filter.sql))" }
-        var order = terms.map { $0.sql(collation: $0.collation) }
-        if let column = identity.column { order.append(identity.isRowid ? column : column + " COLLATE BINARY") }
-        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+        let order = terms.map { $0.sql(collation: $0.collation) } + [identity.isRowid ? identity.column : identity.column + " COLLATE BINARY"]
+        sql += " ORDER BY " + order.joined(separator: ", ")
 
-        var lowered = LiveQueryRequest(sql: sql, arguments: filter?.arguments ?? StatementArguments(), identity: identity.column, as: ID.self,
-                                       section: section?.quotedIdentifier, version: version?.quotedIdentifier)
-        (lowered.table, lowered.filter, lowered.sort) = (table, filter, sort)
-        return lowered
+        let arguments = filter?.arguments ?? StatementArguments()
+        let statement = sql
+        let select = _SelectSource(summary: statement) { _ in
+            _PreparedSelect(sql: statement, arguments: arguments, adapter: nil, prefetchesToMany: false)
+        }
+        var lowered = self   // keeps its table, filter and sort for its description
+        (lowered.select, lowered.identity) = (select, identity.column)
+        (lowered.section, lowered.version) = (section?.quotedIdentifier, version?.quotedIdentifier)
+        return (select, lowered)
     }
 
     /// The identity of a table request's rows, as a column of the SELECT: the column named, the
     /// rowid, or a WITHOUT ROWID table's single-column primary key.
     private static func identity(_ given: String?, of schema: _TableSchema,
-                                 canonical: (String) throws(LiveQueryError) -> String) throws(LiveQueryError) -> (column: String?, isRowid: Bool) {
+                                 canonical: (String) throws(LiveQueryError) -> String) throws(LiveQueryError) -> (column: String, isRowid: Bool) {
         if let given {
             let column = try canonical(given)
-            let isUnique = schema.primaryKey == [column] || column == schema.rowidAlias || schema.uniqueIndexes.contains { index in
-                guard index.predicate == nil, index.terms.count == 1, case let .column(name, _) = index.terms[0] else { return false }
-                return name == column
-            }
-            guard isUnique else { throw LiveQueryError.invalidRequest(.identityNotUnique(identity: column, table: schema.name)) }
+            guard schema.isUnique(column) else { throw LiveQueryError.invalidRequest(.identityNotUnique(identity: column, table: schema.name)) }
             return (column.quotedIdentifier, column == schema.rowidAlias)
         }
         if let alias = schema.rowidAlias { return (alias.quotedIdentifier, true) }

@@ -25,8 +25,6 @@ struct QueryPlan: Sendable {
         enum Content: Sendable {
             /// A version value.
             case version(Int32)
-            /// The result of `livelist_digest(…)` over the row.
-            case digestFunction(Int32)
             /// Columns digested as stored.
             case digest(Range<Int32>)
         }
@@ -171,8 +169,12 @@ struct QueryPlan: Sendable {
                 throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
             }
         }
-        if request.select == nil { request = try request.lowered(db) }
-        guard let select = request.select else { throw LiveQueryError.invalidRequest(.cannotCompile(message: "no SELECT")) }
+        let select: _SelectSource
+        if let given = request.select {
+            select = given
+        } else {
+            (select, request) = try request.lowered(db)
+        }
         try self.init(select: select, request: request, db)
         identityName = request.identity
     }
@@ -213,16 +215,6 @@ struct QueryPlan: Sendable {
         return (silent, conflictColumns)
     }
 
-    /// Why functions a query calls make it depend on more than its rows.
-    static func functionReasons(_ analysis: FilterAnalysis) -> [RefetchReason.Shape] {
-        var reasons: [RefetchReason.Shape] = []
-        if !analysis.nondeterministicFunctions.isEmpty {
-            reasons.append(.nondeterministicFunctions(analysis.nondeterministicFunctions.sorted()))
-        }
-        if analysis.isTimeDependent { reasons.append(.currentTime) }
-        return reasons
-    }
-
     /// Whether fetching the whole result is cheaper by scanning the table and letting SQLite sort
     /// than by the plan SQLite picks: when that plan walks an index for the ORDER BY but must look
     /// up every row in the table (the index does not cover the columns), and the result is at
@@ -248,36 +240,25 @@ struct QueryPlan: Sendable {
         }
     }
 
-    /// What a query depends on beyond the rows it reads.
-    struct FilterAnalysis {
-        var nondeterministicFunctions: Set<String> = []
-        var isTimeDependent = false
-    }
-
-    /// The functions `sql` calls that SQLite does not flag deterministic, and whether it reads the
-    /// current time (date functions given `'now'`, in the SQL or by `arguments`; CURRENT_TIME…).
-    /// Aggregates and the clock's readers are not listed among the former: the rows an aggregate
-    /// reads decide it, and reading the clock is `isTimeDependent`. `functions` are the
-    /// connection's, read when not given.
-    static func analyzeFunctions(sql: String, arguments: StatementArguments, functions: _SQLFunctions? = nil, _ db: Database)
-        throws(LiveQueryError) -> FilterAnalysis
+    /// Why the functions `sql` calls make it depend on more than its rows: functions SQLite does
+    /// not flag deterministic (`random()`, the app's impure ones), and reading the current time
+    /// (date functions given `'now'`, in the SQL or by `arguments`; CURRENT_TIME…). Aggregates and
+    /// the clock's readers are not called nondeterministic: the rows an aggregate reads decide it,
+    /// and reading the clock is ``RefetchReason/Shape/currentTime``.
+    static func functionShapes(sql: String, arguments: StatementArguments, functions: _SQLFunctions, _ db: Database)
+        throws(LiveQueryError) -> [RefetchReason.Shape]
     {
-        var analysis = FilterAnalysis()
         guard let tokens = _SQLTokenizer.tokens(sql) else {
             throw LiveQueryError.invalidSQL(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier", sql: sql,
                                                           arguments: arguments))
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
-        analysis.isTimeDependent = _CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db)
-        let known: _SQLFunctions
-        do {
-            known = try functions ?? _SQLFunctions.read(db)
-        } catch {
-            throw LiveQueryError.from(error, sql: _SQLFunctions.listSQL)
-        }
-        let nondeterministic = known.nondeterministicScalars.subtracting(_CurrentTime.dateFunctions).subtracting(_CurrentTime.keywords)
-        analysis.nondeterministicFunctions = calls.intersection(nondeterministic)
-        return analysis
+        var shapes: [RefetchReason.Shape] = []
+        let nondeterministic = functions.nondeterministicScalars.subtracting(_CurrentTime.dateFunctions).subtracting(_CurrentTime.keywords)
+        let called = calls.intersection(nondeterministic)
+        if !called.isEmpty { shapes.append(.nondeterministicFunctions(called.sorted())) }
+        if _CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db) { shapes.append(.currentTime) }
+        return shapes
     }
 
     /// Reads the current row of `statement` (a fetch or re-read of this plan) into an entry;
@@ -291,7 +272,6 @@ struct QueryPlan: Sendable {
         var digest = _Digest()
         switch columns.content {
         case let .version(column): digest.combine(SQLValue(statement: statement, column: column))
-        case let .digestFunction(column): digest.combine(.integer(sqlite3_column_int64(statement, column)))
         case let .digest(range): for column in range { digest.combine(column: column, of: statement) }
         }
         let key = values.isEmpty ? SortKey.single(.integer(rowid)) : SortKey(values)

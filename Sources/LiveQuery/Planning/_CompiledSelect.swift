@@ -30,7 +30,6 @@ struct _CompiledSelect {
         while let last = sql.last, last == ";" || last.isWhitespace { sql.removeLast() }
         self.sql = sql
         do {
-            try _Digest.register(on: db)
             let statement = try db.makeStatement(sql: sql)
             try statement.validateArguments(arguments)
             guard statement.isReadonly, statement.columnCount > 0 else {

@@ -96,7 +96,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
             return
         }
         let functionSQL = compiled.sql + " " + (request.identity ?? "") + " " + (request.version ?? "")
-        reasons += QueryPlan.functionReasons(try QueryPlan.analyzeFunctions(sql: functionSQL, arguments: compiled.arguments, functions: compiled.functions, db))
+        reasons += try QueryPlan.functionShapes(sql: functionSQL, arguments: compiled.arguments, functions: compiled.functions, db)
         guard reasons.isEmpty else { return }
         let statements = try statements(baseRowid: baseRowid, terms: terms, identity: identity, selected: selected)
         guard let (joins, notes) = try joinLookups(links, baseRowid: baseRowid, region: statements.region) else { return }
@@ -208,7 +208,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
                 guard resolved.table == 0 else {
                     throw LiveQueryError.invalidRequest(.identityInJoinedTable(identity: given, table: parsed.tables[resolved.table].visibleName, base: base.name))
                 }
-                guard resolved.isRowid || isUnique(resolved.column, in: schema) else {
+                guard resolved.isRowid || schema.isUnique(resolved.column) else {
                     throw LiveQueryError.invalidRequest(.identityNotUnique(identity: given, table: schema.name))
                 }
                 let isRowid = resolved.isRowid || resolved.column == schema.rowidAlias
@@ -419,13 +419,6 @@ struct _SelectPlanner<ID: LiveIdentity> {
     private func versionExpression(_ given: String) -> String {
         if let reference = _ParsedSelect.columnReference(given), let resolved = resolve(reference, aliases: true) { return qualified(resolved) }
         return "(" + given + ")"
-    }
-
-    private func isUnique(_ column: String, in schema: _TableSchema) -> Bool {
-        schema.primaryKey == [column] || column == schema.rowidAlias || schema.uniqueIndexes.contains { index in
-            guard index.predicate == nil, index.terms.count == 1, case let .column(name, _) = index.terms[0] else { return false }
-            return name == column
-        }
     }
 
     /// The collation a unique index on `column` compares with (`nil`: no such index).

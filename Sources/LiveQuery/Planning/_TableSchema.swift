@@ -39,6 +39,15 @@ struct _TableSchema: Sendable {
         columns.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }.map(\.name)
     }
 
+    /// Whether `column` (as declared) holds a different value in every row: the single-column
+    /// primary key, the rowid alias, or the only column of a unique index without a WHERE.
+    func isUnique(_ column: String) -> Bool {
+        primaryKey == [column] || column == rowidAlias || uniqueIndexes.contains { index in
+            guard index.predicate == nil, index.terms.count == 1, case let .column(name, _) = index.terms[0] else { return false }
+            return name == column
+        }
+    }
+
     /// The schema of `table` in the main database, or `nil` when there is no such table.
     static func read(_ table: String, _ db: Database) throws -> _TableSchema? {
         let list = try Row.fetchOne(db, sql: "SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", arguments: [table])

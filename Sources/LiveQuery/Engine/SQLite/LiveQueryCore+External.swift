@@ -76,7 +76,7 @@ extension LiveQueryCore {
             lastSchemaVersion = schemaVersion
             lastDataVersion = version
             try trackChanges(db)
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .schemaChanged, start: start)
+            try refetch(reads(db), reason: .schemaChanged, start: start)
             return true
         }
         guard version != lastDataVersion else {
@@ -87,7 +87,7 @@ extension LiveQueryCore {
         }
         lastDataVersion = version
         guard var reader = follower else {
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .anotherConnection(changeLogStatus?.refetch ?? .noChangeLog), start: start)
+            try refetch(reads(db), reason: .anotherConnection(changeLogStatus?.refetch ?? .noChangeLog), start: start)
             return true
         }
         let read: _ChangeLogFollower.Read
@@ -106,12 +106,12 @@ extension LiveQueryCore {
             follower = nil
             changeLogUnavailable(reason)
             publishSummary()
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .anotherConnection(.changeLogUnavailable), start: start)
+            try refetch(reads(db), reason: .anotherConnection(.changeLogUnavailable), start: start)
             return true
         }
         switch read {
         case let .refetch(reason):
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .anotherConnection(reason), start: start)
+            try refetch(reads(db), reason: .anotherConnection(reason), start: start)
         case let .entries(entries):
             try applyExternal(entries, db, start: start)
         }
@@ -182,9 +182,9 @@ extension LiveQueryCore {
             if rowids.count > options.refetchThreshold { reason = .tooManyRowsChanged(threshold: options.refetchThreshold) }
         }
         if let reason {
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .anotherConnection(reason), start: start)
+            try refetch(reads(db), reason: .anotherConnection(reason), start: start)
         } else if !rowids.isEmpty {
-            try applyTouchedRows(rowids, _SQLiteReads(plan: plan, db: db), start: start)
+            try applyTouchedRows(rowids, reads(db), start: start)
         }
     }
 }

@@ -225,8 +225,11 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
     }
 
+    /// The current plan's reads on `db`: what the engine-independent half asks of SQLite.
+    func reads(_ db: Database) -> _SQLiteReads { _SQLiteReads(plan: plan, db: db) }
+
     func carryOut(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) throws {
-        try carryOut(action, _SQLiteReads(plan: plan, db: db), start: start)
+        try carryOut(action, reads(db), start: start)
     }
 
     /// Delivers a failure met while following the database; the index is behind from then on.
@@ -282,7 +285,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         let previous = self.plan
         self.plan = plan
         do {
-            try refetch(_SQLiteReads(plan: plan, db: db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
+            try refetch(reads(db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {
             self.plan = previous   // a failed fetch changes nothing
             throw error

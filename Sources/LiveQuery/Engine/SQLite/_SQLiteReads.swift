@@ -44,7 +44,6 @@ struct _SQLiteReads: _EngineReads {
 
     private func read(sql: String, _ body: (IndexEntry) -> Void) throws(LiveQueryError) {
         do {
-            try _Digest.register(on: db)
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(plan.arguments)
             let cursor = try Row.fetchCursor(statement)
