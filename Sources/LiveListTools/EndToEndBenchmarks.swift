@@ -265,7 +265,7 @@ public enum ChildMeasurements {
     /// public API. It is checked against the statement ``LiveQuery/explain(_:in:)`` reports,
     /// which is the same but for `NOT INDEXED`.
     static func measureOpenFloor(_ queue: DatabaseQueue) throws -> String {
-        let sql = #"SELECT rowid, "name", "version" FROM "item" NOT INDEXED WHERE (flag = ?) ORDER BY "name" COLLATE BINARY ASC, rowid"#
+        let sql = #"SELECT "item".rowid, "item"."name", "item"."version" FROM "item" NOT INDEXED WHERE ((flag = ?)) ORDER BY "item"."name" COLLATE BINARY ASC, "item".rowid"#
         let arguments: StatementArguments = [1]   // LiveQueryBenchmarks.request's filter
         struct FloorRow {
             var id: Int64
