@@ -30,7 +30,7 @@ final class EventLog<ID: LiveIdentity>: @unchecked Sendable {
 
 /// Awaits `body` for at most `seconds`: a regression that stops an event from coming fails the
 /// test instead of hanging it.
-func withTimeLimit<T: Sendable>(_ seconds: Double = 10, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeLimit<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -51,7 +51,7 @@ struct TimeLimitExceeded: Error, CustomStringConvertible {
 }
 
 /// The next event of `iterator` within the time limit.
-func nextEvent<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, skippingInitial: Bool = true, seconds: Double = 10) async throws -> LiveQueryEvent<ID> {
+func nextEvent<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, skippingInitial: Bool = true, seconds: Double = 30) async throws -> LiveQueryEvent<ID> {
     try await withTimeLimit(seconds) {
         for await event in stream {
             if case .initial = event, skippingInitial { continue }
@@ -87,7 +87,7 @@ struct UnexpectedEvent: Error, CustomStringConvertible {
 
 /// The next update of `stream` within the time limit, skipping the initial result; another event
 /// (a failure) or the end of the stream throws.
-func nextUpdate<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, seconds: Double = 10) async throws -> LiveQueryUpdate<ID> {
+func nextUpdate<ID: LiveIdentity>(_ stream: AsyncStream<LiveQueryEvent<ID>>, seconds: Double = 30) async throws -> LiveQueryUpdate<ID> {
     let event = try await nextEvent(stream, seconds: seconds)
     guard case let .update(update) = event else { throw UnexpectedEvent(description: "expected an update, got \(event)") }
     return update
