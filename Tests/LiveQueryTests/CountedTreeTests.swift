@@ -15,7 +15,7 @@ struct CountedTreeTests {
         print("CountedTreeTests: seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
         let comparator = SortKeyComparator(terms: [SortTerm("v")], collations: [.binary])
-        let order = _RowOrder(comparator: comparator)
+        let order = _RowOrder(ordering: comparator)
         var tracker = Tracker()
         var tree = _CountedTree<IndexEntry>(sorted: [], tracker: &tracker)
         var reference: [IndexEntry] = []

@@ -19,8 +19,8 @@ struct LiveIndexTests {
     @Test("a commit that moves, reloads, deletes and inserts at once")
     func mixedCommit() {
         // ORDER BY v, the identity being the rowid.
-        let layout = _ResultLayout(comparator: SortKeyComparator(terms: [SortTerm("v")], collations: [.binary]),
-                                   identityIsRowid: true, sectionRule: nil, sectionsArePositional: false)
+        let layout = _ResultLayout(ordering: SortKeyComparator(terms: [SortTerm("v")], collations: [.binary]),
+                                   identityIsRowid: true, sections: nil, sectionsArePositional: false)
         func entry(_ rowid: Int64, _ v: Int64, token: UInt64 = 0) -> IndexEntry {
             IndexEntry(key: .single(.integer(v)), rowid: rowid, token: token)
         }
@@ -51,7 +51,7 @@ struct LiveIndexTests {
         // ORDER BY v, then the identity (the key's last value), a text.
         var comparator = SortKeyComparator(terms: [SortTerm("v")], collations: [.binary])
         comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary))
-        let layout = _ResultLayout(comparator: comparator, identityIsRowid: false, sectionRule: nil, sectionsArePositional: false)
+        let layout = _ResultLayout(ordering: comparator, identityIsRowid: false, sections: nil, sectionsArePositional: false)
         func entry(_ rowid: Int64, _ v: Int64, _ identity: SQLValue) -> IndexEntry {
             IndexEntry(key: .multiple([.integer(v), identity]), rowid: rowid, token: 0)
         }
@@ -84,7 +84,7 @@ struct LiveIndexTests {
     func sectionChanges() {
         // ORDER BY g, v, in sections of g.
         let comparator = SortKeyComparator(terms: [SortTerm("g"), SortTerm("v")], collations: [.binary, .binary])
-        let layout = _ResultLayout(comparator: comparator, identityIsRowid: true, sectionRule: comparator.rules.first,
+        let layout = _ResultLayout(ordering: comparator, identityIsRowid: true, sections: comparator.rules.first,
                                    sectionsArePositional: false)
         func entry(_ rowid: Int64, _ g: SQLValue, _ v: Int64, token: UInt64 = 0) -> IndexEntry {
             IndexEntry(key: .multiple([g, .integer(v)]), rowid: rowid, token: token)

@@ -1,6 +1,3 @@
-import GRDB
-import GRDBSQLite
-
 /// A 64-bit digest of SQL values, by storage class and exact bytes: the content token of rows.
 /// Two different contents share a token with probability about 2⁻⁶⁴.
 struct _Digest {
@@ -13,11 +10,11 @@ struct _Digest {
     }
 
     @inline(__always)
-    private mutating func combine(word: UInt64) {
+    mutating func combine(word: UInt64) {
         state = Self.mix(state ^ word, 0x9E37_79B9_7F4A_7C15 ^ (state >> 17))
     }
 
-    private mutating func combine(bytes: UnsafeRawBufferPointer) {
+    mutating func combine(bytes: UnsafeRawBufferPointer) {
         combine(word: UInt64(bytes.count))
         var offset = 0
         while offset + 8 <= bytes.count {
@@ -53,31 +50,6 @@ struct _Digest {
         switch key {
         case let .single(value): combine(value)
         case let .multiple(values): for value in values { combine(value) }
-        }
-    }
-
-    /// Combines column `index` of the current row of `statement`, read as stored (same result
-    /// as `combine(SQLValue)` for the same value), without copying it.
-    mutating func combine(column index: Int32, of statement: SQLiteStatement) {
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER:
-            combine(word: 2)
-            combine(word: UInt64(bitPattern: sqlite3_column_int64(statement, index)))
-        case SQLITE_FLOAT:
-            combine(word: 3)
-            combine(word: sqlite3_column_double(statement, index).bitPattern)
-        case SQLITE_TEXT:
-            let pointer = sqlite3_column_text(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
-            combine(word: 4)
-            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-        case SQLITE_BLOB:
-            let pointer = sqlite3_column_blob(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
-            combine(word: 5)
-            combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-        default:
-            combine(word: 1)
         }
     }
 

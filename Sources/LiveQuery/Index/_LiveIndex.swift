@@ -195,7 +195,7 @@ final class _LiveIndex: @unchecked Sendable {
 
     private func applyLocked(_ changes: [_RowChange]) -> _AppliedChanges {
         let before = latest ?? publishLocked()
-        let order = _RowOrder(comparator: layout.comparator)
+        let order = _RowOrder(ordering: layout.ordering)
         let hadLeftOut = !leftOut.isEmpty
         var touched = classifyLocked(changes, in: before, order: order)
         var tracker = MapTracker(map: _RowidMap())
@@ -321,10 +321,10 @@ final class _LiveIndex: @unchecked Sendable {
 
     private func adjustSection(_ key: SQLValue, by delta: Int) {
         // Positional sections only belong to refetched results, which are never changed in place.
-        guard var tree = sectionTree, let rule = layout.sectionRule, !layout.sectionsArePositional else { return }
+        guard var tree = sectionTree, let ordering = layout.sections, !layout.sectionsArePositional else { return }
         sectionTree = nil   // keeps the tree uniquely held while it changes
         defer { sectionTree = tree }
-        let order = _SectionOrder(rule: rule)
+        let order = _SectionOrder(ordering: ordering)
         let probe = SectionEntry(key: key, count: 0)
         let (position, found) = tree.current.lowerBound(of: probe, order: order)
         var tracker = _NoLeafTracker<SectionEntry>()

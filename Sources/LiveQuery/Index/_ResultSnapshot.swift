@@ -5,23 +5,23 @@ import ListDiff
 struct _ResultLayout: Sendable {
     /// The order of rows: the sort terms, then the identity when it is not the rowid, then the
     /// rowid (for a refetched result: no rule at all, the rowid being the fetch ordinal).
-    let comparator: SortKeyComparator
+    let ordering: any _RowOrdering
     /// Whether the identity is the rowid (else it is the last value of the key).
     let identityIsRowid: Bool
     /// How the first key value groups rows into sections (its collation normalizes the key);
     /// `nil` without sections.
-    let sectionRule: SortKeyComparator.Rule?
-    /// Whether sections are in fetch order rather than ordered by `sectionRule` (a refetched
+    let sections: (any _SectionOrdering)?
+    /// Whether sections are in fetch order rather than ordered by `sections` (a refetched
     /// result whose order LiveList cannot reproduce): lookups by section key then scan.
     let sectionsArePositional: Bool
     /// How to load the content of this layout's rows as records.
     var records: QueryPlan.RecordQuery?
 
-    var isSectioned: Bool { sectionRule != nil }
+    var isSectioned: Bool { sections != nil }
 
     func sectionKey(of entry: IndexEntry) -> SQLValue {
-        guard let rule = sectionRule else { return .null }
-        return SortKeyComparator.sectionKey(entry.key.first, rule.collation)
+        guard let sections else { return .null }
+        return sections.sectionKey(of: entry.key.first)
     }
 
     func identity(of entry: IndexEntry) -> SQLValue {
@@ -30,15 +30,13 @@ struct _ResultLayout: Sendable {
 }
 
 struct _RowOrder: _TreeOrder {
-    let comparator: SortKeyComparator
-    @inline(__always) func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int { comparator.compare(lhs, rhs) }
+    let ordering: any _RowOrdering
+    @inline(__always) func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int { ordering.compare(lhs, rhs) }
 }
 
 struct _SectionOrder: _TreeOrder {
-    let rule: SortKeyComparator.Rule
-    @inline(__always) func compare(_ lhs: SectionEntry, _ rhs: SectionEntry) -> Int {
-        SortKeyComparator.compare(lhs.key, rhs.key, rule)
-    }
+    let ordering: any _SectionOrdering
+    @inline(__always) func compare(_ lhs: SectionEntry, _ rhs: SectionEntry) -> Int { ordering.compare(lhs.key, rhs.key) }
 }
 
 /// The sections of a published result: one implicit section, or a counted tree of sections.
@@ -90,7 +88,7 @@ struct _ResultSnapshot: Sendable {
         switch sections {
         case .flat: return (0, true)
         case let .tree(tree):
-            guard let rule = layout.sectionRule else { return (0, tree.count > 0) }
+            guard let ordering = layout.sections else { return (0, tree.count > 0) }
             guard !layout.sectionsArePositional else {
                 var index = 0, found: Int?
                 tree.forEach(in: 0..<tree.count) { section in
@@ -100,7 +98,7 @@ struct _ResultSnapshot: Sendable {
                 }
                 return (found ?? tree.count, found != nil)
             }
-            let (position, found) = tree.lowerBound(of: SectionEntry(key: key, count: 0), order: _SectionOrder(rule: rule))
+            let (position, found) = tree.lowerBound(of: SectionEntry(key: key, count: 0), order: _SectionOrder(ordering: ordering))
             return (position, found)
         }
     }
@@ -131,7 +129,7 @@ struct _ResultSnapshot: Sendable {
 
     /// The position of `entry` (same key and rowid), or `nil`.
     func position(of entry: IndexEntry) -> Int? {
-        let (position, found) = rows.lowerBound(of: entry, order: _RowOrder(comparator: layout.comparator))
+        let (position, found) = rows.lowerBound(of: entry, order: _RowOrder(ordering: layout.ordering))
         return found ? position : nil
     }
 }

@@ -77,8 +77,8 @@ extension QueryPlan {
         self.init(
             description: request.description, table: "", tableName: "", mode: .refetch(reasons),
             layout: _ResultLayout(
-                comparator: SortKeyComparator(terms: [], collations: []), identityIsRowid: false,
-                sectionRule: request.section != nil ? SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary) : nil,
+                ordering: SortKeyComparator(terms: [], collations: []), identityIsRowid: false,
+                sections: request.section != nil ? SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary) : nil,
                 sectionsArePositional: true),
             fetchSQL: compiled.sql, scanningFetchSQL: compiled.sql, countSQL: "", tableCountSQL: "", rereadPrefixSQL: "",
             arguments: compiled.arguments, columns: Columns(rowid: nil, key: key, content: content), hasVersionColumn: request.version != nil,

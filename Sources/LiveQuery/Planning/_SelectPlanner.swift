@@ -296,7 +296,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         comparator.rules = terms.map(\.rule)
         let sectionRule = request.section != nil ? comparator.rules.first : nil
         if !identity.isRowid { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
-        return _ResultLayout(comparator: comparator, identityIsRowid: identity.isRowid, sectionRule: sectionRule, sectionsArePositional: false)
+        return _ResultLayout(ordering: comparator, identityIsRowid: identity.isRowid, sections: sectionRule, sectionsArePositional: false)
     }
 
     /// For each joined table, the lookup from its changed rows to the base rows that meet them,

@@ -57,11 +57,11 @@ extension LiveQueryCore {
     /// A failure leaves the query behind (its next commit or poll refetches) and is thrown.
     @discardableResult
     func checkExternalChanges(_ db: Database) throws -> Bool {
-        guard state.looksForOtherCommits else { return false }
+        guard tracker.state.looksForOtherCommits else { return false }
         do {
             return try lookForExternalChanges(db)
         } catch {
-            state.failed()
+            tracker.state.failed()
             throw error
         }
     }
@@ -76,18 +76,18 @@ extension LiveQueryCore {
             lastSchemaVersion = schemaVersion
             lastDataVersion = version
             try trackChanges(db)
-            try refetch(reads(db), reason: .schemaChanged, start: start)
+            try tracker.refetch(reads(db), reason: .schemaChanged, start: start)
             return true
         }
         guard version != lastDataVersion else {
             follower?.passOwnEntries()
             try recordPositionIfDue(db)
-            try carryOut(state.nothingCommittedElsewhere(), db, start: start)
+            try carryOut(tracker.state.nothingCommittedElsewhere(), db, start: start)
             return false
         }
         lastDataVersion = version
         guard var reader = follower else {
-            try refetch(reads(db), reason: .anotherConnection(changeLogStatus?.refetch ?? .noChangeLog), start: start)
+            try tracker.refetch(reads(db), reason: .anotherConnection(changeLogStatus?.refetch ?? .noChangeLog), start: start)
             return true
         }
         let read: _ChangeLogFollower.Read
@@ -106,12 +106,12 @@ extension LiveQueryCore {
             follower = nil
             changeLogUnavailable(reason)
             publishSummary()
-            try refetch(reads(db), reason: .anotherConnection(.changeLogUnavailable), start: start)
+            try tracker.refetch(reads(db), reason: .anotherConnection(.changeLogUnavailable), start: start)
             return true
         }
         switch read {
         case let .refetch(reason):
-            try refetch(reads(db), reason: .anotherConnection(reason), start: start)
+            try tracker.refetch(reads(db), reason: .anotherConnection(reason), start: start)
         case let .entries(entries):
             try applyExternal(entries, db, start: start)
         }
@@ -182,9 +182,9 @@ extension LiveQueryCore {
             if rowids.count > options.refetchThreshold { reason = .tooManyRowsChanged(threshold: options.refetchThreshold) }
         }
         if let reason {
-            try refetch(reads(db), reason: .anotherConnection(reason), start: start)
+            try tracker.refetch(reads(db), reason: .anotherConnection(reason), start: start)
         } else if !rowids.isEmpty {
-            try applyTouchedRows(rowids, reads(db), start: start)
+            try tracker.applyTouchedRows(rowids, reads(db), start: start)
         }
     }
 }

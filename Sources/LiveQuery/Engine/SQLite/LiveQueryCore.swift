@@ -3,20 +3,22 @@ import GRDB
 import GRDBSQLite
 import ListDiff
 
-/// The machinery of one live query: a GRDB transaction observer that collects the rowids each
-/// transaction touches (from SQLite's update hook and from the query's TEMP triggers) and, at
-/// commit, turns them into a changeset.
+/// SQLite's runner of one live query: a GRDB transaction observer that collects the rowids each
+/// transaction touches (from SQLite's update hook and from the query's TEMP triggers) and feeds
+/// them to its ``_LiveTracker``, the engine-independent core, which turns them into a changeset at
+/// commit with this runner's reads (``_SQLiteReads``).
 ///
-/// `@unchecked Sendable`: every mutable property is only accessed on the database writer's serial
-/// queue — GRDB calls the observer methods and the trigger function there, and `LiveQuery` reaches
-/// the core only through the writer's access methods.
+/// `@unchecked Sendable`: every mutable property (and the tracker's state) is only accessed on
+/// the database writer's serial queue — GRDB calls the observer methods and the trigger function
+/// there, and `LiveQuery` reaches the core only through the writer's access methods.
 final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sendable {
     private(set) var plan: QueryPlan
-    let index: _LiveIndex
+    let tracker: _LiveTracker<ID>
     let options: LiveQuery<ID>.Options
-    let channel: EventChannel<ID>
-    let statistics = _StatisticsBox()
     let source: UInt64
+    var index: _LiveIndex { tracker.index }
+    var channel: EventChannel<ID> { tracker.channel }
+    var statistics: _StatisticsBox { tracker.statistics }
 
     /// How the current request is followed, readable from any thread.
     private let summaryLock = NSLock()
@@ -28,9 +30,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         summaryLock.withLock { currentSummary = (plan.updatePath, notes) }
     }
 
-    /// The decisions: what the current transaction touched, whether the index is behind, whether
-    /// the first fetch is still being read.
-    var state: _TrackingState
     var lastDataVersion: Int?
     var lastSchemaVersion: Int?
     /// The change log, when the database has one covering every table the query reads.
@@ -40,7 +39,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     private var triggers: _ChangeTriggers?
 
     /// Whether the query opened with its first screen and still indexes the rest.
-    var isBuilding: Bool { state.isBuilding }
+    var isBuilding: Bool { tracker.isBuilding }
 
     static func canonicalizer() -> _IdentityCanonicalizer {
         { ID(identityValue: $0)?.identityValue }
@@ -53,6 +52,8 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         self.options = options
         currentSummary = (plan.updatePath, plan.notes)
         let canonical = Self.canonicalizer()
+        let statistics = _StatisticsBox()
+        let index: _LiveIndex
         var isBuilding = false
         if let screen = options.firstScreenRows, !Self.isSmall(plan, db, limit: options.wholeResultRows) {
             var entries = try _SQLiteReads(plan: plan, db: db).fetchFirst(screen + 1)
@@ -77,9 +78,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
                 identity: plan.identityName ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
                 declared: "\(ID.self)"))
         }
-        state = _TrackingState(isBuilding: isBuilding, refetchThreshold: options.refetchThreshold)
         source = index.source
-        channel = channelFactory(LiveResult(index.current))
+        tracker = _LiveTracker(index: index, layout: plan.layout,
+                               state: _TrackingState(isBuilding: isBuilding, refetchThreshold: options.refetchThreshold),
+                               channel: channelFactory(LiveResult(index.current)), statistics: statistics)
         do {
             lastDataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
             lastSchemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
@@ -118,7 +120,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// Stops following the database: no observer, no triggers, nothing delivered.
     func stop(_ db: Database, touchingDatabase: Bool = true) {
-        guard state.stop() else { return }
+        guard tracker.state.stop() else { return }
         db.remove(transactionObserver: self)
         guard touchingDatabase else {
             triggers = nil
@@ -177,30 +179,30 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     func databaseDidChange() {
         // Changes GRDB could not describe (`Database.notifyChanges(in:)`): refetch.
-        state.needsRefetch(.undescribedChanges)
+        tracker.state.needsRefetch(.undescribedChanges)
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        guard state.wantsRows else { return }
+        guard tracker.state.wantsRows else { return }
         if event.tableName.caseInsensitiveCompare(plan.table) == .orderedSame {
             guard let reason = plan.mode.refetchReason else {
-                if !state.touched(event.rowID) { stopObservingDatabaseChangesUntilNextTransaction() }
+                if !tracker.state.touched(event.rowID) { stopObservingDatabaseChangesUntilNextTransaction() }
                 return
             }
-            state.needsRefetch(reason)
+            tracker.state.needsRefetch(reason)
         } else {
-            state.needsRefetch(plan.mode.refetchReason ?? .tableChanged(event.tableName))
+            tracker.state.needsRefetch(plan.mode.refetchReason ?? .tableChanged(event.tableName))
         }
         stopObservingDatabaseChangesUntilNextTransaction()
     }
 
     private func touchedByTrigger(_ rowid: Int64?) {
-        guard state.wantsRows else { return }
+        guard tracker.state.wantsRows else { return }
         guard let rowid else {
-            state.needsRefetch(plan.mode.refetchReason ?? .tableWithoutRowidChanged)
+            tracker.state.needsRefetch(plan.mode.refetchReason ?? .tableWithoutRowidChanged)
             return
         }
-        state.touched(rowid)
+        tracker.state.touched(rowid)
     }
 
     func databaseDidCommit(_ db: Database) {
@@ -212,7 +214,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         }
         // No PRAGMA data_version here: our own commits do not move it, and reading it now would
         // swallow a commit another connection made meanwhile, which the poller must still see.
-        perform(state.committed(), db, start: start)
+        perform(tracker.state.committed(), db, start: start)
     }
 
     /// Carries out what the state decided; a failure is delivered, and the next commit or poll
@@ -226,37 +228,26 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     /// The current plan's reads on `db`: what the engine-independent half asks of SQLite.
-    func reads(_ db: Database) -> _SQLiteReads { _SQLiteReads(plan: plan, db: db) }
+    func reads(_ db: Database) -> _SQLiteReads { _SQLiteReads(plan: plan, db: db, plannedSchemaVersion: lastSchemaVersion) }
 
     func carryOut(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) throws {
-        try carryOut(action, reads(db), start: start)
+        try tracker.carryOut(action, reads(db), start: start)
     }
 
     /// Delivers a failure met while following the database; the index is behind from then on.
     func reportFailure(_ error: any Error, _ db: Database) {
-        reportFailure(failure(from: error, db))
-    }
-
-    /// Delivers a failure; the index is behind from then on.
-    func reportFailure(_ error: any Error) {
-        state.failed()
-        channel.deliver(.failure(LiveQueryError.from(error, sql: nil)))
+        tracker.reportFailure(failure(from: error, db))
     }
 
     /// Classifies an error met while following the database. A statement that fails to run once
     /// the schema changed since the query planned it is ``LiveQueryError/schemaChanged(_:)``: by
     /// the schema's version, not by SQLite's message.
     func failure(from error: any Error, _ db: Database) -> LiveQueryError {
-        let failure = LiveQueryError.from(error, sql: nil)
-        guard case let .database(databaseError) = failure, databaseError.resultCode == .SQLITE_ERROR,
-              // Unreadable, the version cannot tell: the failure is delivered as it is.
-              let planned = lastSchemaVersion, let now = try? Int.fetchOne(db, sql: "PRAGMA schema_version"), now != planned
-        else { return failure }
-        return .schemaChanged(databaseError)
+        _SQLiteReads.classify(LiveQueryError.from(error, sql: nil), db, plannedSchemaVersion: lastSchemaVersion)
     }
 
     func databaseDidRollback(_ db: Database) {
-        state.rolledBack()
+        tracker.state.rolledBack()
     }
 
     // MARK: - The rest of the first fetch
@@ -281,21 +272,17 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// Switches to `plan` (a new filter, sort or sections) with one changeset from the displayed
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
-        state.requestChanged()   // the rest of the first fetch, if still under way, belongs to the old request
+        tracker.state.requestChanged()   // the rest of the first fetch, if still under way, belongs to the old request
         let previous = self.plan
         self.plan = plan
+        tracker.layout = plan.layout
         do {
-            try refetch(reads(db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
+            try tracker.refetch(reads(db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {
             self.plan = previous   // a failed fetch changes nothing
+            tracker.layout = previous.layout
             throw error
         }
         try trackChanges(db)
     }
-}
-
-/// A row as the refetch diff sees it: identity and content token.
-struct _Stamp<Key: Hashable>: ListElement, Hashable {
-    var id: Key
-    var token: UInt64
 }

@@ -1,9 +1,27 @@
 import GRDB
 
 /// SQLite's side of the engine seam (``_EngineReads``): a plan's statements run on a connection.
+/// A read that fails because the schema changed since the plan was made throws
+/// ``LiveQueryError/schemaChanged(_:)``, whichever step of the core asked for it.
 struct _SQLiteReads: _EngineReads {
     let plan: QueryPlan
     let db: Database
+    /// The schema's version when the plan was made; `nil` when unknown (the first fetch).
+    var plannedSchemaVersion: Int?
+
+    /// Classifies a failure of a statement: one that fails once the schema changed since the
+    /// query planned it is ``LiveQueryError/schemaChanged(_:)`` — by the schema's version, not by
+    /// SQLite's message.
+    static func classify(_ failure: LiveQueryError, _ db: Database, plannedSchemaVersion: Int?) -> LiveQueryError {
+        guard case let .database(databaseError) = failure, databaseError.resultCode == .SQLITE_ERROR,
+              let planned = plannedSchemaVersion else { return failure }
+        do {
+            guard let now = try Int.fetchOne(db, sql: "PRAGMA schema_version"), now != planned else { return failure }
+            return .schemaChanged(databaseError)
+        } catch {
+            return failure   // unreadable, the version cannot tell: the failure goes as it is
+        }
+    }
 
     func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
         var found: [IndexEntry] = []
@@ -22,7 +40,7 @@ struct _SQLiteReads: _EngineReads {
                     found.append(plan.entry(from: statement.sqliteStatement, ordinal: 0))
                 }
             } catch {
-                throw LiveQueryError.from(error, sql: sql, arguments: arguments)
+                throw Self.classify(LiveQueryError.from(error, sql: sql, arguments: arguments), db, plannedSchemaVersion: plannedSchemaVersion)
             }
         }
         return found
@@ -53,7 +71,8 @@ struct _SQLiteReads: _EngineReads {
                 ordinal += 1
             }
         } catch {
-            throw LiveQueryError.from(error, sql: sql, arguments: plan.arguments)
+            throw Self.classify(LiveQueryError.from(error, sql: sql, arguments: plan.arguments), db,
+                                plannedSchemaVersion: plannedSchemaVersion)
         }
     }
 }

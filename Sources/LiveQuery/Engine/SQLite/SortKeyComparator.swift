@@ -8,11 +8,19 @@ import Darwin
 /// (sqlite-facts.md): storage classes NULL < INTEGER/REAL < TEXT < BLOB; INTEGER and REAL
 /// compared numerically without rounding; TEXT by BINARY, NOCASE or RTRIM; BLOB by memcmp then
 /// length; DESC and NULLS FIRST/LAST; the rowid last, so no two rows tie.
-struct SortKeyComparator: Sendable {
-    struct Rule: Sendable {
+///
+/// SQLite's side of the engine seam's ordering (``_RowOrdering``; its rules are the
+/// ``_SectionOrdering`` of a sectioned result).
+struct SortKeyComparator: _RowOrdering {
+    /// One term's direction, NULLs placement and collation.
+    struct Rule: _SectionOrdering {
         var descending: Bool
         var nullsFirst: Bool
         var collation: SortTerm.Collation
+
+        func sectionKey(of value: SQLValue) -> SQLValue { SortKeyComparator.sectionKey(value, collation) }
+
+        func compare(_ lhs: SQLValue, _ rhs: SQLValue) -> Int { SortKeyComparator.compare(lhs, rhs, self) }
     }
 
     var rules: [Rule]

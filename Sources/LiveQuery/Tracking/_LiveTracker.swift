@@ -1,10 +1,43 @@
 import ListDiff
 
-/// The engine-independent half of a live query's core: carrying out what ``_TrackingState``
-/// decided with rows an engine reads (``_EngineReads``) — applying touched rows to the index,
-/// refetching and diffing, completing the first fetch — and delivering the changesets. Nothing
-/// here names SQLite or GRDB.
-extension LiveQueryCore {
+/// The engine-independent core of one live query: the result's index, the tracking state, the
+/// statistics and the event channel, and the carrying out of what ``_TrackingState`` decided with
+/// rows an engine reads (``_EngineReads``) — applying touched rows to the index, refetching and
+/// diffing, completing the first fetch — and the delivery of the changesets. Nothing here names
+/// SQLite or GRDB: an engine's runner (SQLite's is `LiveQueryCore`) captures changes, feeds the
+/// state's events and hands its reads to ``carryOut(_:_:start:)`` (docs/ARCHITECTURE.md, "The
+/// engine seam").
+///
+/// `@unchecked Sendable`: ``state`` and ``layout`` are only read and changed on the engine's
+/// serial queue (SQLite: the database writer's), where the runner calls every method; the index,
+/// the channel and the statistics are thread-safe on their own.
+final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
+    let index: _LiveIndex
+    let channel: EventChannel<ID>
+    let statistics: _StatisticsBox
+    /// The decisions: what the current transaction touched, whether the index is behind, whether
+    /// the first fetch is still being read.
+    var state: _TrackingState
+    /// How the current request's rows are ordered and grouped: what a refetch builds with.
+    var layout: _ResultLayout
+
+    init(index: _LiveIndex, layout: _ResultLayout, state: _TrackingState, channel: EventChannel<ID>, statistics: _StatisticsBox) {
+        self.index = index
+        self.layout = layout
+        self.state = state
+        self.channel = channel
+        self.statistics = statistics
+    }
+
+    /// Whether the query opened with its first screen and still indexes the rest.
+    var isBuilding: Bool { state.isBuilding }
+
+    /// Delivers a failure; the index is behind from then on.
+    func reportFailure(_ failure: LiveQueryError) {
+        state.failed()
+        channel.deliver(.failure(failure))
+    }
+
     /// Carries out what the state decided.
     func carryOut(_ action: _TrackingState.Action, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
         switch action {
@@ -50,7 +83,7 @@ extension LiveQueryCore {
     /// Fetches the whole result again and diffs it against what was delivered last.
     /// - Complexity: O(n) for n rows: the refetch path's price.
     func refetch(_ reads: some _EngineReads, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
-        var builder = index.makeBuilder(layout: plan.layout)
+        var builder = index.makeBuilder(layout: layout)
         try reads.fetchAll(into: &builder, mayBeLarge: index.current.count >= 10_000)
         let count = builder.count
         statistics.update {
@@ -110,14 +143,14 @@ extension LiveQueryCore {
             case .none: break
             case let .reread(rows): after = try applyRows(rows, reads).after
             case .refetch:
-                var fresh = index.makeBuilder(layout: plan.layout)
+                var fresh = index.makeBuilder(layout: layout)
                 try reads.fetchAll(into: &fresh, mayBeLarge: true)
                 let count = fresh.count
                 statistics.update { $0.rowsRead += count }
                 after = index.replaceAll(with: fresh).after
             }
         } catch {
-            reportFailure(error)
+            reportFailure(LiveQueryError.from(error, sql: nil))
         }
         let changes = next == .none ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
         let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))
@@ -150,4 +183,10 @@ extension LiveQueryCore {
         }
         return changes
     }
+}
+
+/// A row as the refetch diff sees it: identity and content token.
+struct _Stamp<Key: Hashable>: ListElement, Hashable {
+    var id: Key
+    var token: UInt64
 }

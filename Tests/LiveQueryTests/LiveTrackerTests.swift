@@ -1,0 +1,212 @@
+import Foundation
+import ListDiff
+import ListTesting
+import Testing
+@testable import LiveQuery
+
+/// The engine seam, exercised by an engine that is not SQLite: an in-memory table with its own
+/// order (score descending, then the row key), its own filter (scores below zero are out) and
+/// its own failures, plugged into the engine-independent core (``_LiveTracker``) through the same
+/// three parts SQLite uses — an ordering, reads, and the tracking state's events. No database.
+@Suite("The engine seam")
+struct LiveTrackerTests {
+    /// Scores descending, then the row key ascending: an order no SQLite comparator is asked for.
+    struct ScoreDescending: _RowOrdering {
+        func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int {
+            guard case let .integer(a) = lhs.key.first, case let .integer(b) = rhs.key.first else { return 0 }
+            if a != b { return a > b ? -1 : 1 }
+            return lhs.rowid < rhs.rowid ? -1 : (lhs.rowid == rhs.rowid ? 0 : 1)
+        }
+    }
+
+    /// The toy engine: rows by key, each a score and a content token.
+    struct MemoryEngine: _EngineReads {
+        var rows: [Int64: (score: Int64, token: UInt64)] = [:]
+        var failsReads = false
+
+        func entry(_ key: Int64) -> IndexEntry? {
+            guard let row = rows[key], row.score >= 0 else { return nil }
+            return IndexEntry(key: .single(.integer(row.score)), rowid: key, token: row.token)
+        }
+
+        /// What the engine itself answers for the query: the oracle.
+        var result: [Int64] {
+            rows.keys.compactMap(entry).sorted { ScoreDescending().compare($0, $1) < 0 }.map(\.rowid)
+        }
+
+        func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
+            if failsReads { throw LiveQueryError.changeLogUnavailable("the memory engine is failing") }
+            return keys.compactMap(entry)
+        }
+
+        func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+            if failsReads { throw LiveQueryError.changeLogUnavailable("the memory engine is failing") }
+            for key in result { if let entry = entry(key) { builder.append(entry) } }
+        }
+    }
+
+    /// Events the channel delivered, in order.
+    final class Events: @unchecked Sendable {
+        // `@unchecked Sendable`: `list` is only touched under `lock`.
+        private let lock = NSLock()
+        private var list: [LiveQueryEvent<Int64>] = []
+        func append(_ event: LiveQueryEvent<Int64>) { lock.withLock { list.append(event) } }
+        func drain() -> [LiveQueryEvent<Int64>] { lock.withLock { defer { list = [] }; return list } }
+    }
+
+    static let layout = _ResultLayout(ordering: ScoreDescending(), identityIsRowid: true, sections: nil, sectionsArePositional: false)
+
+    static func tracker(_ engine: MemoryEngine, firstScreen: Int? = nil, events: Events) throws -> _LiveTracker<Int64> {
+        var builder = _IndexBuilder(layout: layout, canonicalIdentity: { $0 })
+        try engine.fetchAll(into: &builder, mayBeLarge: false)
+        let index: _LiveIndex
+        if let firstScreen {
+            var screen = _IndexBuilder(layout: layout, canonicalIdentity: { $0 })
+            for key in engine.result.prefix(firstScreen) { if let entry = engine.entry(key) { screen.append(entry) } }
+            index = _LiveIndex(builder: screen, identityType: "Int64", isComplete: false)
+        } else {
+            index = _LiveIndex(builder: builder, identityType: "Int64")
+        }
+        let channel = EventChannel<Int64>(initial: LiveResult(index.current), callbackQueue: nil) { events.append($0) }
+        return _LiveTracker(index: index, layout: layout,
+                            state: _TrackingState(isBuilding: firstScreen != nil, refetchThreshold: 40),
+                            channel: channel, statistics: _StatisticsBox())
+    }
+
+    static func ids(_ result: LiveResult<Int64>) -> [Int64] { result.rows(in: 0..<result.count).map(\.id) }
+
+    /// Checks that `update`'s changes lead from its `before` to its `after` as ``ListChanges``
+    /// documents: every surviving row maps to its new place, inserts fill the rest, and a row
+    /// whose content changed is reloaded or moved.
+    static func checkConsistent(_ update: LiveQueryUpdate<Int64>, comment: Comment) {
+        guard let before = update.changeset.before, let after = update.changeset.after else {
+            Issue.record("a live update carries both states: \(comment)")
+            return
+        }
+        let changes = update.changeset.changes
+        let mapping = PathMapping(changes)
+        let deleted = Set(changes.itemDeletes)
+        var survivors = 0
+        for item in 0..<before.itemCount(inSection: 0) {
+            let old = ItemPath(section: 0, item: item)
+            guard !deleted.contains(old) else { continue }
+            survivors += 1
+            guard let new = mapping.newPath(ofOld: old) else {
+                Issue.record("row \(item) neither deleted nor mapped: \(comment)")
+                continue
+            }
+            let (was, now) = (before.item(at: old), after.item(at: new))
+            #expect(was.id == now.id, comment)
+            if was.version != now.version {
+                #expect(changes.itemReloads.contains(old), "row \(was.id) changed content without a reload: \(comment)")
+            }
+        }
+        #expect(survivors + changes.itemInserts.count == after.itemCount, comment)
+    }
+
+    @Test("random writes reach the core through the seam: every update is consistent and the result is the engine's own answer")
+    func randomCommits() throws {
+        let seed = UInt64.random(in: 0..<UInt64.max)
+        print("LiveTrackerTests.randomCommits: seed \(seed)")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        var engine = MemoryEngine()
+        for key in 1...60 { engine.rows[Int64(key)] = (Int64.random(in: -10...50, using: &random), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, events: events)
+        #expect(Self.ids(tracker.channel.latestResult) == engine.result)
+        var nextKey: Int64 = 61
+        for commit in 0..<200 {
+            let comment: Comment = "seed \(seed), commit \(commit)"
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let key: Int64
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0:
+                    key = nextKey
+                    nextKey += 1
+                    engine.rows[key] = (Int64.random(in: -10...50, using: &random), 0)
+                case 1:
+                    key = Int64.random(in: 1..<nextKey, using: &random)
+                    engine.rows[key] = nil
+                case 2:
+                    key = Int64.random(in: 1..<nextKey, using: &random)
+                    guard let row = engine.rows[key] else { continue }
+                    engine.rows[key] = (row.score, row.token + 1)   // content only
+                default:
+                    key = Int64.random(in: 1..<nextKey, using: &random)
+                    guard let row = engine.rows[key] else { continue }
+                    engine.rows[key] = (Int64.random(in: -10...50, using: &random), row.token + 1)
+                }
+                tracker.state.touched(key)
+            }
+            if commit % 50 == 49 { tracker.state.needsRefetch(.undescribedChanges) }
+            try tracker.carryOut(tracker.state.committed(), engine, start: .now)
+            for event in events.drain() {
+                guard case let .update(update) = event else {
+                    Issue.record("unexpected \(event): \(comment)")
+                    continue
+                }
+                Self.checkConsistent(update, comment: comment)
+            }
+            #expect(Self.ids(tracker.channel.latestResult) == engine.result, comment)
+        }
+        #expect(tracker.statistics.current.refetches == 4)
+    }
+
+    @Test("a read that fails is one failure event; the core is behind, and the next commit refetches to the engine's answer")
+    func failedReadRecovers() throws {
+        var engine = MemoryEngine()
+        for key in 1...10 { engine.rows[Int64(key)] = (Int64(key), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, events: events)
+        engine.rows[3] = (100, 1)
+        engine.failsReads = true
+        tracker.state.touched(3)
+        #expect(throws: LiveQueryError.self) { try tracker.carryOut(tracker.state.committed(), engine, start: .now) }
+        tracker.reportFailure(.changeLogUnavailable("the memory engine is failing"))
+        guard case .failure? = events.drain().first else {
+            Issue.record("the failure is delivered")
+            return
+        }
+        #expect(tracker.state.isBehind)
+        engine.failsReads = false
+        // Nothing touched: being behind is reason enough.
+        let action = tracker.state.committed()
+        guard case .refetch = action else {
+            Issue.record("a core that is behind refetches, not \(action)")
+            return
+        }
+        try tracker.carryOut(action, engine, start: .now)
+        #expect(Self.ids(tracker.channel.latestResult) == engine.result)
+        #expect(!tracker.state.isBehind)
+    }
+
+    @Test("the first screen, then the rest through the seam: commits meanwhile are applied once the rest lands")
+    func firstScreenThenRest() throws {
+        var engine = MemoryEngine()
+        for key in 1...100 { engine.rows[Int64(key)] = (Int64(key % 37), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, firstScreen: 10, events: events)
+        #expect(tracker.channel.latestResult.count == 10 && tracker.isBuilding)
+        // A commit while the rest is read: remembered, not applied to a partial index.
+        engine.rows[50] = (99, 1)
+        engine.rows[7] = nil
+        tracker.state.touched(50)
+        tracker.state.touched(7)
+        try tracker.carryOut(tracker.state.committed(), engine, start: .now)
+        #expect(events.drain().isEmpty)
+        var rest = _IndexBuilder(layout: Self.layout, canonicalIdentity: { $0 })
+        var stale = engine
+        stale.rows[50] = (50 % 37, 0)   // the rest was read before that commit
+        stale.rows[7] = (7, 0)
+        try stale.fetchAll(into: &rest, mayBeLarge: true)
+        tracker.finishBuild(rest, engine)
+        let delivered = events.drain()
+        guard delivered.count == 1, case let .update(update) = delivered[0] else {
+            Issue.record("one update completes the first fetch, not \(delivered)")
+            return
+        }
+        #expect(update.path == .firstFetchCompleted)
+        Self.checkConsistent(update, comment: "first fetch completed")
+        #expect(Self.ids(update.result) == engine.result && !tracker.isBuilding)
+    }
+}
