@@ -1,13 +1,13 @@
-/// The seam between the engine-independent part of a live query and a database engine: what the
-/// core asks of an engine when it carries out a ``_TrackingState`` action. Rows come back as
-/// ``IndexEntry`` values — the engine's row key, the sort key in the engine's own order (its
-/// ``_ResultLayout`` compares values as the engine does) and a content token — so that the index,
-/// the classification of touched rows, the changesets and their delivery never look at the
-/// engine (`LiveQueryCore+Changes.swift` does not import GRDB).
+/// The seam between the engine-independent core of a live query (``_LiveTracker``) and a database
+/// engine: what the core asks of an engine when it carries out a ``_TrackingState`` action. Rows
+/// come back as ``IndexEntry`` values — the engine's row key, the sort key (which the layout's
+/// ``_RowOrdering`` compares as the engine does) and a content token — so that the index, the
+/// classification of touched rows, the changesets and their delivery never look at the engine.
 ///
-/// SQLite's conformance is ``_SQLiteReads``; its change capture (update hook, TEMP triggers,
-/// change log) feeds the tracking state in `LiveQueryCore`. A second engine adds a conformance and
-/// its own capture — files, not branches in the core (docs/ARCHITECTURE.md, "The engine seam").
+/// SQLite's conformance is ``_SQLiteReads``; its runner, `LiveQueryCore`, captures changes
+/// (update hook, TEMP triggers, change log) and feeds the tracker's state. A second engine adds an
+/// ordering, a conformance and its own runner — files, not branches in the core
+/// (docs/ARCHITECTURE.md, "The engine seam").
 protocol _EngineReads {
     /// The rows among `keys` that are in the result now, read with the query's own filter (a row
     /// that left the result, or is gone, is absent).

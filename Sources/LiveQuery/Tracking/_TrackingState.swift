@@ -1,7 +1,8 @@
 /// The decisions of a live query's core, as a value: what the database reports goes in as
 /// events, what to do comes out as actions. The engine's runner (``LiveQueryCore`` for SQLite)
-/// feeds it and carries the actions out — the reads, the index update, the delivery — so that
-/// every decision here is tested without a database (`TrackingStateTests`).
+/// feeds it, and ``_LiveTracker`` carries the actions out with the engine's reads — the index
+/// update, the delivery — so that every decision here is tested without a database
+/// (`TrackingStateTests`).
 ///
 /// Rows are named by the engine's row key (SQLite's rowid of the base table).
 struct _TrackingState: Sendable {
