@@ -9,10 +9,17 @@ extension _SnapshotMatching {
     @inlinable
     func logicalChanges() -> ListChanges {
         var logical = ListChanges()
+        addSectionChanges(to: &logical)
+        addOldItemChanges(to: &logical)
+        addNewItemChanges(to: &logical, isMoved: movedItems())
+        return logical
+    }
+
+    /// Sections: deletes, reloads, inserts, and moves as the complement of an LIS.
+    @inlinable
+    func addSectionChanges(to logical: inout ListChanges) {
         let oldSectionCount = old.sections.count
         let newSectionCount = new.sections.count
-
-        // Sections: deletes, reloads, inserts, and moves as the complement of an LIS.
         for oldIndex in 0..<oldSectionCount {
             let newIndex = Int(oldSectionToNew[oldIndex])
             if newIndex < 0 {
@@ -35,10 +42,13 @@ extension _SnapshotMatching {
         for (position, staysInPlace) in _longestIncreasingSubsequenceMask(survivingOrder).enumerated() where !staysInPlace {
             logical.sectionMoves.append(Move(from: Int(survivingOrder[position]), to: survivingNewIndex[position]))
         }
+    }
 
-        // Items of the old state: deletes and reloads.
+    /// Items of the old state: deletes and reloads.
+    @inlinable
+    func addOldItemChanges(to logical: inout ListChanges) {
         var flat = 0
-        for oldSection in 0..<oldSectionCount {
+        for oldSection in 0..<old.sections.count {
             for (itemIndex, item) in old.sections[oldSection].items.enumerated() {
                 defer { flat += 1 }
                 let path = ItemPath(section: oldSection, item: itemIndex)
@@ -50,9 +60,13 @@ extension _SnapshotMatching {
                 if !newItem(newIndex).isContentEqual(to: item) { logical.itemReloads.append(path) }
             }
         }
+    }
 
-        // Items of the new state: inserts and moves, in new order. Within a section the rows
-        // that keep their relative order (an LIS) stay; a row that changes section always moves.
+    /// Which rows of the new state moved: within a section the rows that keep their relative
+    /// order (an LIS) stay; a row that changes section always moves.
+    @inlinable
+    func movedItems() -> [Bool] {
+        let newSectionCount = new.sections.count
         var sameSectionOld = [Int32]()
         var sameSectionNew = [Int]()
         var isMoved = [Bool](repeating: false, count: newToOld.count)
@@ -77,8 +91,14 @@ extension _SnapshotMatching {
                 isMoved[sameSectionNew[position]] = true
             }
         }
-        flat = 0
-        for newSection in 0..<newSectionCount {
+        return isMoved
+    }
+
+    /// Items of the new state: inserts and moves, in new order.
+    @inlinable
+    func addNewItemChanges(to logical: inout ListChanges, isMoved: [Bool]) {
+        var flat = 0
+        for newSection in 0..<new.sections.count {
             for itemIndex in 0..<new.sections[newSection].items.count {
                 defer { flat += 1 }
                 let path = ItemPath(section: newSection, item: itemIndex)
@@ -91,6 +111,5 @@ extension _SnapshotMatching {
                 }
             }
         }
-        return logical
     }
 }

@@ -21,87 +21,27 @@ extension HeadlessListView {
             try commit(batch, dataSource: dataSource)
             return
         }
-        let changes = batch.changes
-        var sections: [(header: Header?, slots: [Slot])] = zip(before.headers, beforeCells).map { header, cells in
+        var state = SequentialState(sections: zip(before.headers, beforeCells).map { header, cells in
             (header, cells.map { Slot(cell: $0) })
-        }
-        func checkOld(_ path: ItemPath, _ operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
-            guard sections.indices.contains(path.section) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sections.count, itemCount: nil)
-            }
-            guard sections[path.section].slots.indices.contains(path.item) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sections.count, itemCount: sections[path.section].slots.count)
-            }
-        }
-        // Reloads and reconfigures, on the state before the batch.
-        let deletedItems = Set(changes.itemDeletes)
-        for path in changes.itemReloads {
-            try checkOld(path, .reload)
-            if deletedItems.contains(path) { throw .itemDeletedAndReloaded(path) }
-            sections[path.section].slots[path.item].reread = true
-        }
-        for path in batch.itemReconfigures {
-            try checkOld(path, .reconfigure)
-            sections[path.section].slots[path.item].reread = true
-            sections[path.section].slots[path.item].keepsSelection = true
-        }
-        for section in changes.sectionReloads {
-            guard sections.indices.contains(section) else { throw .sectionOutOfRange(.reload, section: section, count: sections.count) }
-            sections[section] = (nil, [])   // read again whole at the end
-        }
-        // Deletes: items, then sections, on the state before the batch.
-        var seen = Set<ItemPath>()
-        for path in changes.itemDeletes.sorted(by: >) {
-            try checkOld(path, .delete)
-            guard seen.insert(path).inserted else { throw .duplicateItemOperation(.delete, path) }
-            sections[path.section].slots.remove(at: path.item)
-        }
-        let deletedSections = changes.sectionDeletes.sorted(by: >)
-        guard Set(deletedSections).count == deletedSections.count else {
-            throw .duplicateSectionOperation(.delete, section: deletedSections.first ?? 0)
-        }
-        for section in deletedSections {
-            guard sections.indices.contains(section) else { throw .sectionOutOfRange(.delete, section: section, count: sections.count) }
-            sections.remove(at: section)
-        }
-        // Inserts: sections, then items, at their indices in the state they lead to.
-        for section in changes.sectionInserts.sorted() {
-            guard section <= sections.count else { throw .sectionOutOfRange(.insert, section: section, count: sections.count) }
-            sections.insert((nil, []), at: section)
-        }
-        for path in changes.itemInserts.sorted() {
-            guard sections.indices.contains(path.section) else {
-                throw .itemOutOfRange(.insert, path: path, sectionCount: sections.count, itemCount: nil)
-            }
-            guard path.item <= sections[path.section].slots.count else {
-                throw .itemOutOfRange(.insert, path: path, sectionCount: sections.count, itemCount: sections[path.section].slots.count)
-            }
-            sections[path.section].slots.insert(Slot(cell: nil), at: path.item)
-        }
-        // Moves, one after another.
-        for move in changes.sectionMoves {
-            guard sections.indices.contains(move.from) else { throw .sectionOutOfRange(.moveSource, section: move.from, count: sections.count) }
-            let section = sections.remove(at: move.from)
-            guard move.to <= sections.count else { throw .sectionOutOfRange(.moveDestination, section: move.to, count: sections.count + 1) }
-            sections.insert(section, at: move.to)
-        }
-        for move in changes.itemMoves {
-            try checkOld(move.from, .moveSource)
-            let slot = sections[move.from.section].slots.remove(at: move.from.item)
-            guard sections.indices.contains(move.to.section), move.to.item <= sections[move.to.section].slots.count else {
-                throw .itemOutOfRange(.moveDestination, path: move.to, sectionCount: sections.count,
-                                      itemCount: sections.indices.contains(move.to.section) ? sections[move.to.section].slots.count : nil)
-            }
-            sections[move.to.section].slots.insert(slot, at: move.to.item)
-        }
-        // The data source must agree with where the operations led.
+        })
+        try state.markRereads(batch.changes, reconfigures: batch.itemReconfigures)
+        try state.delete(batch.changes)
+        try state.insert(batch.changes)
+        try state.move(batch.changes)
+        store = try read(state, from: dataSource)
+        clampContentOffset()
+    }
+
+    /// The cells after a sequential batch: the slots the operations led to, checked against the
+    /// data source's counts, with new, reloaded and re-read cells read from it.
+    private func read(_ state: SequentialState, from dataSource: any HeadlessListDataSource<Cell, Header>) throws(BatchUpdateViolation) -> Store {
         let sectionsAfter = dataSource.numberOfSections()
-        guard sectionsAfter == sections.count else {
-            throw .sequentialCountMismatch(section: nil, expected: sections.count, actual: sectionsAfter)
+        guard sectionsAfter == state.sections.count else {
+            throw .sequentialCountMismatch(section: nil, expected: state.sections.count, actual: sectionsAfter)
         }
         var headers: [Header] = []
         var cells: [[DisplayedCell]] = []
-        for (index, section) in sections.enumerated() {
+        for (index, section) in state.sections.enumerated() {
             let count = dataSource.numberOfItems(inSection: index)
             let whole = section.header == nil
             guard whole || count == section.slots.count else {
@@ -122,7 +62,94 @@ extension HeadlessListView {
                 return cell
             })
         }
-        store = Store(headers: headers, counts: cells.map(\.count), cells: cells)
-        clampContentOffset()
+        return Store(headers: headers, counts: cells.map(\.count), cells: cells)
+    }
+
+    /// The sections of a sequential batch as its operations reshape them, one step at a time. A
+    /// section whose header is `nil` is read again whole at the end (inserted or reloaded).
+    struct SequentialState {
+        var sections: [(header: Header?, slots: [Slot])]
+
+        private func checkOld(_ path: ItemPath, _ operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
+            guard sections.indices.contains(path.section) else {
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.count, itemCount: nil)
+            }
+            guard sections[path.section].slots.indices.contains(path.item) else {
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.count, itemCount: sections[path.section].slots.count)
+            }
+        }
+
+        /// Reloads and reconfigures, on the state before the batch.
+        mutating func markRereads(_ changes: ListChanges, reconfigures: [ItemPath]) throws(BatchUpdateViolation) {
+            let deletedItems = Set(changes.itemDeletes)
+            for path in changes.itemReloads {
+                try checkOld(path, .reload)
+                if deletedItems.contains(path) { throw .itemDeletedAndReloaded(path) }
+                sections[path.section].slots[path.item].reread = true
+            }
+            for path in reconfigures {
+                try checkOld(path, .reconfigure)
+                sections[path.section].slots[path.item].reread = true
+                sections[path.section].slots[path.item].keepsSelection = true
+            }
+            for section in changes.sectionReloads {
+                guard sections.indices.contains(section) else { throw .sectionOutOfRange(.reload, section: section, count: sections.count) }
+                sections[section] = (nil, [])
+            }
+        }
+
+        /// Deletes: items, then sections, on the state before the batch.
+        mutating func delete(_ changes: ListChanges) throws(BatchUpdateViolation) {
+            var seen = Set<ItemPath>()
+            for path in changes.itemDeletes.sorted(by: >) {
+                try checkOld(path, .delete)
+                guard seen.insert(path).inserted else { throw .duplicateItemOperation(.delete, path) }
+                sections[path.section].slots.remove(at: path.item)
+            }
+            let deletedSections = changes.sectionDeletes.sorted(by: >)
+            guard Set(deletedSections).count == deletedSections.count else {
+                throw .duplicateSectionOperation(.delete, section: deletedSections.first ?? 0)
+            }
+            for section in deletedSections {
+                guard sections.indices.contains(section) else { throw .sectionOutOfRange(.delete, section: section, count: sections.count) }
+                sections.remove(at: section)
+            }
+        }
+
+        /// Inserts: sections, then items, at their indices in the state they lead to.
+        mutating func insert(_ changes: ListChanges) throws(BatchUpdateViolation) {
+            for section in changes.sectionInserts.sorted() {
+                guard section <= sections.count else { throw .sectionOutOfRange(.insert, section: section, count: sections.count) }
+                sections.insert((nil, []), at: section)
+            }
+            for path in changes.itemInserts.sorted() {
+                guard sections.indices.contains(path.section) else {
+                    throw .itemOutOfRange(.insert, path: path, sectionCount: sections.count, itemCount: nil)
+                }
+                guard path.item <= sections[path.section].slots.count else {
+                    throw .itemOutOfRange(.insert, path: path, sectionCount: sections.count, itemCount: sections[path.section].slots.count)
+                }
+                sections[path.section].slots.insert(Slot(cell: nil), at: path.item)
+            }
+        }
+
+        /// Moves, sections then items, one after another.
+        mutating func move(_ changes: ListChanges) throws(BatchUpdateViolation) {
+            for move in changes.sectionMoves {
+                guard sections.indices.contains(move.from) else { throw .sectionOutOfRange(.moveSource, section: move.from, count: sections.count) }
+                let section = sections.remove(at: move.from)
+                guard move.to <= sections.count else { throw .sectionOutOfRange(.moveDestination, section: move.to, count: sections.count + 1) }
+                sections.insert(section, at: move.to)
+            }
+            for move in changes.itemMoves {
+                try checkOld(move.from, .moveSource)
+                let slot = sections[move.from.section].slots.remove(at: move.from.item)
+                guard sections.indices.contains(move.to.section), move.to.item <= sections[move.to.section].slots.count else {
+                    throw .itemOutOfRange(.moveDestination, path: move.to, sectionCount: sections.count,
+                                          itemCount: sections.indices.contains(move.to.section) ? sections[move.to.section].slots.count : nil)
+                }
+                sections[move.to.section].slots.insert(slot, at: move.to.item)
+            }
+        }
     }
 }

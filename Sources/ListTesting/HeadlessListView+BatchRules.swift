@@ -5,76 +5,134 @@ extension HeadlessListView {
     /// after it, reading new and reloaded cells from the data source (uikit-batch-rules.md §1.4).
     func commit(_ batch: PendingBatch, dataSource: any HeadlessListDataSource<Cell, Header>) throws(BatchUpdateViolation) {
         let counts = store?.counts ?? []
+        let sections = try SectionSets(checking: batch.changes, before: counts.count, after: dataSource.numberOfSections())
+        let itemCountsAfter = (0..<sections.after).map { dataSource.numberOfItems(inSection: $0) }
+        let items = try checkItems(batch, sections: sections, counts: counts, itemCountsAfter: itemCountsAfter)
+        try Self.checkItemCounts(items, sections: sections, counts: counts, itemCountsAfter: itemCountsAfter)
+
+        // The batch is valid: build the state after it.
+        var headers: [Header] = []
+        headers.reserveCapacity(sections.after)
+        for final in 0..<sections.after {
+            let old = sections.finalToOld[final]
+            if old < 0 || sections.reloaded.contains(old) {
+                headers.append(dataSource.header(forSection: final))
+            } else if let header = store?.headers[old] {
+                headers.append(header)
+            }
+        }
+        let valid = ValidBatch(finalToOld: sections.finalToOld, reloadedSections: sections.reloaded, deleted: items.deleted,
+                               inserted: items.inserted, reloaded: items.reloaded, reconfigured: items.reconfigured,
+                               movedFrom: items.movedFrom, movedTo: items.movedTo)
+        if store?.cells != nil {
+            applyToEveryCell(valid, changes: batch.changes, itemCountsAfter: itemCountsAfter, dataSource: dataSource)
+        } else {
+            applyToRealizedCells(valid, changes: batch.changes, reconfigures: batch.itemReconfigures, dataSource: dataSource)
+        }
+        store?.headers = headers
+        store?.counts = itemCountsAfter
+        clampContentOffset()
+        realizeVisibleCells()
+    }
+
+    /// A batch's section operations once they passed the rules, and where each old section ends up.
+    struct SectionSets {
+        var before: Int
+        var after: Int
+        var deleted: Set<Int>
+        var inserted: Set<Int>
+        var reloaded: Set<Int>
+        var movedFrom: Set<Int>
+        var movedTo: Set<Int>
+        /// The old section at each final index; -1 for an inserted one.
+        var finalToOld: [Int]
+        /// The final indices of reloaded sections.
+        var reloadedFinal: Set<Int>
+
+        /// Checks the section operations: ranges, duplicates, conflicts, count (§2.1, §2.3–§2.8).
+        init(checking changes: ListChanges, before: Int, after: Int) throws(BatchUpdateViolation) {
+            self.before = before
+            self.after = after
+            for section in changes.sectionDeletes where !(0..<before).contains(section) {
+                throw .sectionOutOfRange(.delete, section: section, count: before)
+            }
+            for section in changes.sectionReloads where !(0..<before).contains(section) {
+                throw .sectionOutOfRange(.reload, section: section, count: before)
+            }
+            for move in changes.sectionMoves where !(0..<before).contains(move.from) {
+                throw .sectionOutOfRange(.moveSource, section: move.from, count: before)
+            }
+            for section in changes.sectionInserts where !(0..<after).contains(section) {
+                throw .sectionOutOfRange(.insert, section: section, count: after)
+            }
+            for move in changes.sectionMoves where !(0..<after).contains(move.to) {
+                throw .sectionOutOfRange(.moveDestination, section: move.to, count: after)
+            }
+            deleted = try uniqueSet(changes.sectionDeletes) { .duplicateSectionOperation(.delete, section: $0) }
+            inserted = try uniqueSet(changes.sectionInserts) { .duplicateSectionOperation(.insert, section: $0) }
+            reloaded = try uniqueSet(changes.sectionReloads) { .duplicateSectionOperation(.reload, section: $0) }
+            movedFrom = try uniqueSet(changes.sectionMoves.map(\.from)) { .duplicateSectionOperation(.moveSource, section: $0) }
+            movedTo = try uniqueSet(changes.sectionMoves.map(\.to)) { .duplicateSectionOperation(.moveDestination, section: $0) }
+            if let section = deleted.intersection(movedFrom).min() { throw .sectionDeletedAndMoved(section) }
+            if let section = deleted.intersection(reloaded).min() { throw .sectionDeletedAndReloaded(section) }
+            if let section = reloaded.intersection(movedFrom).min() { throw .sectionReloadedAndMoved(section) }
+            if let section = inserted.intersection(movedTo).min() { throw .sectionInsertedAndMovedTo(section) }
+            guard after == before + inserted.count - deleted.count else {
+                throw .sectionCountMismatch(before: before, after: after, inserted: inserted.count, deleted: deleted.count)
+            }
+
+            // Inserts and move destinations take their slots; the untouched survivors (reloaded
+            // ones included) fill the rest in their old order.
+            var finalToOld = [Int](repeating: -1, count: after)
+            for move in changes.sectionMoves { finalToOld[move.to] = move.from }
+            var freeSlot = 0
+            for section in 0..<before where !deleted.contains(section) && !movedFrom.contains(section) {
+                while inserted.contains(freeSlot) || movedTo.contains(freeSlot) { freeSlot += 1 }
+                finalToOld[freeSlot] = section
+                freeSlot += 1
+            }
+            var oldToFinal = [Int](repeating: -1, count: before)
+            for (final, old) in finalToOld.enumerated() where old >= 0 { oldToFinal[old] = final }
+            self.finalToOld = finalToOld
+            reloadedFinal = Set(reloaded.map { oldToFinal[$0] })
+        }
+    }
+
+    /// A batch's item operations once they passed the rules.
+    struct ItemSets {
+        var deleted: Set<ItemPath>
+        var inserted: Set<ItemPath>
+        var reloaded: Set<ItemPath>
+        var reconfigured: Set<ItemPath>
+        var movedFrom: Set<ItemPath>
+        var movedTo: Set<ItemPath>
+    }
+
+    /// Checks the item operations: ranges, the section-level rules (§2.3, §2.10, §2.11),
+    /// duplicates and conflicts (§2.4–§2.9).
+    func checkItems(_ batch: PendingBatch, sections: SectionSets, counts: [Int], itemCountsAfter: [Int]) throws(BatchUpdateViolation) -> ItemSets {
         let changes = batch.changes
-        let sectionsBefore = counts.count
-        let sectionsAfter = dataSource.numberOfSections()
-
-        // Sections: ranges, duplicates, conflicts, count (§2.1, §2.3–§2.8).
-        for section in changes.sectionDeletes where !(0..<sectionsBefore).contains(section) {
-            throw .sectionOutOfRange(.delete, section: section, count: sectionsBefore)
-        }
-        for section in changes.sectionReloads where !(0..<sectionsBefore).contains(section) {
-            throw .sectionOutOfRange(.reload, section: section, count: sectionsBefore)
-        }
-        for move in changes.sectionMoves where !(0..<sectionsBefore).contains(move.from) {
-            throw .sectionOutOfRange(.moveSource, section: move.from, count: sectionsBefore)
-        }
-        for section in changes.sectionInserts where !(0..<sectionsAfter).contains(section) {
-            throw .sectionOutOfRange(.insert, section: section, count: sectionsAfter)
-        }
-        for move in changes.sectionMoves where !(0..<sectionsAfter).contains(move.to) {
-            throw .sectionOutOfRange(.moveDestination, section: move.to, count: sectionsAfter)
-        }
-        let deletedSections = try uniqueSet(changes.sectionDeletes) { .duplicateSectionOperation(.delete, section: $0) }
-        let insertedSections = try uniqueSet(changes.sectionInserts) { .duplicateSectionOperation(.insert, section: $0) }
-        let reloadedSections = try uniqueSet(changes.sectionReloads) { .duplicateSectionOperation(.reload, section: $0) }
-        let movedFromSections = try uniqueSet(changes.sectionMoves.map(\.from)) { .duplicateSectionOperation(.moveSource, section: $0) }
-        let movedToSections = try uniqueSet(changes.sectionMoves.map(\.to)) { .duplicateSectionOperation(.moveDestination, section: $0) }
-        if let section = deletedSections.intersection(movedFromSections).min() { throw .sectionDeletedAndMoved(section) }
-        if let section = deletedSections.intersection(reloadedSections).min() { throw .sectionDeletedAndReloaded(section) }
-        if let section = reloadedSections.intersection(movedFromSections).min() { throw .sectionReloadedAndMoved(section) }
-        if let section = insertedSections.intersection(movedToSections).min() { throw .sectionInsertedAndMovedTo(section) }
-        guard sectionsAfter == sectionsBefore + insertedSections.count - deletedSections.count else {
-            throw .sectionCountMismatch(before: sectionsBefore, after: sectionsAfter, inserted: insertedSections.count, deleted: deletedSections.count)
-        }
-
-        // Where each old section ends up: inserts and move destinations take their slots, the
-        // untouched survivors (reloaded ones included) fill the rest in their old order.
-        var finalToOld = [Int](repeating: -1, count: sectionsAfter)
-        for move in changes.sectionMoves { finalToOld[move.to] = move.from }
-        var freeSlot = 0
-        for section in 0..<sectionsBefore where !deletedSections.contains(section) && !movedFromSections.contains(section) {
-            while insertedSections.contains(freeSlot) || movedToSections.contains(freeSlot) { freeSlot += 1 }
-            finalToOld[freeSlot] = section
-            freeSlot += 1
-        }
-        var oldToFinal = [Int](repeating: -1, count: sectionsBefore)
-        for (final, old) in finalToOld.enumerated() where old >= 0 { oldToFinal[old] = final }
-        let reloadedFinal = Set(reloadedSections.map { oldToFinal[$0] })
-        let itemCountsAfter = (0..<sectionsAfter).map { dataSource.numberOfItems(inSection: $0) }
-
-        // Items: ranges and the section-level rules (§2.3, §2.10, §2.11).
         func checkOld(_ path: ItemPath, _ operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
-            guard (0..<sectionsBefore).contains(path.section) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sectionsBefore, itemCount: nil)
+            guard (0..<sections.before).contains(path.section) else {
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.before, itemCount: nil)
             }
             let count = counts[path.section]
             guard (0..<count).contains(path.item) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sectionsBefore, itemCount: count)
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.before, itemCount: count)
             }
-            if movedFromSections.contains(path.section) || reloadedSections.contains(path.section) {
+            if sections.movedFrom.contains(path.section) || sections.reloaded.contains(path.section) {
                 throw .itemOperationInMovedOrReloadedSection(operation, path)
             }
         }
         func checkNew(_ path: ItemPath, _ operation: BatchUpdateViolation.Operation) throws(BatchUpdateViolation) {
-            guard (0..<sectionsAfter).contains(path.section) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sectionsAfter, itemCount: nil)
+            guard (0..<sections.after).contains(path.section) else {
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.after, itemCount: nil)
             }
             let count = itemCountsAfter[path.section]
             guard (0..<count).contains(path.item) else {
-                throw .itemOutOfRange(operation, path: path, sectionCount: sectionsAfter, itemCount: count)
+                throw .itemOutOfRange(operation, path: path, sectionCount: sections.after, itemCount: count)
             }
-            if movedToSections.contains(path.section) || reloadedFinal.contains(path.section) {
+            if sections.movedTo.contains(path.section) || sections.reloadedFinal.contains(path.section) {
                 throw .itemOperationInMovedOrReloadedSection(operation, path)
             }
         }
@@ -82,26 +140,26 @@ extension HeadlessListView {
         for path in changes.itemDeletes {
             try checkOld(path, .delete)
             // Deleting items of a deleted section is tolerated and ignored (§2.10).
-            if !deletedSections.contains(path.section) { itemDeletes.append(path) }
+            if !sections.deleted.contains(path.section) { itemDeletes.append(path) }
         }
         for path in changes.itemReloads {
             try checkOld(path, .reload)
-            if deletedSections.contains(path.section) { throw .itemOperationInDeletedSection(.reload, path) }
+            if sections.deleted.contains(path.section) { throw .itemOperationInDeletedSection(.reload, path) }
         }
         for path in batch.itemReconfigures {
             try checkOld(path, .reconfigure)
-            if deletedSections.contains(path.section) { throw .itemOperationInDeletedSection(.reconfigure, path) }
+            if sections.deleted.contains(path.section) { throw .itemOperationInDeletedSection(.reconfigure, path) }
         }
         for move in changes.itemMoves {
             try checkOld(move.from, .moveSource)
-            if deletedSections.contains(move.from.section) { throw .moveOutOfDeletedSection(move.from) }
+            if sections.deleted.contains(move.from.section) { throw .moveOutOfDeletedSection(move.from) }
             try checkNew(move.to, .moveDestination)
-            if insertedSections.contains(move.to.section) { throw .moveIntoInsertedSection(move.to) }
+            if sections.inserted.contains(move.to.section) { throw .moveIntoInsertedSection(move.to) }
         }
         var itemInserts: [ItemPath] = []
         for path in changes.itemInserts {
             try checkNew(path, .insert)
-            if insertedSections.contains(path.section) {
+            if sections.inserted.contains(path.section) {
                 if isStrict { throw .insertIntoInsertedSection(path) }
                 warnings.append(.insertIntoInsertedSection(path))
             } else {
@@ -109,30 +167,34 @@ extension HeadlessListView {
             }
         }
 
-        // Items: duplicates and conflicts (§2.4–§2.9).
-        let deleted = try uniqueSet(itemDeletes) { .duplicateItemOperation(.delete, $0) }
-        let inserted = try uniqueSet(itemInserts) { .duplicateItemOperation(.insert, $0) }
-        let reloaded = try uniqueSet(changes.itemReloads) { .duplicateItemOperation(.reload, $0) }
-        let reconfigured = try uniqueSet(batch.itemReconfigures) { .duplicateItemOperation(.reconfigure, $0) }
-        let movedFrom = try uniqueSet(changes.itemMoves.map(\.from)) { .duplicateItemOperation(.moveSource, $0) }
-        let movedTo = try uniqueSet(changes.itemMoves.map(\.to)) { .duplicateItemOperation(.moveDestination, $0) }
-        if let path = deleted.intersection(movedFrom).min() { throw .itemDeletedAndMoved(path) }
-        if let path = inserted.intersection(movedTo).min() { throw .itemInsertedAndMovedTo(path) }
-        if let path = deleted.intersection(reloaded.union(reconfigured)).min() { throw .itemDeletedAndReloaded(path) }
-        if let path = movedFrom.intersection(reloaded.union(reconfigured)).min() { throw .itemReloadedAndMoved(path) }
+        let items = ItemSets(
+            deleted: try uniqueSet(itemDeletes) { .duplicateItemOperation(.delete, $0) },
+            inserted: try uniqueSet(itemInserts) { .duplicateItemOperation(.insert, $0) },
+            reloaded: try uniqueSet(changes.itemReloads) { .duplicateItemOperation(.reload, $0) },
+            reconfigured: try uniqueSet(batch.itemReconfigures) { .duplicateItemOperation(.reconfigure, $0) },
+            movedFrom: try uniqueSet(changes.itemMoves.map(\.from)) { .duplicateItemOperation(.moveSource, $0) },
+            movedTo: try uniqueSet(changes.itemMoves.map(\.to)) { .duplicateItemOperation(.moveDestination, $0) })
+        let rereads = items.reloaded.union(items.reconfigured)
+        if let path = items.deleted.intersection(items.movedFrom).min() { throw .itemDeletedAndMoved(path) }
+        if let path = items.inserted.intersection(items.movedTo).min() { throw .itemInsertedAndMovedTo(path) }
+        if let path = items.deleted.intersection(rereads).min() { throw .itemDeletedAndReloaded(path) }
+        if let path = items.movedFrom.intersection(rereads).min() { throw .itemReloadedAndMoved(path) }
+        return items
+    }
 
-        // Item counts of the sections that exist before and after (§2.2).
-        var insertedPerSection = [Int](repeating: 0, count: sectionsAfter)
-        var movedInPerSection = [Int](repeating: 0, count: sectionsAfter)
-        var deletedPerSection = [Int](repeating: 0, count: sectionsBefore)
-        var movedOutPerSection = [Int](repeating: 0, count: sectionsBefore)
-        for path in inserted { insertedPerSection[path.section] += 1 }
-        for path in movedTo { movedInPerSection[path.section] += 1 }
-        for path in deleted { deletedPerSection[path.section] += 1 }
-        for path in movedFrom { movedOutPerSection[path.section] += 1 }
-        for final in 0..<sectionsAfter {
-            let old = finalToOld[final]
-            guard old >= 0, !reloadedSections.contains(old) else { continue }
+    /// Checks the item counts of the sections that exist before and after (§2.2).
+    static func checkItemCounts(_ items: ItemSets, sections: SectionSets, counts: [Int], itemCountsAfter: [Int]) throws(BatchUpdateViolation) {
+        var insertedPerSection = [Int](repeating: 0, count: sections.after)
+        var movedInPerSection = [Int](repeating: 0, count: sections.after)
+        var deletedPerSection = [Int](repeating: 0, count: sections.before)
+        var movedOutPerSection = [Int](repeating: 0, count: sections.before)
+        for path in items.inserted { insertedPerSection[path.section] += 1 }
+        for path in items.movedTo { movedInPerSection[path.section] += 1 }
+        for path in items.deleted { deletedPerSection[path.section] += 1 }
+        for path in items.movedFrom { movedOutPerSection[path.section] += 1 }
+        for final in 0..<sections.after {
+            let old = sections.finalToOld[final]
+            guard old >= 0, !sections.reloaded.contains(old) else { continue }
             let expected = counts[old] + insertedPerSection[final] - deletedPerSection[old]
                 + movedInPerSection[final] - movedOutPerSection[old]
             guard itemCountsAfter[final] == expected else {
@@ -142,29 +204,6 @@ extension HeadlessListView {
                     movedIn: movedInPerSection[final], movedOut: movedOutPerSection[old])
             }
         }
-
-        // The batch is valid: build the state after it.
-        var headers: [Header] = []
-        headers.reserveCapacity(sectionsAfter)
-        for final in 0..<sectionsAfter {
-            let old = finalToOld[final]
-            if old < 0 || reloadedSections.contains(old) {
-                headers.append(dataSource.header(forSection: final))
-            } else if let header = store?.headers[old] {
-                headers.append(header)
-            }
-        }
-        let valid = ValidBatch(finalToOld: finalToOld, reloadedSections: reloadedSections, deleted: deleted, inserted: inserted,
-                               reloaded: reloaded, reconfigured: reconfigured, movedFrom: movedFrom, movedTo: movedTo)
-        if store?.cells != nil {
-            applyToEveryCell(valid, changes: changes, itemCountsAfter: itemCountsAfter, dataSource: dataSource)
-        } else {
-            applyToRealizedCells(valid, changes: changes, reconfigures: batch.itemReconfigures, dataSource: dataSource)
-        }
-        store?.headers = headers
-        store?.counts = itemCountsAfter
-        clampContentOffset()
-        realizeVisibleCells()
     }
 
     /// What a batch that passed every rule does, for the two ways of holding cells.
@@ -263,15 +302,16 @@ extension HeadlessListView {
         self.store?.realized = realized
         self.store?.selected = selected
     }
+}
 
-    private func uniqueSet<Element: Hashable>(
-        _ elements: [Element],
-        duplicate: (Element) -> BatchUpdateViolation
-    ) throws(BatchUpdateViolation) -> Set<Element> {
-        var set = Set<Element>(minimumCapacity: elements.count)
-        for element in elements where !set.insert(element).inserted {
-            throw duplicate(element)
-        }
-        return set
+/// The set of `elements`, or the violation `duplicate` names for the first one that repeats.
+private func uniqueSet<Element: Hashable>(
+    _ elements: [Element],
+    duplicate: (Element) -> BatchUpdateViolation
+) throws(BatchUpdateViolation) -> Set<Element> {
+    var set = Set<Element>(minimumCapacity: elements.count)
+    for element in elements where !set.insert(element).inserted {
+        throw duplicate(element)
     }
+    return set
 }
