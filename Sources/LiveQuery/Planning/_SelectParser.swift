@@ -231,103 +231,112 @@ private struct Parser {
         return count
     }
 
+    /// The FROM clause as table references joined by INNER or LEFT joins with ON conditions;
+    /// anything else is named in `select.refetchReasons` and ends the reading.
     func parseFrom(_ range: Range<Int>, into select: inout _ParsedSelect) {
         var index = range.lowerBound
         var join: _ParsedSelect.TableReference.Join = .base
-        func isJoinWord(_ token: _SQLToken) -> Bool {
-            ["JOIN", "INNER", "LEFT", "OUTER", "CROSS", "NATURAL", "RIGHT", "FULL", "ON", "USING"].contains { token.isKeyword($0) }
-                || (token.isSymbol && token.text == ",")
-        }
-        while index < range.upperBound {
-            // A table: [schema.]name [[AS] alias] [INDEXED BY i | NOT INDEXED]
-            guard case .identifier = tokens[index].kind else {
-                select.refetchReasons.append(tokens[index].text == "(" ? .subqueryInFrom : .unreadableFrom)
-                return
+        do throws(_UnreadableFrom) {
+            while index < range.upperBound {
+                var reference = try parseTable(at: &index, in: range, join: join)
+                if index < range.upperBound, tokens[index].isKeyword("USING") { throw _UnreadableFrom(shape: .joinUsing) }
+                if index < range.upperBound, tokens[index].isKeyword("ON") {
+                    parseOn(at: &index, in: range, into: &reference)
+                } else if join != .base {
+                    throw _UnreadableFrom(shape: .joinWithoutOn)
+                }
+                select.tables.append(reference)
+                guard index < range.upperBound else { break }
+                join = try parseJoinOperator(at: &index, in: range)
             }
-            var name = tokens[index].text
+        } catch {
+            select.refetchReasons.append(error.shape)
+        }
+    }
+
+    /// What ends the reading of a FROM clause: the shape LiveList does not maintain.
+    private struct _UnreadableFrom: Error {
+        var shape: RefetchReason.Shape
+    }
+
+    private static let joinWords: Set<String> = ["JOIN", "INNER", "LEFT", "OUTER", "CROSS", "NATURAL", "RIGHT", "FULL", "ON", "USING"]
+
+    /// Whether `token` is a join keyword or the comma of a comma join.
+    private func isJoinWord(_ token: _SQLToken) -> Bool {
+        Self.joinWords.contains { token.isKeyword($0) } || (token.isSymbol && token.text == ",")
+    }
+
+    /// A table: `[schema.]name [[AS] alias] [INDEXED BY i | NOT INDEXED]`, from `index` on.
+    private func parseTable(at index: inout Int, in range: Range<Int>,
+                            join: _ParsedSelect.TableReference.Join) throws(_UnreadableFrom) -> _ParsedSelect.TableReference {
+        guard case .identifier = tokens[index].kind else {
+            throw _UnreadableFrom(shape: tokens[index].text == "(" ? .subqueryInFrom : .unreadableFrom)
+        }
+        var name = tokens[index].text
+        index += 1
+        if index + 1 < range.upperBound, tokens[index].text == ".", case .identifier = tokens[index + 1].kind {
+            guard name.lowercased() == "main" else { throw _UnreadableFrom(shape: .otherSchema(name)) }
+            name = tokens[index + 1].text
+            index += 2
+        }
+        if index < range.upperBound, tokens[index].text == "(" { throw _UnreadableFrom(shape: .tableValuedFunction(name)) }
+        var alias: String?
+        if index < range.upperBound, tokens[index].isKeyword("AS") { index += 1 }
+        if index < range.upperBound, case .identifier = tokens[index].kind, !isJoinWord(tokens[index]),
+           !tokens[index].isKeyword("INDEXED"), !tokens[index].isKeyword("NOT") {
+            alias = tokens[index].text
             index += 1
-            if index + 1 < range.upperBound, tokens[index].text == ".", case .identifier = tokens[index + 1].kind {
-                guard name.lowercased() == "main" else {
-                    select.refetchReasons.append(.otherSchema(name))
-                    return
-                }
-                name = tokens[index + 1].text
-                index += 2
-            }
-            if index < range.upperBound, tokens[index].text == "(" {
-                select.refetchReasons.append(.tableValuedFunction(name))
-                return
-            }
-            var alias: String?
-            if index < range.upperBound, tokens[index].isKeyword("AS") { index += 1 }
-            if index < range.upperBound, case .identifier = tokens[index].kind, !isJoinWord(tokens[index]),
-               !tokens[index].isKeyword("INDEXED"), !tokens[index].isKeyword("NOT") {
-                alias = tokens[index].text
-                index += 1
-            }
-            let endOffset = tokens[index - 1].range.upperBound
-            var hasIndexHint = false
-            if index < range.upperBound, tokens[index].isKeyword("INDEXED") || tokens[index].isKeyword("NOT") {
-                index += tokens[index].isKeyword("NOT") ? 2 : 3
-                hasIndexHint = true
-            }
-            var reference = _ParsedSelect.TableReference(name: name, alias: alias, join: join, conditions: [], equalities: [],
-                                                         endOffset: endOffset, hasIndexHint: hasIndexHint)
-            // ON condition, up to the next join operator.
-            if index < range.upperBound, tokens[index].isKeyword("USING") {
-                select.refetchReasons.append(.joinUsing)
-                return
-            }
-            if index < range.upperBound, tokens[index].isKeyword("ON") {
-                let start = index + 1
-                var end = start
-                let topLevelIndices = Set(topLevel(start..<range.upperBound))
-                while end < range.upperBound {
-                    let token = tokens[end]
-                    if topLevelIndices.contains(end) && (token.isKeyword("JOIN") || token.isKeyword("INNER") || token.isKeyword("LEFT")
-                        || token.isKeyword("CROSS") || token.isKeyword("NATURAL") || token.isKeyword("RIGHT") || token.isKeyword("FULL")
-                        || (token.isSymbol && token.text == ",")) { break }
-                    end += 1
-                }
-                for conjunct in split(start..<end, where: { $0.isKeyword("AND") }) {
-                    reference.conditions.append(text(conjunct))
-                    let sides = split(trimmed(conjunct), where: { $0.isSymbol && ($0.text == "=" || $0.text == "==") })
-                    if sides.count == 2, let lhs = columnReference(trimmed(sides[0])), let rhs = columnReference(trimmed(sides[1])) {
-                        reference.equalities.append(.init(lhs: lhs, rhs: rhs, conjunct: reference.conditions.count - 1))
-                    }
-                }
-                index = end
-            } else if join != .base {
-                select.refetchReasons.append(.joinWithoutOn)
-                return
-            }
-            select.tables.append(reference)
-            guard index < range.upperBound else { break }
-            // The next join operator.
-            let token = tokens[index]
-            if token.isSymbol && token.text == "," {
-                select.refetchReasons.append(.commaJoin)
-                return
-            } else if token.isKeyword("JOIN") {
-                join = .inner
-                index += 1
-            } else if token.isKeyword("INNER"), index + 1 < range.upperBound, tokens[index + 1].isKeyword("JOIN") {
-                join = .inner
-                index += 2
-            } else if token.isKeyword("LEFT") {
-                index += 1
-                if index < range.upperBound, tokens[index].isKeyword("OUTER") { index += 1 }
-                guard index < range.upperBound, tokens[index].isKeyword("JOIN") else {
-                    select.refetchReasons.append(.unreadableFrom)
-                    return
-                }
-                join = .left
-                index += 1
-            } else {
-                select.refetchReasons.append(.joinKind(token.text.uppercased()))
-                return
+        }
+        let endOffset = tokens[index - 1].range.upperBound
+        var hasIndexHint = false
+        if index < range.upperBound, tokens[index].isKeyword("INDEXED") || tokens[index].isKeyword("NOT") {
+            index += tokens[index].isKeyword("NOT") ? 2 : 3
+            hasIndexHint = true
+        }
+        return _ParsedSelect.TableReference(name: name, alias: alias, join: join, conditions: [], equalities: [],
+                                            endOffset: endOffset, hasIndexHint: hasIndexHint)
+    }
+
+    /// The ON condition at `index`, up to the next join operator: its conjuncts, and those that
+    /// equate two columns.
+    private func parseOn(at index: inout Int, in range: Range<Int>, into reference: inout _ParsedSelect.TableReference) {
+        let start = index + 1
+        var end = start
+        let topLevelIndices = Set(topLevel(start..<range.upperBound))
+        while end < range.upperBound {
+            let token = tokens[end]
+            if topLevelIndices.contains(end) && isJoinWord(token) && !token.isKeyword("ON") && !token.isKeyword("USING")
+                && !token.isKeyword("OUTER") { break }
+            end += 1
+        }
+        for conjunct in split(start..<end, where: { $0.isKeyword("AND") }) {
+            reference.conditions.append(text(conjunct))
+            let sides = split(trimmed(conjunct), where: { $0.isSymbol && ($0.text == "=" || $0.text == "==") })
+            if sides.count == 2, let lhs = columnReference(trimmed(sides[0])), let rhs = columnReference(trimmed(sides[1])) {
+                reference.equalities.append(.init(lhs: lhs, rhs: rhs, conjunct: reference.conditions.count - 1))
             }
         }
+        index = end
+    }
+
+    /// The join operator at `index`: `JOIN`, `INNER JOIN` or `LEFT [OUTER] JOIN`.
+    private func parseJoinOperator(at index: inout Int, in range: Range<Int>) throws(_UnreadableFrom) -> _ParsedSelect.TableReference.Join {
+        let token = tokens[index]
+        if token.isSymbol && token.text == "," { throw _UnreadableFrom(shape: .commaJoin) }
+        if token.isKeyword("JOIN") {
+            index += 1
+            return .inner
+        }
+        if token.isKeyword("INNER"), index + 1 < range.upperBound, tokens[index + 1].isKeyword("JOIN") {
+            index += 2
+            return .inner
+        }
+        guard token.isKeyword("LEFT") else { throw _UnreadableFrom(shape: .joinKind(token.text.uppercased())) }
+        index += 1
+        if index < range.upperBound, tokens[index].isKeyword("OUTER") { index += 1 }
+        guard index < range.upperBound, tokens[index].isKeyword("JOIN") else { throw _UnreadableFrom(shape: .unreadableFrom) }
+        index += 1
+        return .left
     }
 
     /// `range` without surrounding parentheses.
