@@ -68,6 +68,11 @@ struct DemoCommandTests {
         let selectedLine = try #require(selected.split(separator: "\n").first { $0.contains("●") })
 
         // Another process moves the selected row to the top; the demo sees it through data_version.
+        func batches(_ screen: String) -> Int? {
+            guard let range = screen.range(of: #"(\d+) batches"#, options: .regularExpression) else { return nil }
+            return Int(screen[range].prefix { $0.isNumber })
+        }
+        let batchesBefore = try #require(batches(tmux.screen()))
         let queue = try DatabaseQueue(path: database)
         let (id, sender, subject) = try queue.write { db -> (Int64, String, String) in
             let rows = try Row.fetchAll(db, sql: "SELECT id, sender, subject FROM conversation WHERE archived = 0 ORDER BY day DESC, last_activity DESC, id LIMIT 6")
@@ -77,6 +82,10 @@ struct DemoCommandTests {
             return (row["id"], row["sender"], row["subject"])
         }
         #expect(selectedLine.contains(sender) && selectedLine.contains(subject), "selected \(selectedLine), row \(id)")
+        // Home once the move has landed: a row that lands above the first visible one keeps the
+        // screen steady, so a Home pressed before it would leave the moved row above the viewport
+        // (it does, when the move opens a new day's section, from 23:50 on).
+        _ = try tmux.waitForScreen { screen in batches(screen).map { $0 > batchesBefore } ?? false }
         try tmux.send("Home")
         // The moved row is now the first row of the list, still selected.
         let moved = try tmux.waitForScreen { screen in
