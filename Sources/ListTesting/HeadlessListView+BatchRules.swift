@@ -21,13 +21,10 @@ extension HeadlessListView {
                 headers.append(header)
             }
         }
-        let valid = ValidBatch(finalToOld: sections.finalToOld, reloadedSections: sections.reloaded, deleted: items.deleted,
-                               inserted: items.inserted, reloaded: items.reloaded, reconfigured: items.reconfigured,
-                               movedFrom: items.movedFrom, movedTo: items.movedTo)
         if store?.cells != nil {
-            applyToEveryCell(valid, changes: batch.changes, itemCountsAfter: itemCountsAfter, dataSource: dataSource)
+            applyToEveryCell(sections, items, changes: batch.changes, itemCountsAfter: itemCountsAfter, dataSource: dataSource)
         } else {
-            applyToRealizedCells(valid, changes: batch.changes, reconfigures: batch.itemReconfigures, dataSource: dataSource)
+            applyToRealizedCells(sections, items, changes: batch.changes, reconfigures: batch.itemReconfigures, dataSource: dataSource)
         }
         store?.headers = headers
         store?.counts = itemCountsAfter
@@ -206,22 +203,7 @@ extension HeadlessListView {
         }
     }
 
-    /// What a batch that passed every rule does, for the two ways of holding cells.
-    struct ValidBatch {
-        var finalToOld: [Int]
-        var reloadedSections: Set<Int>
-        var deleted: Set<ItemPath>
-        var inserted: Set<ItemPath>
-        var reloaded: Set<ItemPath>
-        var reconfigured: Set<ItemPath>
-        var movedFrom: Set<ItemPath>
-        var movedTo: Set<ItemPath>
-    }
-
-    /// Every cell held: builds each section's cells by UIKit's rule (§1.4) — inserts, reload
-    /// results and move destinations take their slots, untouched survivors fill the rest in
-    /// their old order.
-    private func applyToEveryCell(_ batch: ValidBatch, changes: ListChanges, itemCountsAfter: [Int],
+    private func applyToEveryCell(_ sections: SectionSets, _ items: ItemSets, changes: ListChanges, itemCountsAfter: [Int],
                                   dataSource: any HeadlessListDataSource<Cell, Header>) {
         guard let before = store?.cells else { return }
         var moveSourceOf: [ItemPath: ItemPath] = [:]
@@ -229,13 +211,13 @@ extension HeadlessListView {
         // Sections no item operation touches keep their cells as they are (most sections of a
         // large list, for a small batch).
         var touchedOld = Set<Int>(), touchedFinal = Set<Int>()
-        for path in batch.deleted.union(batch.reloaded).union(batch.reconfigured).union(batch.movedFrom) { touchedOld.insert(path.section) }
-        for path in batch.inserted.union(batch.movedTo) { touchedFinal.insert(path.section) }
+        for path in items.deleted.union(items.reloaded).union(items.reconfigured).union(items.movedFrom) { touchedOld.insert(path.section) }
+        for path in items.inserted.union(items.movedTo) { touchedFinal.insert(path.section) }
         var after: [[DisplayedCell]] = []
         after.reserveCapacity(itemCountsAfter.count)
         for final in 0..<itemCountsAfter.count {
-            let old = batch.finalToOld[final]
-            if old < 0 || batch.reloadedSections.contains(old) {
+            let old = sections.finalToOld[final]
+            if old < 0 || sections.reloaded.contains(old) {
                 after.append((0..<itemCountsAfter[final]).map {
                     DisplayedCell(content: readCell(at: ItemPath(section: final, item: $0), from: dataSource), isSelected: false)
                 })
@@ -251,14 +233,14 @@ extension HeadlessListView {
             survivors.reserveCapacity(before[old].count)
             for (index, cell) in before[old].enumerated() {
                 let path = ItemPath(section: old, item: index)
-                if !batch.deleted.contains(path) && !batch.movedFrom.contains(path) { survivors.append((index, cell)) }
+                if !items.deleted.contains(path) && !items.movedFrom.contains(path) { survivors.append((index, cell)) }
             }
             var cells: [DisplayedCell] = []
             cells.reserveCapacity(itemCountsAfter[final])
             var nextSurvivor = 0
             for index in 0..<itemCountsAfter[final] {
                 let path = ItemPath(section: final, item: index)
-                if batch.inserted.contains(path) {
+                if items.inserted.contains(path) {
                     cells.append(DisplayedCell(content: readCell(at: path, from: dataSource), isSelected: false))
                 } else if let source = moveSourceOf[path] {
                     cells.append(before[source.section][source.item])
@@ -266,9 +248,9 @@ extension HeadlessListView {
                     var (oldIndex, cell) = survivors[nextSurvivor]
                     nextSurvivor += 1
                     let oldPath = ItemPath(section: old, item: oldIndex)
-                    if batch.reloaded.contains(oldPath) {
+                    if items.reloaded.contains(oldPath) {
                         cell = DisplayedCell(content: readCell(at: path, from: dataSource), isSelected: false)
-                    } else if batch.reconfigured.contains(oldPath) {
+                    } else if items.reconfigured.contains(oldPath) {
                         cell.content = readCell(at: path, from: dataSource)
                     }
                     cells.append(cell)
@@ -281,22 +263,22 @@ extension HeadlessListView {
 
     /// Only the cells near the viewport held: each follows the batch to its new place (UIKit's
     /// rule, through ``PathMapping``); inserted cells are read when they come into view.
-    private func applyToRealizedCells(_ batch: ValidBatch, changes: ListChanges, reconfigures: [ItemPath],
+    private func applyToRealizedCells(_ sections: SectionSets, _ items: ItemSets, changes: ListChanges, reconfigures: [ItemPath],
                                       dataSource: any HeadlessListDataSource<Cell, Header>) {
         guard let store else { return }
         let mapping = PathMapping(changes)
         var realized: [ItemPath: DisplayedCell] = [:]
         for (path, cell) in store.realized {
             guard let newPath = mapping.newPath(ofOld: path) else { continue }
-            if batch.reloaded.contains(path) || batch.reloadedSections.contains(path.section) {
+            if items.reloaded.contains(path) || sections.reloaded.contains(path.section) {
                 continue   // replaced: read again when realized
             }
             var moved = cell
-            if batch.reconfigured.contains(path) { moved.content = readCell(at: newPath, from: dataSource) }
+            if items.reconfigured.contains(path) { moved.content = readCell(at: newPath, from: dataSource) }
             realized[newPath] = moved
         }
         var selected = Set<ItemPath>()
-        for path in store.selected where !batch.reloaded.contains(path) && !batch.reloadedSections.contains(path.section) {
+        for path in store.selected where !items.reloaded.contains(path) && !sections.reloaded.contains(path.section) {
             if let newPath = mapping.newPath(ofOld: path) { selected.insert(newPath) }
         }
         self.store?.realized = realized
