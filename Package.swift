@@ -11,11 +11,19 @@ let package = Package(
         .library(name: "ListTesting", targets: ["ListTesting"]),
         .library(name: "LiveQueryUI", targets: ["LiveQueryUI"]),
         .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
+        .library(name: "LiveListWire", targets: ["LiveListWire"]),
+        .library(name: "LiveListServer", targets: ["LiveListServer"]),
+        .library(name: "LiveListClient", targets: ["LiveListClient"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The server and the client only: an app that shows local lists never builds them.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
     ],
@@ -34,11 +42,28 @@ let package = Package(
         ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
+        // The protocol's messages and values, shared by the server and every Swift client.
+        .target(name: "LiveListWire"),
+        // Published live queries over WebSocket, embeddable in an app's Hummingbird router.
+        .target(name: "LiveListServer", dependencies: [
+            "ListDiff", "LiveQuery", "LiveListWire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
+        .target(name: "LiveListClient", dependencies: [
+            "ListDiff", "ListPresenter", "LiveListWire",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery",
+            "ListDiff", "LiveListWire", "ListPresenter", "ListTesting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .executableTarget(
@@ -49,6 +74,9 @@ let package = Package(
                 "LiveListTools",
                 "ListPresenter",
                 "LiveQuery",
+                "LiveListServer",
+                "LiveListClient",
+                "LiveListWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -57,6 +85,7 @@ let package = Package(
             name: "livelist-allocations",
             dependencies: [
                 "LiveListTools",
+                "LiveListWire",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -64,6 +93,12 @@ let package = Package(
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "LiveQueryTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
+        .testTarget(name: "LiveListServerTests", dependencies: [
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [

@@ -1,3 +1,4 @@
+import LiveListWire
 import Foundation
 
 /// One benchmark's figures, printed as a table row or as one JSON object per line.

@@ -1,3 +1,4 @@
+import LiveListWire
 import Foundation
 import ListDiff
 

@@ -1,3 +1,4 @@
+import LiveListWire
 import ArgumentParser
 import Foundation
 import ListDiff

@@ -85,6 +85,9 @@ extension QueryPlan {
             otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: [], joins: [], region: compiled.region, schema: nil,
             silentTables: silentTables, notes: [],
             records: RecordQuery(prefix: "SELECT *, \(identityName) FROM (\(compiled.sql)) WHERE \(identityName) IN (",
-                                 arguments: compiled.arguments, keyIsRowid: false, adapter: compiled.adapter))
+                                 arguments: compiled.arguments, keyIsRowid: false, adapter: compiled.adapter,
+                                 payloadPrefix: "SELECT *, \(identityName) FROM (\(compiled.sql)) WHERE \(identityName) IN (",
+                                 payloadColumns: Columns(rowid: nil, key: key, content: content),
+                                 valueColumns: 0..<Int32(compiled.columnNames.count), columnNames: compiled.columnNames))
     }
 }

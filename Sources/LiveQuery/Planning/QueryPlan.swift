@@ -43,6 +43,14 @@ struct QueryPlan: Sendable {
         var arguments: StatementArguments
         var keyIsRowid: Bool
         var adapter: (any RowAdapter)?
+        /// Rows with their content token, for reads that must be exact at a version (the
+        /// server's payloads): `payloadPrefix` + placeholders + `)` reads every column
+        /// `payloadColumns` needs and the query's own columns at `valueColumns`, keyed like
+        /// `prefix` (by the last column when the key is the identity).
+        var payloadPrefix: String
+        var payloadColumns: Columns
+        var valueColumns: Range<Int32>
+        var columnNames: [String]
     }
 
     let description: String
@@ -265,6 +273,14 @@ struct QueryPlan: Sendable {
     /// `ordinal` numbers rows of a refetched result. A NULL identity is kept: the index reports
     /// it as an identity that does not decode.
     func entry(from statement: SQLiteStatement, ordinal: Int64) -> IndexEntry {
+        columns.entry(from: statement, ordinal: ordinal)
+    }
+}
+
+extension QueryPlan.Columns {
+    /// Reads the current row of `statement` (a fetch, re-read or payload read) into an entry.
+    func entry(from statement: SQLiteStatement, ordinal: Int64) -> IndexEntry {
+        let columns = self
         let rowid = columns.rowid.map { sqlite3_column_int64(statement, $0) } ?? ordinal
         var values: [SQLValue] = []
         values.reserveCapacity(columns.key.count)

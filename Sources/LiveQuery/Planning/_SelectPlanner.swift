@@ -77,6 +77,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         var scanningFetch: String
         var reread: String
         var records: String
+        var payload: String
         var count: String
         var region: DatabaseRegion
     }
@@ -237,6 +238,15 @@ struct _SelectPlanner<ID: LiveIdentity> {
         terms.removeLast()
     }
 
+    /// Where the query's own columns are in the payload read: the digested columns, or the ones
+    /// after the version.
+    private static func valueColumns(of columns: QueryPlan.Columns, count: Int32) -> Range<Int32> {
+        switch columns.content {
+        case let .digest(range): range
+        case let .version(column): column + 1..<column + 1 + count
+        }
+    }
+
     /// The columns the statements read — base rowid, sort values, identity, then the version or
     /// the user's columns — and where each part is.
     private func columnsRead(baseRowid: String, terms: [Term], identity: Identity) -> (selected: [String], columns: QueryPlan.Columns) {
@@ -286,6 +296,10 @@ struct _SelectPlanner<ID: LiveIdentity> {
             fetch: fetchSQL, scanningFetch: "SELECT \(list) FROM \(unindexedFrom)\(whereClause)" + order,
             reread: "SELECT \(list) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
             records: "SELECT \(parsed.resultColumns), \(baseRowid) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
+            // The re-read has the query's columns unless a version stands for them.
+            payload: request.version != nil && !parsed.resultColumnsHaveParameters
+                ? "SELECT \(list), \(parsed.resultColumns) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN ("
+                : "SELECT \(list) FROM \(unindexedFrom) WHERE \(whereAnd)\(baseRowid) IN (",
             count: parsed.resultColumnsHaveParameters ? "" : "SELECT count(*) FROM \(from)\(whereClause)", region: region)
     }
 
@@ -359,7 +373,10 @@ struct _SelectPlanner<ID: LiveIdentity> {
             tableCountSQL: "SELECT count(*) FROM main.\(base.name.quotedIdentifier)", rereadPrefixSQL: statements.reread,
             columns: columns, otherTables: otherTables, conflictColumns: conflictColumns, joinedTables: fromTables, joins: joins,
             region: statements.region, silentTables: silentTables, notes: notes,
-            records: QueryPlan.RecordQuery(prefix: statements.records, arguments: compiled.arguments, keyIsRowid: true, adapter: compiled.adapter))
+            records: QueryPlan.RecordQuery(prefix: statements.records, arguments: compiled.arguments, keyIsRowid: true, adapter: compiled.adapter,
+                                           payloadPrefix: statements.payload, payloadColumns: columns,
+                                           valueColumns: Self.valueColumns(of: columns, count: Int32(compiled.columnNames.count)),
+                                           columnNames: compiled.columnNames))
     }
 
     /// Whether the identity is the base table's key (the default) or one of its columns.

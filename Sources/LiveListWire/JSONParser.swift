@@ -1,9 +1,14 @@
 /// A strict RFC 8259 JSON parser that says where it stopped: Foundation's parsers on Linux accept
-/// trailing commas and report no line or column, and the CLI contract promises a position.
+/// trailing commas and report no line or column, and the CLI contract promises a position. Integers
+/// stay exact and strings keep their code points, so a value read from the wire is the value sent.
 public struct JSONParser {
+    /// Why a text is not JSON, and where the parser stopped.
     public struct SyntaxError: Error, CustomStringConvertible {
+        /// What was wrong.
         public var message: String
+        /// The line (from 1) where the parser stopped.
         public var line: Int
+        /// The column (from 1, in bytes) where the parser stopped.
         public var column: Int
         public var description: String { "line \(line), column \(column): \(message)" }
     }
@@ -11,12 +16,19 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
-    private static let maximumDepth = 512
+    private let maximumDepth: Int
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
 
-    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes)
+    /// Parses one JSON value that is the whole of `bytes` (a UTF-8 byte order mark is skipped),
+    /// nested at most `maximumDepth` arrays and objects deep.
+    ///
+    /// - Complexity: O(n) for n bytes; the recursion is at most `maximumDepth` deep.
+    public static func parse(_ bytes: [UInt8], maximumDepth: Int = 512) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes, maximumDepth: maximumDepth)
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
         let value = try parser.parseValue()
@@ -63,7 +75,7 @@ public struct JSONParser {
 
     private mutating func enter() throws(SyntaxError) {
         depth += 1
-        if depth > Self.maximumDepth { throw error("nesting deeper than \(Self.maximumDepth) levels") }
+        if depth > maximumDepth { throw error("nesting deeper than \(maximumDepth) levels") }
     }
 
     private mutating func parseObject() throws(SyntaxError) -> JSONValue {

@@ -1,0 +1,237 @@
+import ListDiff
+import ListPresenter
+import LiveListWire
+
+/// A published query of a `livelist serve` server, followed live with the shape of a local
+/// live query: a first state, then every commit's changeset as the server sent it (no diff on
+/// the client), failures with a retry; the rows of the window the list shows, loaded as it
+/// scrolls, and placeholders for the rest. It reconnects with backoff and resumes from its
+/// version: the server sends the changes missed, composed into one, or a reset.
+///
+/// Give its events to a `ListCellSource` and its ``records`` as the cell source's records:
+///
+/// ```swift
+/// import ListPresenter
+/// import ListTesting
+/// import LiveListClient
+///
+/// @MainActor
+/// func show(in view: HeadlessListView<RemoteRow, RemoteSection>) -> (RemoteLiveQuery, ListCellSource<RemoteSection, RemoteRow, RemoteRecord>) {
+///     let remote = RemoteLiveQuery(url: "ws://127.0.0.1:8080/live", query: "inbox", arguments: ["folder": .text("work")])
+///     let presenter = ListPresenter<RemoteSection, RemoteRow>()
+///     let cells = ListCellSource(presenter: presenter, records: remote.records)
+///     remote.onEvent = { cells.receive($0) }
+///     cells.setTarget(view)
+///     remote.start()
+///     return (remote, cells)
+/// }
+/// ```
+@MainActor
+public final class RemoteLiveQuery {
+    /// Where the connection stands.
+    public enum ConnectionState: Sendable, Equatable {
+        case idle
+        case connecting
+        /// Subscribed: messages flow.
+        case live
+        /// The connection failed; the next attempt is under way or waiting.
+        case reconnecting(attempt: Int, reason: String)
+        /// The server refused the subscription (unknown query, bad arguments…): no retry.
+        case refused(WireError)
+        case stopped
+    }
+
+    public let url: String
+    public let query: String
+    public let arguments: [String: WireValue]
+    /// Rows loaded beyond the visible ones on either side.
+    public var prefetch: Int
+    /// The list as the server's messages made it.
+    public private(set) var model = RemoteListModel()
+    public private(set) var connectionState: ConnectionState = .idle {
+        didSet { records.onStateChanged?() }
+    }
+    /// Receives every event, in order, on the main actor.
+    public var onEvent: ((ListSourceEvent<RemoteSection, RemoteRow>) -> Void)?
+    /// The rows' records, for a `ListCellSource`.
+    public private(set) lazy var records = RemoteRecords(query: self)
+    /// Messages applied so far (for status lines and tests).
+    public private(set) var messagesApplied = 0
+
+    private let transport: any RemoteTransport
+    private var connection: RemoteConnection?
+    private var task: Task<Void, Never>?
+    private var sub = 0
+    private var wanted: Range<Int>
+    private var failure: LoadFailure?
+
+    /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first.
+    public init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
+                prefetch: Int = 40, transport: any RemoteTransport = WebSocketTransport()) {
+        self.url = url
+        self.query = query
+        self.arguments = arguments
+        self.prefetch = prefetch
+        self.transport = transport
+        wanted = window
+    }
+
+    /// Connects, subscribes, and keeps following (reconnecting with backoff) until ``stop()``.
+    public func start() {
+        guard task == nil else { return }
+        task = Task { [weak self] in await self?.run() }
+    }
+
+    /// Closes the connection; the list keeps its last state.
+    public func stop() {
+        task?.cancel()
+        task = nil
+        connection?.close()
+        connection = nil
+        connectionState = .stopped
+    }
+
+    /// Makes sure the rows at `positions` and ``prefetch`` around them are sent; asks the
+    /// server for a new window when they are not all in the current one.
+    public func showRows(at positions: Range<Int>) {
+        let count = model.state.count
+        let wanted = max(0, positions.lowerBound - prefetch)..<max(max(0, positions.lowerBound - prefetch), positions.upperBound + prefetch)
+        let current = model.requestedWindow ?? model.window
+        let needed = wanted.clamped(to: 0..<count)
+        guard !needed.isEmpty, !(current.lowerBound <= needed.lowerBound && needed.upperBound <= current.upperBound) else { return }
+        self.wanted = wanted
+        guard connectionState == .live, let connection else { return }
+        model.didRequest(window: wanted)
+        connection.send(ClientMessage.window(sub: sub, WireWindow(wanted)).encoded())
+    }
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            connectionState = attempt == 0 ? .connecting : connectionState
+            let reason: String
+            do {
+                let connection = try await transport.connect(to: url)
+                self.connection = connection
+                subscribe(on: connection)
+                for try await frame in connection.frames {
+                    if attempt > 0 || connectionState != .live { attempt = 0 }
+                    if !receive(frame, on: connection) { return }
+                }
+                reason = "the server closed the connection"
+            } catch {
+                reason = "\(error)"
+            }
+            connection = nil
+            if Task.isCancelled { return }
+            attempt += 1
+            connectionState = .reconnecting(attempt: attempt, reason: reason)
+            if attempt == 1 {
+                let failure = LoadFailure(RemoteListError.connection(reason), retry: {})
+                self.failure = failure
+                onEvent?(.failure(failure))
+            }
+            let delay = min(5_000, 50 * (1 << min(attempt, 7)))
+            try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
+        }
+    }
+
+    private func subscribe(on connection: RemoteConnection) {
+        sub += 1
+        let request = WireSubscription(sub: sub, query: query, arguments: arguments, window: WireWindow(wanted), resume: model.resume)
+        connection.send(ClientMessage.subscribe(request).encoded())
+    }
+
+    /// Applies one frame; returns `false` when the subscription cannot go on.
+    private func receive(_ frame: String, on connection: RemoteConnection) -> Bool {
+        let message: ServerMessage
+        do {
+            message = try ServerMessage.decode(Array(frame.utf8))
+        } catch {
+            connection.close()
+            return true
+        }
+        guard message.sub == sub else { return true }   // a subscription given up
+        do {
+            let output = try model.receive(message)
+            messagesApplied += 1
+            if connectionState != .live {
+                connectionState = .live
+                failure = nil
+            }
+            deliver(output)
+        } catch {
+            return recover(from: error, on: connection)
+        }
+        return true
+    }
+
+    private func deliver(_ output: RemoteListModel.Output) {
+        switch output {
+        case let .initial(state): onEvent?(.initial(AnySectionedList(state)))
+        case let .changes(changeset): onEvent?(.changes(changeset))
+        case let .rowsLoaded(ids): records.onRowsLoaded?(ids)
+        case .none: break
+        }
+        if let requested = model.requestedWindow, requested != wanted { return }
+        if wanted != model.window, model.requestedWindow == nil, let connection {
+            model.didRequest(window: wanted)
+            connection.send(ClientMessage.window(sub: sub, WireWindow(wanted)).encoded())
+        }
+    }
+
+    private func recover(from error: RemoteListError, on connection: RemoteConnection) -> Bool {
+        switch error {
+        case let .server(wireError) where wireError.code == .queryFailed:
+            let failure = LoadFailure(error, retry: {})
+            self.failure = failure
+            onEvent?(.failure(failure))
+            return true
+        case let .server(wireError):
+            connectionState = .refused(wireError)
+            onEvent?(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
+            connection.close()
+            return false
+        case .versionGap, .inconsistent, .connection, .malformed:
+            // Start the subscription over: a gap resumes from the version held, a contradiction resets.
+            if case .inconsistent = error { model = RemoteListModel() }
+            connection.send(ClientMessage.unsubscribe(sub: sub).encoded())
+            subscribe(on: connection)
+            return true
+        }
+    }
+
+    private func restart() {
+        stop()
+        task = nil
+        start()
+    }
+
+    /// The placeholder of rows not yet sent.
+    var placeholderState: PlaceholderState {
+        if let failure { return .failed(failure) }
+        return .loading
+    }
+}
+
+/// The records of a ``RemoteLiveQuery``'s rows, for a `ListCellSource`: rows of the window come
+/// with their values; asking for others moves the window.
+@MainActor
+public final class RemoteRecords: ListRecordProvider {
+    private weak var query: RemoteLiveQuery?
+    public var onRowsLoaded: (@Sendable ([RemoteRowID]) -> Void)?
+    public var onStateChanged: (@Sendable () -> Void)?
+
+    init(query: RemoteLiveQuery) {
+        self.query = query
+    }
+
+    public func record(for item: RemoteRow) -> RemoteRecord? { query?.model.record(for: item) }
+
+    public func loadRecords(at positions: Range<Int>, prefetch: Int) {
+        guard let query else { return }
+        query.showRows(at: positions)
+    }
+
+    public func placeholderState(atPosition position: Int) -> PlaceholderState { query?.placeholderState ?? .loading }
+}

@@ -1,0 +1,68 @@
+import ListDiff
+import LiveListWire
+
+/// A row of a remote list as a presenter sees it: its identity — the server's, or, while its
+/// window has not arrived, a stand-in for its position — and a content version kept by the
+/// client (it changes when the server reloads the row).
+public struct RemoteRow: ListElement, Hashable, Sendable {
+    /// The row's identity.
+    public var id: RemoteRowID
+    /// Changes whenever the row's content does.
+    public var version: UInt64
+
+    /// Creates a row.
+    public init(id: RemoteRowID, version: UInt64) {
+        self.id = id
+        self.version = version
+    }
+}
+
+/// A remote row's identity.
+public enum RemoteRowID: Hashable, Sendable, CustomStringConvertible {
+    /// The server's identity of the row.
+    case row(WireValue)
+    /// The row at this flat position, not yet sent (outside the windows the client asked for).
+    case unloaded(position: Int)
+
+    public var description: String {
+        switch self {
+        case let .row(id): "\(id)"
+        case let .unloaded(position): "unloaded#\(position)"
+        }
+    }
+}
+
+/// A section of a remote list: its key (the section column's value; `null` for a list without
+/// sections).
+public struct RemoteSection: ListElement, Hashable, Sendable {
+    public var id: WireValue
+
+    /// Creates a section.
+    public init(id: WireValue) {
+        self.id = id
+    }
+}
+
+/// What a loaded remote row's cell shows: the query's columns and their values, exactly as the
+/// database returned them at the list's version.
+public struct RemoteRecord: Hashable, Sendable {
+    /// The row's identity.
+    public var id: WireValue
+    /// The query's column names.
+    public var columns: [String]
+    /// The values, in `columns` order.
+    public var values: [WireValue]
+
+    /// Creates a record.
+    public init(id: WireValue, columns: [String], values: [WireValue]) {
+        self.id = id
+        self.columns = columns
+        self.values = values
+    }
+
+    /// The value of the column named `name` (the first, when several have the name).
+    public subscript(name: String) -> WireValue? {
+        guard let index = columns.firstIndex(of: name), index < values.count else { return nil }
+        return values[index]
+    }
+}

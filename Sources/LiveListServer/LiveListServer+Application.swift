@@ -1,0 +1,25 @@
+import Hummingbird
+import HummingbirdWebSocket
+import ServiceLifecycle
+
+extension LiveListServer: Service {
+    /// Runs until the service group shuts down gracefully, then closes every live query and asks
+    /// every client to reconnect elsewhere (``LiveListWire/WireCloseCode/goingAway``).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutDown()
+    }
+
+    /// A Hummingbird application serving only this server's routes (`/live`, `/live/health`) on
+    /// `host`:`port` (0: any free port), with the server as one of its services; `onRunning`
+    /// receives the bound port.
+    public func application(host: String = "127.0.0.1", port: Int = 8080,
+                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        addRoutes(to: router)
+        return Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+                           configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livelist"),
+                           services: [self],
+                           onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
+    }
+}

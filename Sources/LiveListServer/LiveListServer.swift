@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdWebSocket
+import LiveListWire
+import LiveQuery
+import Logging
+import NIOWebSocket
+
+/// Serves published live queries over WebSocket: clients subscribe by name with arguments and a
+/// window, and receive the window's rows, then every commit's changeset — positioned, UIKit-safe,
+/// O(changes) in size — with the rows of their window that it brings. One live query serves
+/// every subscriber of the same (query, arguments). The protocol is `docs/PROTOCOL.md`.
+///
+/// Add its routes to your Hummingbird router and serve it with WebSocket upgrades:
+///
+/// ```swift
+/// import GRDB
+/// import Hummingbird
+/// import HummingbirdWebSocket
+/// import LiveListServer
+///
+/// func run(_ dbPool: DatabasePool) async throws {
+///     let server = LiveListServer(database: dbPool, queries: [
+///         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message ORDER BY sender"),
+///     ])
+///     let router = Router(context: BasicWebSocketRequestContext.self)
+///     server.addRoutes(to: router)
+///     let app = Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+///                           configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+///     try await app.runService()
+/// }
+/// ```
+public final class LiveListServer: Sendable {
+    /// Limits and tuning.
+    public struct Configuration: Sendable {
+        /// The largest frame a client may send, in bytes; a larger one closes the connection
+        /// with ``LiveListWire/WireCloseCode/messageTooBig``.
+        public var maximumFrameBytes = 65_536
+        /// Subscriptions one connection may hold at once.
+        public var maximumSubscriptionsPerConnection = 64
+        /// The most rows a window may span.
+        public var maximumWindow = 2_000
+        /// Bytes queued for one connection before its subscriptions' pending changes are dropped
+        /// and each gets a reset instead (slow clients cost bounded memory).
+        public var outboundByteLimit = 4 << 20
+        /// Changesets kept per live query for clients that resume.
+        public var resumeBufferSize = 1_024
+        /// A changeset (or a composition of them) with more changes than this is sent as a reset.
+        public var resetThreshold = 10_000
+        /// Row contents kept per live query, read once for every window that shows them.
+        public var payloadCacheRows = 50_000
+        /// How long a live query stays open without subscribers (for clients that reconnect).
+        public var idleTimeout: Duration = .seconds(30)
+        /// The live queries' options.
+        public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
+
+        /// The defaults.
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    let database: any DatabaseWriter
+    let queries: [String: PublishedQuery]
+    let registry = _HubRegistry()
+    let logger: Logger
+
+    /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
+    /// beside writes). Commits by other processes reach subscribers when the database has a change
+    /// log (`ChangeTracking`); without one they are refetched.
+    public init(database: any DatabaseWriter, queries: [PublishedQuery], configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "livelist.server")) {
+        self.database = database
+        self.queries = Dictionary(queries.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Adds `GET path` (the WebSocket endpoint) and `GET path/health` to `router`.
+    public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
+        router.ws(RouterPath(path)) { inbound, outbound, context in
+            await self.serve(inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+        router.get(RouterPath(path + "/health")) { _, _ -> String in
+            let counts = await self.registry.counts
+            return "{\"status\":\"ok\",\"queries\":\(counts.queries),\"subscriptions\":\(counts.subscriptions)}"
+        }
+    }
+
+    /// Serves one WebSocket connection until it closes (for servers that upgrade by hand).
+    public func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+        let connection = _Connection(server: self, logger: logger)
+        let writer = Task { await Self.write(connection.outbox, to: outbound) }
+        guard await registry.register(connection.outbox) else {
+            connection.outbox.close(code: WireCloseCode.goingAway.rawValue, reason: "the server is shutting down")
+            await writer.value
+            return
+        }
+        do {
+            reading: for try await message in inbound.messages(maxSize: configuration.maximumFrameBytes) {
+                switch message {
+                case let .text(text):
+                    if let (code, reason) = await connection.receive(Array(text.utf8)) {
+                        connection.outbox.close(code: code.rawValue, reason: reason)
+                        break reading
+                    }
+                case .binary:
+                    connection.outbox.close(code: WireCloseCode.unsupportedData.rawValue, reason: "the protocol is JSON text frames")
+                    break reading
+                }
+            }
+        } catch {
+            connection.outbox.close(code: WireCloseCode.messageTooBig.rawValue, reason: "\(error)")
+        }
+        await connection.closeAll()
+        await registry.unregister(connection.outbox)
+        // A close asked for above is kept; otherwise the socket closes normally.
+        connection.outbox.close(code: 1000, reason: "")
+        await writer.value
+    }
+
+    private static func write(_ outbox: _Outbox, to outbound: WebSocketOutboundWriter) async {
+        do {
+            while true {
+                switch await outbox.next() {
+                case let .write(frames):
+                    for frame in frames { try await outbound.write(.text(frame)) }
+                case let .close(code, reason):
+                    try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(reason.utf8.prefix(120)) ?? "")
+                    return
+                case .finished:
+                    return
+                }
+            }
+        } catch {
+            outbox.finish()
+        }
+    }
+
+    /// Opens the shared live query of `key`.
+    func openHub(_ key: _HubKey, query: PublishedQuery) async throws -> _Hub {
+        let request: LiveQueryRequest<SQLValue>
+        do {
+            request = try query.request(key.arguments)
+        } catch {
+            throw WireError(sub: nil, code: .badArguments, message: "\(error)")
+        }
+        let live = try await LiveQuery.open(request, in: database, options: configuration.liveQueryOptions, callbackQueue: nil)
+        let registry = registry
+        let hubBox = _HubBox()
+        let hub = _Hub(key: key, query: live, reader: database, configuration: configuration, logger: logger) {
+            Task { if let hub = hubBox.hub { await registry.drop(hub) } }
+        }
+        hubBox.hub = hub
+        return hub
+    }
+
+    /// Closes every live query; connections end as their clients go.
+    public func shutDown() async {
+        await registry.shutDown()
+    }
+}
+
+/// The hub, for its own termination callback, set right after the hub is made.
+///
+/// `@unchecked Sendable`: `hub` is read and written under `lock` only.
+final class _HubBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: _Hub?
+    var hub: _Hub? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

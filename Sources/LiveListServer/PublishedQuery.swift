@@ -1,0 +1,93 @@
+import GRDB
+import LiveListWire
+import LiveQuery
+
+/// A query the server publishes under a name. Clients name it and give arguments for its
+/// parameters; they never send SQL.
+///
+/// ```swift
+/// import LiveListServer
+///
+/// let inbox = PublishedQuery(
+///     name: "inbox",
+///     sql: "SELECT id, sender, subject, day FROM message WHERE folder = :folder ORDER BY day DESC, sender",
+///     parameters: [QueryParameter("folder", type: .text)],
+///     section: "day")
+/// ```
+public struct PublishedQuery: Sendable {
+    /// The name clients subscribe to.
+    public var name: String
+    /// What clients must (or may) give.
+    public var parameters: [QueryParameter]
+    /// The live query for validated arguments (one for each parameter, by name).
+    public var request: @Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>
+
+    /// Publishes a request made from the arguments.
+    public init(name: String, parameters: [QueryParameter] = [],
+                request: @escaping @Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>) {
+        self.name = name
+        self.parameters = parameters
+        self.request = request
+    }
+
+    /// Publishes a SELECT whose `:name` placeholders are the parameters; `identity`, `section`
+    /// and `version` name result columns as for a local live query (the identity defaults to the
+    /// base table's rowid).
+    public init(name: String, sql: String, parameters: [QueryParameter] = [], identity: String? = nil,
+                section: String? = nil, version: String? = nil) {
+        self.init(name: name, parameters: parameters) { arguments in
+            var bound: [String: (any DatabaseValueConvertible)?] = [:]
+            for (name, value) in arguments { bound[name] = value.sql.databaseValue }
+            return LiveQueryRequest(sql: sql, arguments: StatementArguments(bound), identity: identity, as: SQLValue.self,
+                                    section: section, version: version)
+        }
+    }
+
+    /// The arguments checked against the parameters: every required one given, none unknown,
+    /// each of its type; defaults filled in.
+    func validate(_ arguments: [String: WireValue]) throws(WireError) -> [String: WireValue] {
+        var checked: [String: WireValue] = [:]
+        for name in arguments.keys where !parameters.contains(where: { $0.name == name }) {
+            throw WireError(sub: nil, code: .badArguments, message: "query \"\(self.name)\" has no parameter \"\(name)\"")
+        }
+        for parameter in parameters {
+            guard let value = arguments[parameter.name] ?? parameter.defaultValue else {
+                throw WireError(sub: nil, code: .badArguments, message: "missing argument \"\(parameter.name)\"")
+            }
+            guard parameter.type.accepts(value) else {
+                throw WireError(sub: nil, code: .badArguments, message: "argument \"\(parameter.name)\" must be \(parameter.type)")
+            }
+            checked[parameter.name] = value
+        }
+        return checked
+    }
+}
+
+/// A parameter of a published query.
+public struct QueryParameter: Sendable, Hashable {
+    /// The kinds of values a parameter accepts.
+    public enum ValueType: String, Sendable, Hashable, CustomStringConvertible {
+        case integer, real, text, blob, any
+        func accepts(_ value: WireValue) -> Bool {
+            switch (self, value) {
+            case (.any, _), (.integer, .integer), (.real, .real), (.real, .integer), (.text, .text), (.blob, .blob): true
+            default: false
+            }
+        }
+        public var description: String { rawValue }
+    }
+
+    /// The placeholder's name (`:name` in the SQL).
+    public var name: String
+    /// What it accepts.
+    public var type: ValueType
+    /// Its value when a client gives none (`nil`: required).
+    public var defaultValue: WireValue?
+
+    /// Creates a parameter.
+    public init(_ name: String, type: ValueType, default defaultValue: WireValue? = nil) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+    }
+}

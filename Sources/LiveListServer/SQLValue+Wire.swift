@@ -1,0 +1,29 @@
+import LiveListWire
+import LiveQuery
+
+extension SQLValue {
+    /// The value as the protocol carries it. Text is sent as its string; text that is not valid
+    /// UTF-8 (SQLite does not check) is sent with U+FFFD in place of the bad bytes.
+    var wire: WireValue {
+        switch self {
+        case .null: .null
+        case let .integer(value): .integer(value)
+        case let .real(value): .real(value)
+        case let .text(text): .text(text.string)
+        case let .blob(bytes): .blob(bytes)
+        }
+    }
+}
+
+extension WireValue {
+    /// The value as SQLite binds it.
+    var sql: SQLValue {
+        switch self {
+        case .null: .null
+        case let .integer(value): .integer(value)
+        case let .real(value): .real(value)
+        case let .text(text): .text(SQLText(text))
+        case let .blob(bytes): .blob(bytes)
+        }
+    }
+}

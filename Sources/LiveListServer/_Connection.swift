@@ -1,0 +1,125 @@
+import Foundation
+import LiveListWire
+import LiveQuery
+import Logging
+
+/// One client's connection: its subscriptions, the checks of every request against the
+/// server's limits, and the routing of requests to the shared live queries. Requests are handled
+/// in the order they arrive; a bad request gets a typed error and changes nothing.
+///
+/// `@unchecked Sendable`: `subscriptions` is read and written under `lock` only (the read loop
+/// changes it; a hub's overflow callback reads it).
+final class _Connection: @unchecked Sendable {
+    let server: LiveListServer
+    let logger: Logger
+    let outbox: _Outbox
+    private let lock = NSLock()
+    private var subscriptions: [Int: (hub: _Hub, subscriber: _Subscriber)] = [:]
+
+    init(server: LiveListServer, logger: Logger) {
+        self.server = server
+        self.logger = logger
+        outbox = _Outbox(byteLimit: server.configuration.outboundByteLimit)
+        outbox.setOverflowHandler { [weak self] subs in self?.overflowed(subs) }
+    }
+
+    /// Handles one frame's text. Returns the close to send when the frame breaks the protocol.
+    func receive(_ bytes: [UInt8]) async -> (WireCloseCode, String)? {
+        let message: ClientMessage
+        do {
+            message = try ClientMessage.decode(bytes)
+        } catch {
+            return (.protocolError, error.description)
+        }
+        switch message {
+        case let .subscribe(subscription): await subscribe(subscription)
+        case let .window(sub, window):
+            guard let entry = lock.withLock({ subscriptions[sub] }) else {
+                fail(sub, .unknownSubscription, "no subscription \(sub)")
+                return nil
+            }
+            guard let range = checkedWindow(window, sub: sub) else { return nil }
+            entry.hub.send(.window(entry.subscriber, range))
+        case let .unsubscribe(sub):
+            guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
+                fail(sub, .unknownSubscription, "no subscription \(sub)")
+                return nil
+            }
+            await server.registry.unsubscribe(entry.hub, entry.subscriber, idleTimeout: server.configuration.idleTimeout)
+        }
+        return nil
+    }
+
+    private func subscribe(_ request: WireSubscription) async {
+        let sub = request.sub
+        let count = lock.withLock { subscriptions.count }
+        guard lock.withLock({ subscriptions[sub] == nil }) else {
+            fail(sub, .duplicateSubscription, "subscription \(sub) is open")
+            return
+        }
+        guard count < server.configuration.maximumSubscriptionsPerConnection else {
+            fail(sub, .tooManySubscriptions, "at most \(server.configuration.maximumSubscriptionsPerConnection) subscriptions per connection")
+            return
+        }
+        guard let query = server.queries[request.query] else {
+            fail(sub, .unknownQuery, "no published query \"\(request.query)\"")
+            return
+        }
+        let arguments: [String: WireValue]
+        do {
+            arguments = try query.validate(request.arguments)
+        } catch {
+            fail(sub, error.code, error.message)
+            return
+        }
+        guard let window = checkedWindow(request.window, sub: sub) else { return }
+        let subscriber = _Subscriber(sub: sub, outbox: outbox)
+        let key = _HubKey(name: query.name, arguments: arguments)
+        do {
+            let hub = try await server.registry.subscribe(key, subscriber, window: window, resume: request.resume) { [server] in
+                try await server.openHub(key, query: query)
+            }
+            lock.withLock { subscriptions[sub] = (hub, subscriber) }
+        } catch let error as WireError {
+            fail(sub, error.code, error.message)
+        } catch {
+            fail(sub, .queryFailed, "\(error)")
+        }
+    }
+
+    private func checkedWindow(_ window: WireWindow, sub: Int) -> Range<Int>? {
+        guard let range = window.range else {
+            fail(sub, .badWindow, "window \(window) is not [start >= 0, count >= 0]")
+            return nil
+        }
+        guard range.count <= server.configuration.maximumWindow else {
+            fail(sub, .windowTooLarge, "window of \(range.count) rows; at most \(server.configuration.maximumWindow)")
+            return nil
+        }
+        return range
+    }
+
+    private func fail(_ sub: Int, _ code: WireErrorCode, _ message: String) {
+        let text = ServerMessage.error(WireError(sub: sub, code: code, message: message)).encoded()
+        outbox.send(_Outbox.Frame(text: text, sub: nil, isReset: false))
+    }
+
+    /// Frames of `subs` were dropped: each gets a reset from its hub.
+    private func overflowed(_ subs: [Int]) {
+        let entries = lock.withLock { subs.compactMap { subscriptions[$0] } }
+        logger.notice("slow client: frames dropped", metadata: ["subscriptions": "\(subs)"])
+        for entry in entries { entry.hub.send(.resync([entry.subscriber], .slowClient)) }
+    }
+
+    /// Ends every subscription (the socket closed).
+    func closeAll() async {
+        let entries = lock.withLock { () -> [(hub: _Hub, subscriber: _Subscriber)] in
+            let entries = Array(subscriptions.values)
+            subscriptions = [:]
+            return entries
+        }
+        for entry in entries {
+            await server.registry.unsubscribe(entry.hub, entry.subscriber, idleTimeout: server.configuration.idleTimeout)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import GRDB
+import ListDiff
+import LiveListWire
+import LiveQuery
+import Logging
+
+/// What identifies a shared live query: the published query and its validated arguments.
+struct _HubKey: Hashable, Sendable, CustomStringConvertible {
+    var name: String
+    var arguments: [String: WireValue]
+
+    var description: String {
+        name + "(" + arguments.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
+    }
+}
+
+/// One live query shared by every subscriber of the same (query, arguments): its changesets are
+/// made ready once per commit and encoded once per distinct window, whatever the number of
+/// subscribers. Everything it does runs in order on one task (``_HubLoop``), fed by the live
+/// query's events and the subscribers' requests.
+final class _Hub: Sendable {
+    enum Input: Sendable {
+        case event(LiveQueryEvent<SQLValue>)
+        case subscribe(_Subscriber, window: Range<Int>, resume: WireResume?)
+        case window(_Subscriber, Range<Int>)
+        case unsubscribe(_Subscriber)
+        /// Subscribers whose frames were dropped (slow clients): each gets a reset.
+        case resync([_Subscriber], WireResetReason)
+    }
+
+    let key: _HubKey
+    let epoch: String
+    let query: LiveQuery<SQLValue>
+    private let continuation: AsyncStream<Input>.Continuation
+    private let tasks: [Task<Void, Never>]
+
+    init(key: _HubKey, query: LiveQuery<SQLValue>, reader: any DatabaseReader, configuration: LiveListServer.Configuration,
+         logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+        self.key = key
+        self.query = query
+        epoch = _Hub.makeEpoch()
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        self.continuation = continuation
+        let events = query.events
+        let epoch = epoch
+        let forward = Task {
+            for await event in events { continuation.yield(.event(event)) }
+        }
+        let loop = Task {
+            let state = _HubLoop(query: query, reader: reader, epoch: epoch, configuration: configuration, logger: logger,
+                                 onTerminal: onTerminal)
+            for await input in inputs { await state.handle(input) }
+            state.finish()
+        }
+        tasks = [forward, loop]
+    }
+
+    func send(_ input: Input) { continuation.yield(input) }
+
+    /// Stops the live query and the loop; subscribers still attached get `reason`.
+    func close() {
+        continuation.finish()
+        tasks[0].cancel()
+        query.cancel()
+    }
+
+    private static func makeEpoch() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 36)
+    }
+}

@@ -1,0 +1,187 @@
+import GRDB
+import ListDiff
+import LiveListWire
+import LiveQuery
+import Logging
+
+/// The state of one shared live query, changed in order by one task: the current result and its
+/// version, the recent changesets (for resuming clients), the subscribers and their windows, and
+/// the row contents read lately.
+final class _HubLoop {
+    struct Buffered {
+        /// The version the changeset leads from.
+        var from: UInt64
+        var old: LiveResult<SQLValue>
+        var changeset: LiveChangeset<SQLValue>
+    }
+
+    struct Subscription {
+        var subscriber: _Subscriber
+        /// The positions the client asked for (not clamped: the list may grow into them).
+        var window: Range<Int>
+    }
+
+    let query: LiveQuery<SQLValue>
+    let reader: any DatabaseReader
+    let epoch: String
+    let configuration: LiveListServer.Configuration
+    let logger: Logger
+    let onTerminal: @Sendable () -> Void
+
+    var result: LiveResult<SQLValue>?
+    var sequence: UInt64 = 0
+    var buffer: [Buffered] = []
+    var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    var waiting: [(subscriber: _Subscriber, window: Range<Int>, resume: WireResume?)] = []
+    let payloads: _PayloadCache
+
+    init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, epoch: String, configuration: LiveListServer.Configuration,
+         logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+        self.query = query
+        self.reader = reader
+        self.epoch = epoch
+        self.configuration = configuration
+        self.logger = logger
+        self.onTerminal = onTerminal
+        payloads = _PayloadCache(query: query, reader: reader, capacity: configuration.payloadCacheRows)
+    }
+
+    var version: WireVersion { WireVersion(epoch: epoch, sequence: sequence) }
+
+    func handle(_ input: _Hub.Input) async {
+        switch input {
+        case let .event(event): await handle(event)
+        case let .subscribe(subscriber, window, resume):
+            guard result != nil else {
+                waiting.append((subscriber, window, resume))
+                return
+            }
+            await subscribe(subscriber, window: window, resume: resume)
+        case let .window(subscriber, window): await move(subscriber, to: window)
+        case let .unsubscribe(subscriber):
+            subscriptions[subscriber.key] = nil
+            waiting.removeAll { $0.subscriber === subscriber }
+        case let .resync(subscribers, reason):
+            for subscriber in subscribers where subscriptions[subscriber.key] != nil {
+                await reset(subscriber, reason: reason)
+            }
+        }
+    }
+
+    /// The subscribers left when the live query stops get `queryClosed`.
+    func finish() {
+        for subscription in subscriptions.values {
+            subscription.subscriber.send(.queryClosed, "the live query stopped")
+        }
+        subscriptions = [:]
+    }
+
+    private func handle(_ event: LiveQueryEvent<SQLValue>) async {
+        switch event {
+        case let .initial(initial):
+            result = initial
+            let waiting = self.waiting
+            self.waiting = []
+            for entry in waiting { await subscribe(entry.subscriber, window: entry.window, resume: entry.resume) }
+        case let .update(update):
+            guard let old = result else { return }
+            result = update.result
+            let from = sequence
+            sequence += 1
+            buffer.append(Buffered(from: from, old: old, changeset: update.changeset))
+            if buffer.count > configuration.resumeBufferSize { buffer.removeFirst(buffer.count - configuration.resumeBufferSize) }
+            await publish(update.changeset.changes, old: old, from: WireVersion(epoch: epoch, sequence: from))
+        case let .failure(error):
+            logger.warning("live query failed", metadata: ["error": "\(error)"])
+            for subscription in subscriptions.values {
+                subscription.subscriber.send(error.isTerminal ? .queryClosed : .queryFailed, "\(error)")
+            }
+            if error.isTerminal {
+                subscriptions = [:]
+                onTerminal()
+            }
+        }
+    }
+
+    /// Sends one commit's changeset to every subscriber: one message per distinct window.
+    private func publish(_ changes: ListChanges, old: LiveResult<SQLValue>, from: WireVersion) async {
+        guard let result, !subscriptions.isEmpty else { return }
+        if changes.count > configuration.resetThreshold {
+            for subscription in subscriptions.values { await reset(subscription.subscriber, reason: .tooFarBehind) }
+            return
+        }
+        let transition = _Transition(changes: changes, old: old, new: result)
+        var groups: [Range<Int>: [_Subscriber]] = [:]
+        for subscription in subscriptions.values { groups[subscription.window, default: []].append(subscription.subscriber) }
+        var missing: [Range<Int>: [Int]] = [:]
+        for window in groups.keys { missing[window] = transition.missing(window: window, held: window) }
+        let rows = await payloads.rows(at: Set(missing.values.joined()), in: result)
+        for (window, subscribers) in groups {
+            let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] })
+            let body = ServerMessage.changes(message).encodedBody()
+            for subscriber in subscribers { subscriber.send(body: body) }
+        }
+    }
+
+    private func subscribe(_ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?) async {
+        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+        guard let resume, let result else {
+            await reset(subscriber, reason: .subscribed)
+            return
+        }
+        guard resume.version.epoch == epoch, resume.version.sequence <= sequence,
+              let held = resume.held.range else {
+            await reset(subscriber, reason: .versionUnavailable)
+            return
+        }
+        let transition: _Transition
+        if resume.version.sequence == sequence {
+            transition = _Transition(changes: ListChanges(), old: result, new: result)
+        } else {
+            guard let first = buffer.firstIndex(where: { $0.from == resume.version.sequence }) else {
+                await reset(subscriber, reason: .versionUnavailable)
+                return
+            }
+            var composed = buffer[first].changeset
+            for entry in buffer[(first + 1)...] {
+                guard let next = composed.composed(with: entry.changeset), next.changes.count <= configuration.resetThreshold else {
+                    await reset(subscriber, reason: .tooFarBehind)
+                    return
+                }
+                composed = next
+            }
+            transition = _Transition(changes: composed.changes, old: buffer[first].old, new: result)
+        }
+        let positions = transition.missing(window: window, held: held)
+        let rows = await payloads.rows(at: Set(positions), in: result)
+        let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] })
+        subscriber.send(body: ServerMessage.changes(message).encodedBody())
+    }
+
+    private func move(_ subscriber: _Subscriber, to window: Range<Int>) async {
+        guard let result, var subscription = subscriptions[subscriber.key] else { return }
+        let held = subscription.window.clamped(to: 0..<result.count)
+        subscription.window = window
+        subscriptions[subscriber.key] = subscription
+        let wanted = window.clamped(to: 0..<result.count)
+        let positions = wanted.filter { !held.contains($0) }
+        let rows = await payloads.rows(at: Set(positions), in: result)
+        let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
+        subscriber.send(body: ServerMessage.rows(message).encodedBody())
+    }
+
+    private func reset(_ subscriber: _Subscriber, reason: WireResetReason) async {
+        guard let result, let subscription = subscriptions[subscriber.key] else { return }
+        let window = subscription.window.clamped(to: 0..<result.count)
+        let rows = await payloads.rows(at: Set(window), in: result)
+        var sections: [WireSection] = []
+        sections.reserveCapacity(result.sectionCount)
+        for index in 0..<result.sectionCount {
+            let section = result.sectionInfo(at: index)
+            sections.append(WireSection(key: section.key.wire, count: section.count))
+        }
+        let message = WireReset(sub: 0, version: version, reason: reason, columns: query.payloadColumnNames, sections: sections,
+                                window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] })
+        subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true)
+    }
+}

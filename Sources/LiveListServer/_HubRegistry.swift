@@ -1,0 +1,96 @@
+import GRDB
+import LiveListWire
+import LiveQuery
+import Logging
+
+/// The shared live queries, one per (query, arguments), opened on the first subscription, kept
+/// while subscribed and for an idle timeout after the last one leaves (so a client that
+/// reconnects resumes from the changesets it missed), then closed.
+actor _HubRegistry {
+    private var hubs: [_HubKey: _Hub] = [:]
+    private var opening: [_HubKey: Task<_Hub, any Error>] = [:]
+    private var subscribers: [_HubKey: Int] = [:]
+    private var idleGeneration: [_HubKey: Int] = [:]
+    private var isShutDown = false
+    private var connections: [ObjectIdentifier: _Outbox] = [:]
+
+    /// Notes an open connection (to close it on shutdown); `false` once shut down.
+    func register(_ outbox: _Outbox) -> Bool {
+        guard !isShutDown else { return false }
+        connections[ObjectIdentifier(outbox)] = outbox
+        return true
+    }
+
+    func unregister(_ outbox: _Outbox) {
+        connections[ObjectIdentifier(outbox)] = nil
+    }
+
+    /// The hub of `key`, opened with `open` when there is none; `subscriber` is counted and
+    /// subscribed.
+    func subscribe(_ key: _HubKey, _ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?,
+                   open: @escaping @Sendable () async throws -> _Hub) async throws -> _Hub {
+        guard !isShutDown else { throw CancellationError() }
+        let hub: _Hub
+        if let existing = hubs[key] {
+            hub = existing
+        } else if let task = opening[key] {
+            hub = try await task.value
+        } else {
+            let task = Task { try await open() }
+            opening[key] = task
+            defer { opening[key] = nil }
+            hub = try await task.value
+            if isShutDown {
+                hub.close()
+                throw CancellationError()
+            }
+            hubs[key] = hub
+        }
+        subscribers[key, default: 0] += 1
+        idleGeneration[key, default: 0] += 1
+        hub.send(.subscribe(subscriber, window: window, resume: resume))
+        return hub
+    }
+
+    /// Takes `subscriber` off `hub`; the hub closes after `idleTimeout` without subscribers.
+    func unsubscribe(_ hub: _Hub, _ subscriber: _Subscriber, idleTimeout: Duration) {
+        hub.send(.unsubscribe(subscriber))
+        guard hubs[hub.key] === hub, let count = subscribers[hub.key] else { return }
+        subscribers[hub.key] = count - 1
+        guard count - 1 == 0 else { return }
+        idleGeneration[hub.key, default: 0] += 1
+        let generation = idleGeneration[hub.key] ?? 0
+        Task {
+            try? await Task.sleep(for: idleTimeout)
+            self.closeIfIdle(hub, generation: generation)
+        }
+    }
+
+    private func closeIfIdle(_ hub: _Hub, generation: Int) {
+        guard hubs[hub.key] === hub, subscribers[hub.key] == 0, idleGeneration[hub.key] == generation else { return }
+        drop(hub)
+    }
+
+    /// Forgets `hub` (its query stopped, or it idled) and closes it.
+    func drop(_ hub: _Hub) {
+        guard hubs[hub.key] === hub else { return }
+        hubs[hub.key] = nil
+        subscribers[hub.key] = nil
+        hub.close()
+    }
+
+    /// The number of open live queries and of subscriptions to them.
+    var counts: (queries: Int, subscriptions: Int) { (hubs.count, subscribers.values.reduce(0, +)) }
+
+    /// Closes every hub; no more are opened.
+    func shutDown() {
+        isShutDown = true
+        for outbox in connections.values {
+            outbox.close(code: WireCloseCode.goingAway.rawValue, reason: "the server is shutting down")
+        }
+        connections = [:]
+        for hub in hubs.values { hub.close() }
+        hubs = [:]
+        subscribers = [:]
+    }
+}

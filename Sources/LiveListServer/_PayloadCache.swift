@@ -1,0 +1,53 @@
+import GRDB
+import LiveListWire
+import LiveQuery
+
+/// The contents of rows lately sent, by identity and content token, so that rows shared by many
+/// windows and many commits are read and converted once. Bounded: past `capacity` rows it starts
+/// over.
+final class _PayloadCache {
+    let query: LiveQuery<SQLValue>
+    let reader: any DatabaseReader
+    let capacity: Int
+    private var values: [SQLValue: (token: UInt64, values: [WireValue])] = [:]
+    /// Whether the last read failed (its rows were sent without content).
+    private(set) var lastReadFailed = false
+
+    init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, capacity: Int) {
+        self.query = query
+        self.reader = reader
+        self.capacity = capacity
+    }
+
+    /// The rows at `positions` of `result`, with their content where it can be read exactly at
+    /// the result's version (see `LiveQuery.exactPayloads`); `nil` content otherwise.
+    ///
+    /// - Complexity: O(p log n) for p positions, plus one read for the rows not cached.
+    func rows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> [Int: WireRow] {
+        var rows: [Int: WireRow] = [:]
+        var unread: [Int: LiveRow<SQLValue>] = [:]
+        for position in positions {
+            guard let row = result.row(at: position) else { continue }
+            if let cached = values[row.id], cached.token == row.version {
+                rows[position] = WireRow(position: position, id: row.id.wire, values: cached.values)
+            } else {
+                unread[position] = row
+            }
+        }
+        guard !unread.isEmpty else { return rows }
+        var read: [SQLValue: [SQLValue]] = [:]
+        do {
+            read = try await query.exactPayloads(of: Array(unread.values), reader: reader)
+            lastReadFailed = false
+        } catch {
+            lastReadFailed = true
+        }
+        if values.count + read.count > capacity { values.removeAll(keepingCapacity: true) }
+        for (position, row) in unread {
+            let converted = read[row.id].map { $0.map(\.wire) }
+            if let converted { values[row.id] = (row.version, converted) }
+            rows[position] = WireRow(position: position, id: row.id.wire, values: converted)
+        }
+        return rows
+    }
+}

@@ -1,0 +1,132 @@
+/// What a client sends: one JSON object per text frame, told apart by its `type`.
+///
+/// ```swift
+/// import LiveListWire
+///
+/// let subscribe = ClientMessage.subscribe(WireSubscription(
+///     sub: 1, query: "inbox", arguments: ["folder": .text("work")], window: WireWindow(start: 0, count: 60)))
+/// let frame = subscribe.encoded()
+/// let decoded = try ClientMessage.decode(Array(frame.utf8))
+/// ```
+public enum ClientMessage: Hashable, Sendable {
+    /// Opens subscription `sub` on a published query.
+    case subscribe(WireSubscription)
+    /// Moves subscription `sub`'s window; the server answers with the rows the client lacks.
+    case window(sub: Int, WireWindow)
+    /// Ends subscription `sub`.
+    case unsubscribe(sub: Int)
+
+    /// The deepest nesting a client message has (the arguments' blob and big-integer objects).
+    static let maximumDepth = 4
+
+    /// The message as one frame's JSON text.
+    public func encoded() -> String { json.serialized }
+
+    var json: JSONValue {
+        switch self {
+        case let .subscribe(subscription): subscription.json
+        case let .window(sub, window): .object([.init(key: "type", value: "window"), .init(key: "sub", value: .int(sub)), .init(key: "window", value: window.json)])
+        case let .unsubscribe(sub): .object([.init(key: "type", value: "unsubscribe"), .init(key: "sub", value: .int(sub))])
+        }
+    }
+
+    /// Reads one frame. Fields the protocol does not name are ignored (later versions may add
+    /// some); everything it names is checked.
+    ///
+    /// - Complexity: O(n) for a frame of n bytes, at most ``maximumDepth`` levels of recursion.
+    public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> ClientMessage {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
+        } catch {
+            throw .notJSON(error.description)
+        }
+        let fields = try _Fields(json)
+        guard case let .string(type) = fields.value("type") else { throw .notAMessage }
+        switch type {
+        case "subscribe": return .subscribe(try WireSubscription(fields))
+        case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))
+        case "unsubscribe": return .unsubscribe(sub: try fields.int("sub"))
+        default: throw .unknownType(String(type.prefix(64)))
+        }
+    }
+}
+
+/// A subscription's opening: which published query, with which arguments, which window, and —
+/// when the client held the list before — the version it holds, to resume from.
+public struct WireSubscription: Hashable, Sendable {
+    /// The client's number for the subscription, unique on its connection (0 ... 2³¹ − 1).
+    public var sub: Int
+    /// The published query's name.
+    public var query: String
+    /// The query's arguments by parameter name.
+    public var arguments: [String: WireValue]
+    /// The positions the client shows, with its prefetch margin.
+    public var window: WireWindow
+    /// What the client holds, when it resumes.
+    public var resume: WireResume?
+
+    /// Creates a subscription.
+    public init(sub: Int, query: String, arguments: [String: WireValue] = [:], window: WireWindow, resume: WireResume? = nil) {
+        self.sub = sub
+        self.query = query
+        self.arguments = arguments
+        self.window = window
+        self.resume = resume
+    }
+
+    var json: JSONValue {
+        var members: [JSONValue.Member] = [
+            .init(key: "type", value: "subscribe"), .init(key: "sub", value: .int(sub)), .init(key: "query", value: .string(query)),
+            .init(key: "arguments", value: .object(arguments.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: $0.value.json) })),
+            .init(key: "window", value: window.json),
+        ]
+        if let resume {
+            members.append(.init(key: "resume", value: .object([
+                .init(key: "version", value: .string(resume.version.description)), .init(key: "held", value: resume.held.json),
+            ])))
+        }
+        return .object(members)
+    }
+
+    init(_ fields: _Fields) throws(WireDecodingError) {
+        sub = try fields.int("sub")
+        query = try fields.string("query", maximumLength: 256)
+        window = try WireWindow(json: try fields.required("window"), field: "window")
+        arguments = [:]
+        switch fields.value("arguments") {
+        case nil: break
+        case let .object(members)?:
+            for member in members {
+                guard arguments[member.key] == nil else { throw .invalidField("arguments", "\"\(member.key)\" given twice") }
+                arguments[member.key] = try WireValue(json: member.value)
+            }
+        default: throw .invalidField("arguments", "expected an object")
+        }
+        if let resume = fields.value("resume"), resume != .null {
+            let resumeFields: _Fields
+            do {
+                resumeFields = try _Fields(resume)
+            } catch {
+                throw .invalidField("resume", "expected an object")
+            }
+            self.resume = WireResume(version: try resumeFields.version("version"),
+                                     held: try WireWindow(json: try resumeFields.required("held"), field: "resume.held"))
+        }
+    }
+}
+
+/// What a resuming client holds: the version it applied last, and the positions (at that
+/// version) whose rows it holds with their content.
+public struct WireResume: Hashable, Sendable {
+    /// The last version the client applied.
+    public var version: WireVersion
+    /// Positions, at `version`, of rows the client holds with content.
+    public var held: WireWindow
+
+    /// Creates a resume.
+    public init(version: WireVersion, held: WireWindow) {
+        self.version = version
+        self.held = held
+    }
+}

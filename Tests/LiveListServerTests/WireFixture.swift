@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import Hummingbird
+import ListDiff
+import LiveListClient
+import LiveListServer
+import LiveListWire
+import LiveQuery
+import Logging
+import ServiceLifecycle
+
+struct TimeLimitExceeded: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "\(what): not within the time limit" }
+}
+
+/// Lets the main actor run until `condition` holds, for at most `seconds` (a guard against a hang,
+/// never a measurement).
+@MainActor
+func eventually(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw TimeLimitExceeded(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// A `livelist` server on a loopback port over a fresh SQLite file with a change log, publishing
+/// the inbox query; stopped by ``stop()``.
+final class WireFixture: Sendable {
+    static let inboxSQL = "SELECT id, day, sender, subject FROM message WHERE folder = :folder ORDER BY day DESC, sender, id"
+    let pool: DatabasePool
+    let path: String
+    let port: Int
+    let server: LiveListServer
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    var url: String { "ws://127.0.0.1:\(port)/live" }
+
+    static func start(rows: Int, seed: UInt64, configuration: LiveListServer.Configuration = LiveListServer.Configuration()) async throws -> WireFixture {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-wire-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("inbox.sqlite").path
+        var databaseConfiguration = Configuration()
+        databaseConfiguration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: databaseConfiguration)
+        try await pool.write { db in
+            var random = SeededRandom(seed: seed)
+            try db.execute(sql: "CREATE TABLE message(id INTEGER PRIMARY KEY, day INTEGER, sender TEXT, subject TEXT, folder TEXT)")
+            for _ in 0..<rows { try Self.insert(db, &random) }
+            try ChangeTracking.install(on: db, tables: ["message"])
+        }
+        let server = LiveListServer(database: pool, queries: [
+            PublishedQuery(name: "inbox", sql: inboxSQL, parameters: [QueryParameter("folder", type: .text, default: .text("inbox"))], section: "day"),
+        ], configuration: configuration, logger: Logger(label: "test.server"))
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = server.application(port: 0) { port in portContinuation.yield(port) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.group")))
+        let running = Task { try await group.run() }
+        var port = 0
+        for await bound in ports {
+            port = bound
+            break
+        }
+        return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
+    }
+
+    private init(pool: DatabasePool, path: String, port: Int, server: LiveListServer, group: ServiceGroup, running: Task<Void, any Error>) {
+        self.pool = pool
+        self.path = path
+        self.port = port
+        self.server = server
+        self.group = group
+        self.running = running
+    }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+    }
+
+    /// Text that tests exactness: both normalization forms of é, NUL, emoji, plain letters.
+    static let alphabet: [String] = ["e\u{301}", "\u{E9}", "a", "b", "Z", "\0", "😀", " ", "ß", "i\u{307}", "Ω"]
+
+    static func text(_ random: inout SeededRandom) -> String {
+        (0..<random.next(upTo: 6) + 1).map { _ in alphabet[random.next(upTo: alphabet.count)] }.joined()
+    }
+
+    static func insert(_ db: Database, _ random: inout SeededRandom) throws {
+        try db.execute(sql: "INSERT INTO message(day, sender, subject, folder) VALUES (?, ?, ?, ?)",
+                       arguments: [random.next(upTo: 8), text(&random), text(&random), random.next(upTo: 10) < 7 ? "inbox" : "archive"])
+    }
+
+    /// One random write: insert, update of any column, delete, or REPLACE of an existing id.
+    static func randomWrite(_ db: Database, _ random: inout SeededRandom) throws {
+        let maxID = try Int.fetchOne(db, sql: "SELECT max(id) FROM message") ?? 0
+        let id = random.next(upTo: max(1, maxID)) + 1
+        switch random.next(upTo: 6) {
+        case 0: try insert(db, &random)
+        case 1: try db.execute(sql: "UPDATE message SET sender = ? WHERE id = ?", arguments: [text(&random), id])
+        case 2: try db.execute(sql: "UPDATE message SET day = ? WHERE id = ?", arguments: [random.next(upTo: 8), id])
+        case 3: try db.execute(sql: "UPDATE message SET folder = CASE folder WHEN 'inbox' THEN 'archive' ELSE 'inbox' END WHERE id = ?", arguments: [id])
+        case 4: try db.execute(sql: "DELETE FROM message WHERE id = ?", arguments: [id])
+        default:
+            try db.execute(sql: "REPLACE INTO message(id, day, sender, subject, folder) VALUES (?, ?, ?, ?, 'inbox')",
+                           arguments: [id, random.next(upTo: 8), text(&random), text(&random)])
+        }
+    }
+
+    /// The query's answer now: sections (day, count) and rows (id, day, sender bytes, subject bytes).
+    func select(folder: String = "inbox") throws -> (sections: [WireSection], rows: [[WireValue]]) {
+        try pool.read { db in
+            var rows: [[WireValue]] = []
+            var sections: [WireSection] = []
+            let cursor = try Row.fetchCursor(db, sql: Self.inboxSQL.replacingOccurrences(of: "SELECT id, day, sender, subject",
+                with: "SELECT id, day, CAST(sender AS BLOB), CAST(subject AS BLOB)"), arguments: ["folder": folder])
+            while let row = try cursor.next() {
+                let values = (0..<4).map { Self.wire(row[$0] as DatabaseValue) }
+                rows.append(values)
+                if sections.last?.key == values[1] { sections[sections.count - 1].count += 1 } else { sections.append(WireSection(key: values[1], count: 1)) }
+            }
+            return (sections, rows)
+        }
+    }
+
+    private static func wire(_ value: DatabaseValue) -> WireValue {
+        switch value.storage {
+        case .null: .null
+        case let .int64(number): .integer(number)
+        case let .double(number): .real(number)
+        case let .string(text): .text(text)
+        case let .blob(data): .text(String(decoding: data, as: UTF8.self))
+        }
+    }
+}
+
+/// SplitMix64: seeded, so a failing run can be replayed from its printed seed.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import ListDiff
+import ListPresenter
+import ListTesting
+import LiveListClient
+import LiveListServer
+import LiveListWire
+import Testing
+
+/// A remote list shown in a strict headless view, as an app shows it.
+@MainActor
+final class WireClient {
+    typealias Cells = ListCellSource<RemoteSection, RemoteRow, RemoteRecord>
+    let remote: RemoteLiveQuery
+    let presenter = ListPresenter<RemoteSection, RemoteRow>()
+    let cells: Cells
+    let view: HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
+    let dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
+
+    init(url: String, viewportRows: Int, window: Range<Int>) {
+        remote = RemoteLiveQuery(url: url, query: "inbox", window: window, prefetch: 10)
+        cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 10)
+        (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows)
+        let cells = cells
+        remote.onEvent = { event in cells.receive(event) }
+        remote.start()
+    }
+
+    /// Why the list differs from the database's answer (`nil`: it equals it) — every section and
+    /// count, every row of the window with its exact values, the view caught up, every visible
+    /// cell showing its record.
+    func mismatch(_ oracle: (sections: [WireSection], rows: [[WireValue]])) -> String? {
+        if !view.violations.isEmpty { return "violations \(view.violations)" }
+        let state = remote.model.state
+        if state.keys != oracle.sections.map(\.key) || state.counts != oracle.sections.map(\.count) {
+            return "sections \(state.counts) vs \(oracle.sections.map(\.count))"
+        }
+        for position in remote.model.window.clamped(to: 0..<state.count) {
+            let row = state.row(at: position)
+            guard row.id == .row(oracle.rows[position][0]) else { return "row \(position): \(row.id) vs \(oracle.rows[position][0])" }
+            guard let record = remote.model.record(for: row) else { return "row \(position): no record" }
+            guard record.values == oracle.rows[position] else { return "row \(position): \(record.values) vs \(oracle.rows[position])" }
+        }
+        if presenter.displayed.model.stateID != state.stateID { return "view not caught up" }
+        if !view.staleCells(recordsEqual: ==).isEmpty { return "stale cells \(view.staleCells(recordsEqual: ==))" }
+        for path in view.visibleItems {
+            guard case .record? = view.cellContent(at: path) else {
+                return "visible \(path) shows \(String(describing: view.cellContent(at: path))); window \(remote.model.window)"
+            }
+        }
+        return nil
+    }
+
+    func matches(_ oracle: (sections: [WireSection], rows: [[WireValue]])) -> Bool { mismatch(oracle) == nil }
+}
+
+@Suite("Live lists over the wire", .serialized)
+struct WireOracleTests {
+    @Test("Clients with different windows equal a fresh SELECT after random commits, from the server's connection and another")
+    @MainActor
+    func oracle() async throws {
+        let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        print("wire oracle seed: \(seed)")
+        var random = SeededRandom(seed: seed)
+        let fixture = try await WireFixture.start(rows: 400, seed: seed)
+        let other = try DatabaseQueue(path: fixture.path)
+        let clients = [
+            WireClient(url: fixture.url, viewportRows: 12, window: 0..<30),
+            WireClient(url: fixture.url, viewportRows: 8, window: 100..<130),
+            WireClient(url: fixture.url, viewportRows: 20, window: 0..<40),
+        ]
+        try await eventually("first states") { try clients.allSatisfy { $0.matches(try fixture.select()) } }
+        clients[1].view.setContentOffset(100)
+        for round in 0..<10 {
+            let writes = random.next(upTo: 12) + 1
+            for _ in 0..<writes {
+                let start = random
+                let write = { @Sendable (db: Database) throws -> SeededRandom in
+                    var random = start
+                    try WireFixture.randomWrite(db, &random)
+                    return random
+                }
+                random = random.next(upTo: 3) == 0 ? try await other.write(write) : try await fixture.pool.write(write)
+            }
+            if round == 4 { clients[2].remote.stop() }
+            if round == 6 { clients[2].remote.start() }
+            if round % 3 == 2 {
+                let count = clients[1].remote.model.state.count
+                clients[1].view.setContentOffset(random.next(upTo: max(1, count)))
+            }
+            // The stopped client is checked once it is back (its resume is what is tested).
+            let following = (4..<6).contains(round) ? Array(clients[0..<2]) : clients
+            do {
+                try await eventually("round \(round) (seed \(seed))") { try following.allSatisfy { $0.matches(try fixture.select()) } }
+            } catch {
+                let oracle = try fixture.select()
+                for (index, client) in following.enumerated() { print("client \(index): \(client.mismatch(oracle) ?? "matches")") }
+                throw error
+            }
+        }
+        for client in clients { client.remote.stop() }
+        await fixture.stop()
+    }
+}
