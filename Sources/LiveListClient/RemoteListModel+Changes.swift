@@ -32,17 +32,22 @@ extension RemoteListModel {
         for (path, id) in zip(changes.itemReloads, message.reloadedIDs) {
             if let target = mapping.newPath(ofOld: path) { place(target, id, keepVersion: nil) }
         }
+        var loaded: [RemoteRowID] = []
         for row in message.rows {
             guard row.position < shell.count else { throw .inconsistent("row at \(row.position) of \(shell.count)") }
             let existing = known[row.position]
-            let version = existing.flatMap { $0.id == .row(row.id) ? $0.version : nil } ?? freshVersion()
+            let kept = existing.flatMap { $0.id == .row(row.id) ? $0.version : nil }
+            let version = kept ?? freshVersion()
             known[row.position] = RemoteRow(id: .row(row.id), version: version)
-            if let values = row.values { records[row.id] = (version, values) }
+            if let values = row.values {
+                if kept != nil, records[row.id]?.version != version { loaded.append(.row(row.id)) }
+                records[row.id] = (version, values)
+            }
         }
         version = message.to
         let kept = pruned(known, count: shell.count)
         state = RemoteListState(keys: keys, counts: counts, known: kept, stateID: nextStateID())
-        return .changes(Changeset(changes: changes, from: old, to: state))
+        return .changes(Changeset(changes: changes, from: old, to: state), loaded: loaded)
     }
 
     /// The sections' keys and counts after `changes`, every section index checked.

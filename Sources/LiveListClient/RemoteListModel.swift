@@ -26,8 +26,9 @@ public struct RemoteListModel: Sendable {
     public enum Output: Sendable {
         /// A new first state (a reset): show it with one reload.
         case initial(RemoteListState)
-        /// A change from the state before.
-        case changes(Changeset<RemoteSection, RemoteRow>)
+        /// A change from the state before; `loaded` rows kept their identity and version and
+        /// received their records with it (their cells are reconfigured, not reloaded).
+        case changes(Changeset<RemoteSection, RemoteRow>, loaded: [RemoteRowID])
         /// Records arrived for rows already shown with their identity.
         case rowsLoaded([RemoteRowID])
         /// Nothing to show.
@@ -140,7 +141,7 @@ public struct RemoteListModel: Sendable {
         state = RemoteListState(keys: state.keys, counts: state.counts, known: known, stateID: nextStateID())
         var changes = ListChanges()
         changes.itemReloads = reloads
-        return .changes(Changeset(changes: changes, from: before, to: state))
+        return .changes(Changeset(changes: changes, from: before, to: state), loaded: loaded)
     }
 
     /// Keeps the rows of the window (and of a window asked for) and their records.

@@ -169,7 +169,9 @@ public final class RemoteLiveQuery {
     private func deliver(_ output: RemoteListModel.Output) {
         switch output {
         case let .initial(state): onEvent?(.initial(AnySectionedList(state)))
-        case let .changes(changeset): onEvent?(.changes(changeset))
+        case let .changes(changeset, loaded):
+            onEvent?(.changes(changeset))
+            if !loaded.isEmpty { records.onRowsLoaded?(loaded) }
         case let .rowsLoaded(ids): records.onRowsLoaded?(ids)
         case .none: break
         }

@@ -43,7 +43,10 @@ final class WireClient {
             guard record.values == oracle.rows[position] else { return "row \(position): \(record.values) vs \(oracle.rows[position])" }
         }
         if presenter.displayed.model.stateID != state.stateID { return "view not caught up" }
-        if !view.staleCells(recordsEqual: ==).isEmpty { return "stale cells \(view.staleCells(recordsEqual: ==))" }
+        let stale = view.staleCells(recordsEqual: ==)
+        if let path = stale.first {
+            return "stale cells \(stale): shows \(String(describing: view.cellContent(at: path))), source \(dataSource.cell(at: path)); window \(remote.model.window), offset \(view.contentOffset)"
+        }
         for path in view.visibleItems {
             guard case .record? = view.cellContent(at: path) else {
                 return "visible \(path) shows \(String(describing: view.cellContent(at: path))); window \(remote.model.window)"
