@@ -6,7 +6,7 @@ struct LiveListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livelist",
         abstract: "Keep list views in sync with live data.",
-        subcommands: [DemoCommand.self, BenchCommand.self, DiffCommand.self]
+        subcommands: [DemoCommand.self, ServeCommand.self, BenchCommand.self, DiffCommand.self]
     )
 
     /// Every failure exits with status 2 and one line on standard error, as the CLI contract says;

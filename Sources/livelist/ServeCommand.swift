@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import LiveListServer
+import LiveListTools
+import LiveListWire
+import LiveQuery
+import Logging
+
+/// `livelist serve`: published live queries over WebSocket.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve live queries over WebSocket (the protocol of docs/PROTOCOL.md).",
+        discussion: """
+            With --demo, serves the inbox demo database (created when missing) with its live writer, as the query "inbox"
+            (argument "sort": "activity", "sender" or "unread"). Otherwise publish queries over --db with --query NAME=SQL
+            (":name" placeholders become parameters of any type) and optionally --section NAME=COLUMN. The endpoint is
+            ws://HOST:PORT/live, its health GET /live/health. SIGINT or SIGTERM shut down gracefully.
+            """
+    )
+
+    @Option(help: "The SQLite database to serve.") var db: String?
+    @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
+    @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
+    @Option(help: "Changes the demo writer makes per second.") var writesPerSecond = 40
+    @Option(help: "A published query, NAME=SQL (repeatable).") var query: [String] = []
+    @Option(help: "The section column of a published query, NAME=COLUMN (repeatable).") var section: [String] = []
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on (0: any free port).") var port = 8080
+
+    func validate() throws {
+        guard demo || db != nil else { throw ValidationError("give --db PATH or --demo") }
+        guard demo || !query.isEmpty else { throw ValidationError("publish at least one --query NAME=SQL") }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+    }
+
+    func run() throws {
+        let (database, queries, writer) = try open()
+        let server = LiveListServer(database: database, queries: queries)
+        let host = host
+        try waitFor {
+            let app = server.application(host: host, port: port) { bound in
+                let line = "livelist serve: ws://\(host):\(bound)/live (\(queries.map(\.name).sorted().joined(separator: ", ")))\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+            try await app.runService()
+            await writer?.stop()
+        }
+    }
+
+    private func open() throws -> (any DatabaseWriter, [PublishedQuery], DemoWriter?) {
+        guard demo else {
+            guard let db else { throw InputError("give --db PATH or --demo") }
+            let database: DatabasePool
+            do {
+                database = try DatabasePool(path: db)
+            } catch {
+                throw InputError("cannot open the database at \(db): \(error)")
+            }
+            return (database, try publishedQueries(), nil)
+        }
+        let path = db ?? FileManager.default.temporaryDirectory.appendingPathComponent("livelist-serve-demo.sqlite").path
+        let database = try InboxDatabase.open(path: path, rows: rows, seed: 1)
+        do {
+            try database.write { db in try ChangeTracking.install(on: db, tables: ["conversation"]) }
+        } catch {
+            throw InputError("cannot install the change log in \(path): \(error)")
+        }
+        let writer = DemoWriter()
+        writer.start(database: database, writesPerSecond: writesPerSecond, seed: 1)
+        let inbox = PublishedQuery(name: "inbox", parameters: [QueryParameter("sort", type: .text, default: .text("activity"))]) { arguments in
+            let order = switch arguments["sort"] {
+            case .text("sender")?: "sender COLLATE NOCASE, last_activity DESC, id"
+            case .text("unread")?: "unread DESC, last_activity DESC, id"
+            default: "day DESC, last_activity DESC, id"
+            }
+            return LiveQueryRequest(sql: "SELECT id, sender, subject, unread, last_activity, day FROM conversation WHERE archived = 0 ORDER BY \(order)",
+                                    as: SQLValue.self, section: order.hasPrefix("day") ? "day" : nil)
+        }
+        return (database, [inbox], writer)
+    }
+
+    private func publishedQueries() throws -> [PublishedQuery] {
+        var sections: [String: String] = [:]
+        for entry in section {
+            guard let equals = entry.firstIndex(of: "=") else { throw InputError("--section \(entry): expected NAME=COLUMN") }
+            sections[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        return try query.map { entry in
+            guard let equals = entry.firstIndex(of: "=") else { throw InputError("--query \(entry): expected NAME=SQL") }
+            let name = String(entry[..<equals])
+            let sql = String(entry[entry.index(after: equals)...])
+            let parameters = Self.placeholders(in: sql).map { QueryParameter($0, type: .any) }
+            return PublishedQuery(name: name, sql: sql, parameters: parameters, section: sections[name])
+        }
+    }
+
+    /// The `:name` placeholders of `sql`, outside string literals.
+    static func placeholders(in sql: String) -> [String] {
+        var names: [String] = []
+        var inString = false
+        var index = sql.startIndex
+        while index < sql.endIndex {
+            let character = sql[index]
+            if character == "'" { inString.toggle() }
+            if !inString, character == ":" {
+                var end = sql.index(after: index)
+                while end < sql.endIndex, sql[end].isLetter || sql[end].isNumber || sql[end] == "_" { end = sql.index(after: end) }
+                let name = String(sql[sql.index(after: index)..<end])
+                if !name.isEmpty, !names.contains(name) { names.append(name) }
+                index = end
+                continue
+            }
+            index = sql.index(after: index)
+        }
+        return names
+    }
+}
