@@ -68,9 +68,9 @@ public struct WireChanges: Hashable, Sendable {
         from = try fields.version("from")
         to = try fields.version("to")
         changes = ListChanges()
-        changes.sectionDeletes = try fields.tuples("sectionDeletes", width: 1).map { $0[0] }
+        changes.sectionDeletes = try fields.integers("sectionDeletes")
         changes.sectionMoves = try fields.tuples("sectionMoves", width: 2).map { Move(from: $0[0], to: $0[1]) }
-        changes.sectionReloads = try fields.tuples("sectionReloads", width: 1).map { $0[0] }
+        changes.sectionReloads = try fields.integers("sectionReloads")
         changes.itemDeletes = try fields.tuples("deletes", width: 2).map { ItemPath(section: $0[0], item: $0[1]) }
         var keys: [WireValue] = []
         for (index, key) in try Self.identified(fields, "sectionInserts", width: 1) {

@@ -27,7 +27,7 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .null: return .null
         case let .integer(value):
-            if abs(value) <= Self.largestPlainInteger, value != .min { return .integer(value) }
+            if value.magnitude <= UInt64(Self.largestPlainInteger) { return .integer(value) }
             return .object([JSONValue.Member(key: "i", value: .string(String(value)))])
         case let .real(value):
             let number: JSONValue = value.isFinite ? .double(value) : .string(value > 0 ? "inf" : value < 0 ? "-inf" : "nan")
@@ -42,7 +42,7 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
         switch json {
         case .null: self = .null
         case let .integer(value):
-            guard abs(value) <= Self.largestPlainInteger else { throw .invalidValue("integer \(value) must be sent as {\"i\":\"\(value)\"}") }
+            guard value.magnitude <= UInt64(Self.largestPlainInteger) else { throw .invalidValue("integer \(value) must be sent as {\"i\":\"\(value)\"}") }
             self = .integer(value)
         case let .string(text): self = .text(text)
         case let .object(members) where members.count == 1:
@@ -52,7 +52,7 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
                 guard let value = Int64(digits), String(value) == digits else { throw .invalidValue("\"\(digits)\" is not a 64-bit integer") }
                 self = .integer(value)
             case let ("f", .double(value)): self = .real(value)
-            case let ("f", .integer(value)) where abs(value) < 1 << 53: self = .real(Double(value))
+            case let ("f", .integer(value)) where value.magnitude < 1 << 53: self = .real(Double(value))
             case ("f", .string("inf")): self = .real(.infinity)
             case ("f", .string("-inf")): self = .real(-.infinity)
             case let ("b", .string(text)):

@@ -40,6 +40,18 @@ struct _Fields {
         return elements
     }
 
+    /// An array of non-negative integers.
+    func integers(_ key: String) throws(WireDecodingError) -> [Int] {
+        var result: [Int] = []
+        for element in try array(key) {
+            guard case let .integer(value) = element, value >= 0, value <= Int64(Int32.max) else {
+                throw .invalidField(key, "expected non-negative integers")
+            }
+            result.append(Int(value))
+        }
+        return result
+    }
+
     /// An array of arrays of `width` integers.
     func tuples(_ key: String, width: Int) throws(WireDecodingError) -> [[Int]] {
         var result: [[Int]] = []
