@@ -99,6 +99,7 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [
