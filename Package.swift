@@ -111,7 +111,10 @@ let package = Package(
             name: "DocumentationTests",
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
+                "LiveListWire", "LiveListServer", "LiveListClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),

@@ -14,6 +14,7 @@ import LiveListWire
 /// import ListPresenter
 /// import ListTesting
 /// import LiveListClient
+/// import LiveListWire
 ///
 /// @MainActor
 /// func show(in view: HeadlessListView<RemoteRow, RemoteSection>) -> (RemoteLiveQuery, ListCellSource<RemoteSection, RemoteRow, RemoteRecord>) {

@@ -8,7 +8,7 @@ import LiveQuery
 /// ```swift
 /// import LiveListServer
 ///
-/// let inbox = PublishedQuery(
+/// let publishedInbox = PublishedQuery(
 ///     name: "inbox",
 ///     sql: "SELECT id, sender, subject, day FROM message WHERE folder = :folder ORDER BY day DESC, sender",
 ///     parameters: [QueryParameter("folder", type: .text)],

@@ -3,10 +3,12 @@
 /// ```swift
 /// import LiveListWire
 ///
-/// let subscribe = ClientMessage.subscribe(WireSubscription(
-///     sub: 1, query: "inbox", arguments: ["folder": .text("work")], window: WireWindow(start: 0, count: 60)))
-/// let frame = subscribe.encoded()
-/// let decoded = try ClientMessage.decode(Array(frame.utf8))
+/// func roundTrip() throws -> ClientMessage {
+///     let subscribe = ClientMessage.subscribe(WireSubscription(
+///         sub: 1, query: "inbox", arguments: ["folder": .text("work")], window: WireWindow(start: 0, count: 60)))
+///     let frame = subscribe.encoded()
+///     return try ClientMessage.decode(Array(frame.utf8))
+/// }
 /// ```
 public enum ClientMessage: Hashable, Sendable {
     /// Opens subscription `sub` on a published query.

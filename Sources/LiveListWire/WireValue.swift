@@ -9,8 +9,9 @@
 /// ```swift
 /// import LiveListWire
 ///
-/// let value = WireValue.integer(9_007_199_254_740_993)
-/// print(value.json.serialized)   // {"i":"9007199254740993"}
+/// func tagged() -> String {
+///     WireValue.integer(9_007_199_254_740_993).json.serialized   // {"i":"9007199254740993"}
+/// }
 /// ```
 public enum WireValue: Hashable, Sendable, CustomStringConvertible {
     case null

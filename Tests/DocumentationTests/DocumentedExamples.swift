@@ -86,7 +86,7 @@ enum DocumentedExamples {
         if manager.fileExists(atPath: docs.path) {
             files += try manager.subpathsOfDirectory(atPath: docs.path).sorted().filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
         }
-        for module in ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit"] {
+        for module in ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer", "LiveListClient"] {
             let folder = root.appendingPathComponent("Sources/\(module)")
             files += try manager.subpathsOfDirectory(atPath: folder.path).sorted()
                 .filter { $0.hasSuffix(".md") || $0.hasSuffix(".swift") }
