@@ -143,8 +143,6 @@ public enum WireResetReason: String, Hashable, Sendable, CaseIterable {
     case tooFarBehind
     /// The client did not read its frames fast enough; its pending changes were dropped.
     case slowClient
-    /// The query failed and recovered; its state is read afresh.
-    case recovered
 }
 
 /// The whole state of a subscription's list at `version`.

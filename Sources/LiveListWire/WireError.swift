@@ -52,8 +52,6 @@ public enum WireErrorCode: String, Hashable, Sendable, CaseIterable {
     case queryFailed
     /// The query stopped for good on the server; the subscription is closed.
     case queryClosed
-    /// The server is shutting down.
-    case shuttingDown
 }
 
 /// WebSocket close codes the server uses (RFC 6455 §7.4 and the private range).

@@ -30,8 +30,8 @@ public struct WireWindow: Hashable, Sendable, CustomStringConvertible {
     init(json: JSONValue, field: String) throws(WireDecodingError) {
         guard case let .array(parts) = json, parts.count == 2,
               case let .integer(start) = parts[0], case let .integer(count) = parts[1],
-              start >= 0, count >= 0, start <= Int64(Int32.max), count <= Int64(Int32.max)
-        else { throw .invalidField(field, "expected [start, count] of non-negative integers") }
+              (Int64(Int32.min)...Int64(Int32.max)).contains(start), (Int64(Int32.min)...Int64(Int32.max)).contains(count)
+        else { throw .invalidField(field, "expected [start, count] of 32-bit integers") }
         self.init(start: Int(start), count: Int(count))
     }
 }

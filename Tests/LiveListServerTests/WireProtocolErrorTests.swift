@@ -41,13 +41,14 @@ struct WireProtocolErrorTests {
             #"{"type":"subscribe","sub":3,"query":"inbox","arguments":{"where":"1=1"},"window":[0,10]}"#,
             #"{"type":"subscribe","sub":4,"query":"inbox","window":[0,101]}"#,
             #"{"type":"window","sub":9,"window":[0,10]}"#,
+            #"{"type":"subscribe","sub":6,"query":"inbox","window":[-1,10]}"#,
             #"{"type":"subscribe","sub":5,"query":"inbox","window":[0,10]}"#,
             #"{"type":"subscribe","sub":5,"query":"inbox","window":[0,10]}"#,
         ]
-        let (messages, _) = try await exchange(fixture.url, frames, answers: 7)
+        let (messages, _) = try await exchange(fixture.url, frames, answers: 8)
         let decoded = try messages.map { try ServerMessage.decode(Array($0.utf8)) }
         let errors = decoded.compactMap { message -> WireErrorCode? in if case let .error(error) = message { error.code } else { nil } }
-        #expect(errors == [.unknownQuery, .badArguments, .badArguments, .windowTooLarge, .unknownSubscription, .duplicateSubscription])
+        #expect(errors == [.unknownQuery, .badArguments, .badArguments, .windowTooLarge, .unknownSubscription, .badWindow, .duplicateSubscription])
         #expect(decoded.contains { if case let .reset(reset) = $0 { reset.sub == 5 && reset.rows.count == 10 } else { false } })
         await fixture.stop()
     }
@@ -55,7 +56,7 @@ struct WireProtocolErrorTests {
     @Test("A malformed frame closes the connection with the protocol error code; other clients go on")
     func malformedFrames() async throws {
         let fixture = try await WireFixture.start(rows: 20, seed: 2)
-        for frame in ["{not json", #"{"type":"subscribe"}"#, #"{"type":"dance","sub":1}"#, "[]", #"{"type":"window","sub":1,"window":[-1,5]}"#] {
+        for frame in ["{not json", #"{"type":"subscribe"}"#, #"{"type":"dance","sub":1}"#, "[]", #"{"type":"window","sub":1,"window":[0]}"#] {
             let (_, close) = try await exchange(fixture.url, [frame], answers: 0)
             #expect(close == WireCloseCode.protocolError.rawValue, "\(frame)")
         }

@@ -57,7 +57,7 @@ struct WireCodingTests {
                              window: WireWindow(start: 0, count: 2), rows: [WireRow(position: 0, id: .integer(1), values: [.integer(1), .text("a")])])),
             .rows(WireRows(sub: 3, version: version, window: WireWindow(start: 5, count: 1), rows: [])),
             .error(WireError(sub: 3, code: .windowTooLarge, message: "too large")),
-            .error(WireError(sub: nil, code: .shuttingDown, message: "bye")),
+            .error(WireError(sub: nil, code: .queryClosed, message: "bye")),
         ]
         for message in messages {
             #expect(try ServerMessage.decode(Array(message.encoded().utf8)) == message)
