@@ -30,7 +30,7 @@ struct DocumentationExamplesTests {
     func problemsNameTheFile() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-docs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        for module in ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit"] {
+        for module in DocumentedExamples.modules {
             try FileManager.default.createDirectory(at: root.appendingPathComponent("Sources/\(module)"), withIntermediateDirectories: true)
         }
         try "```swift\nimport ListDiff\n\nfunc first() {}\n```\n".write(to: root.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)

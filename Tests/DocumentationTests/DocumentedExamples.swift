@@ -24,6 +24,8 @@ enum DocumentedExamples {
     }
 
     /// The examples folder, relative to the package root.
+    /// The modules whose doc comments hold examples.
+    static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer", "LiveListClient"]
     static let folder = "Tests/DocumentationTests/Examples"
     /// What a developer runs when an example file is missing, stale or left over.
     static let updateCommand = "Scripts/update-documentation-examples.sh"
@@ -86,7 +88,7 @@ enum DocumentedExamples {
         if manager.fileExists(atPath: docs.path) {
             files += try manager.subpathsOfDirectory(atPath: docs.path).sorted().filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
         }
-        for module in ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer", "LiveListClient"] {
+        for module in modules {
             let folder = root.appendingPathComponent("Sources/\(module)")
             files += try manager.subpathsOfDirectory(atPath: folder.path).sorted()
                 .filter { $0.hasSuffix(".md") || $0.hasSuffix(".swift") }
