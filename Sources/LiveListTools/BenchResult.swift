@@ -1,5 +1,5 @@
-import LiveListWire
 import Foundation
+import LiveListWire
 
 /// One benchmark's figures, printed as a table row or as one JSON object per line.
 public struct BenchResult: Sendable {

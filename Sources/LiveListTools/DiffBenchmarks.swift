@@ -1,6 +1,6 @@
-import LiveListWire
 import Foundation
 import ListDiff
+import LiveListWire
 
 /// `diff.*`: the sectioned diff plus staging, against Swift's `CollectionDifference` with
 /// `inferringMoves()` measured in the same run.

@@ -1,6 +1,6 @@
-import LiveListWire
 import Foundation
 import LiveListTools
+import LiveListWire
 
 // `livelist-allocations [--quick] [--filter PREFIX]`: counts the heap allocations of one run of
 // each diff benchmark and prints {"bench", "allocations"} per line. It is a separate executable

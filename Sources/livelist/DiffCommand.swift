@@ -1,8 +1,8 @@
-import LiveListWire
 import ArgumentParser
 import Foundation
 import ListDiff
 import LiveListTools
+import LiveListWire
 
 /// `livelist diff OLD.json NEW.json`: the changeset and its UIKit-safe stages as JSON.
 struct DiffCommand: ParsableCommand {

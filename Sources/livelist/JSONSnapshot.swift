@@ -1,6 +1,6 @@
-import LiveListWire
 import ListDiff
 import LiveListTools
+import LiveListWire
 
 /// A section or item read from `livelist diff` input: an identifier (string or number) and an
 /// optional value whose equality is the element's content equality.
