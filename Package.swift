@@ -63,7 +63,9 @@ let package = Package(
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: [
-            "ListDiff", "LiveListWire", "ListPresenter", "ListTesting", "LiveQuery",
+            "ListDiff", "LiveListWire", "LiveListServer", "LiveListClient",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .executableTarget(

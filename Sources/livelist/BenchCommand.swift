@@ -46,6 +46,7 @@ struct BenchCommand: ParsableCommand {
             try waitFor { try await JoinBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try waitFor { try await ExternalBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try MainActor.assumeIsolated { try WireBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
         }
