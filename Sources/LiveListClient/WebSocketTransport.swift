@@ -22,7 +22,8 @@ public struct WebSocketTransport: RemoteTransport {
         let logger = logger
         let task = Task {
             do {
-                let closeFrame = try await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
+                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
+                let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
                     let writer = Task {
                         for await text in outgoing { try await outbound.write(.text(text)) }
                     }

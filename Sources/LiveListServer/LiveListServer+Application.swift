@@ -17,6 +17,8 @@ extension LiveListServer: Service {
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         addRoutes(to: router)
+        // WebSocket's frames stay at 16 KiB, what clients accept by default: larger messages are
+        // split into frames and joined again by the receiver.
         return Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
                            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livelist"),
                            services: [self],

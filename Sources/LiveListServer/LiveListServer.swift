@@ -34,8 +34,8 @@ import NIOWebSocket
 public final class LiveListServer: Sendable {
     /// Limits and tuning.
     public struct Configuration: Sendable {
-        /// The largest frame a client may send, in bytes; a larger one closes the connection
-        /// with ``LiveListWire/WireCloseCode/messageTooBig``.
+        /// The largest message a client may send, in bytes (its frames joined); a larger one
+        /// closes the connection with ``LiveListWire/WireCloseCode/messageTooBig``.
         public var maximumFrameBytes = 65_536
         /// Subscriptions one connection may hold at once.
         public var maximumSubscriptionsPerConnection = 64
@@ -124,7 +124,8 @@ public final class LiveListServer: Sendable {
             while true {
                 switch await outbox.next() {
                 case let .write(frames):
-                    for frame in frames { try await outbound.write(.text(frame)) }
+                    // Split into frames of the connection's frame size: a message is never too big to send.
+                    for frame in frames { try await outbound.writeTextMessage(frame) }
                 case let .close(code, reason):
                     try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(reason.utf8.prefix(120)) ?? "")
                     return

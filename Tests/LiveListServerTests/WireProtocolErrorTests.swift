@@ -64,4 +64,15 @@ struct WireProtocolErrorTests {
         #expect(messages.first?.contains(#""type":"reset""#) == true)
         await fixture.stop()
     }
+
+    @Test("A message larger than a WebSocket frame arrives whole (the server splits it into frames)")
+    func largeMessages() async throws {
+        let fixture = try await WireFixture.start(rows: 1_500, seed: 3)
+        let (messages, _) = try await exchange(fixture.url, [#"{"type":"subscribe","sub":1,"query":"inbox","window":[0,2000]}"#], answers: 1)
+        let frame = try #require(messages.first)
+        #expect(frame.utf8.count > 1 << 15)
+        guard case let .reset(reset) = try ServerMessage.decode(Array(frame.utf8)) else { throw TimeLimitExceeded(what: "a reset") }
+        #expect(reset.rows.count == reset.sections.reduce(0) { $0 + $1.count })
+        await fixture.stop()
+    }
 }
