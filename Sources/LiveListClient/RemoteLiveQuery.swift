@@ -58,6 +58,9 @@ public final class RemoteLiveQuery {
     public private(set) lazy var records = RemoteRecords(query: self)
     /// Messages applied so far (for status lines and tests).
     public private(set) var messagesApplied = 0
+    /// Resets received so far: the first state, and every time the server could not send the
+    /// changes since the client's version (a resume that composed them is not one).
+    public private(set) var resetsReceived = 0
 
     private let transport: any RemoteTransport
     private var connection: RemoteConnection?
@@ -169,7 +172,9 @@ public final class RemoteLiveQuery {
 
     private func deliver(_ output: RemoteListModel.Output) {
         switch output {
-        case let .initial(state): onEvent?(.initial(AnySectionedList(state)))
+        case let .initial(state):
+            resetsReceived += 1
+            onEvent?(.initial(AnySectionedList(state)))
         case let .changes(changeset, loaded):
             onEvent?(.changes(changeset))
             if !loaded.isEmpty { records.onRowsLoaded?(loaded) }

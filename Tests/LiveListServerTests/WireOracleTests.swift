@@ -102,6 +102,8 @@ struct WireOracleTests {
                 throw error
             }
         }
+        // The stopped client resumed with one composed changeset: its only reset is its first state.
+        #expect(clients[2].remote.resetsReceived == 1)
         for client in clients { client.remote.stop() }
         await fixture.stop()
     }
