@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
     ],
@@ -52,11 +54,13 @@ let package = Package(
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
         .target(name: "LiveListClient", dependencies: [
             "ListDiff", "ListPresenter", "LiveListWire",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
@@ -102,6 +106,8 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [
@@ -117,6 +123,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),

@@ -1,15 +1,21 @@
+import HTTPTypes
 import HummingbirdWSClient
 import Logging
 
 /// The protocol over WebSocket (`ws://` or `wss://`), with hummingbird-websocket's client.
 public struct WebSocketTransport: RemoteTransport {
-    /// The largest frame accepted from the server.
+    /// The largest message accepted from the server.
     public var maximumFrameBytes: Int
+    /// The bearer token to send, asked for at every connection (so a refreshed one is used).
+    public var token: (@Sendable () async throws -> String?)?
     let logger: Logger
 
-    /// A transport accepting frames of up to `maximumFrameBytes`.
-    public init(maximumFrameBytes: Int = 64 << 20, logger: Logger = Logger(label: "livelist.client")) {
+    /// A transport accepting messages of up to `maximumFrameBytes`, sending `token` (when given)
+    /// as `Authorization: Bearer` on every connection.
+    public init(maximumFrameBytes: Int = 64 << 20, token: (@Sendable () async throws -> String?)? = nil,
+                logger: Logger = Logger(label: "livelist.client")) {
         self.maximumFrameBytes = maximumFrameBytes
+        self.token = token
         self.logger = logger
     }
 
@@ -20,9 +26,11 @@ public struct WebSocketTransport: RemoteTransport {
         let (outgoing, queue) = AsyncStream<String>.makeStream()
         let maximumFrameBytes = maximumFrameBytes
         let logger = logger
-        let task = Task {
+        var headers = HTTPFields()
+        if let token, let value = try await token() { headers[.authorization] = "Bearer \(value)" }
+        let task = Task { [headers] in
             do {
-                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
+                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers)
                 let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
                     let writer = Task {
                         for await text in outgoing { try await outbound.write(.text(text)) }

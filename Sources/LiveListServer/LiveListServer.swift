@@ -54,6 +54,9 @@ public final class LiveListServer: Sendable {
         public var idleTimeout: Duration = .seconds(30)
         /// The live queries' options.
         public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
+        /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
+        /// then refuse every subscription).
+        public var tokens: TokenVerification?
 
         /// The defaults.
         public init() {}
@@ -76,10 +79,21 @@ public final class LiveListServer: Sendable {
         self.logger = logger
     }
 
-    /// Adds `GET path` (the WebSocket endpoint) and `GET path/health` to `router`.
+    /// Adds `GET path` (the WebSocket endpoint) and `GET path/health` to `router`. With
+    /// ``Configuration/tokens``, an upgrade without a valid token is refused with 401.
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
-        router.ws(RouterPath(path)) { inbound, outbound, context in
-            await self.serve(inbound: inbound, outbound: outbound, logger: context.logger)
+        router.ws(RouterPath(path)) { request, _ in
+            guard self.configuration.tokens != nil else { return .upgrade([:]) }
+            do {
+                _ = try await self.claims(of: request)
+                return .upgrade([:])
+            } catch {
+                throw HTTPError(.unauthorized, message: "\(error)")
+            }
+        } onUpgrade: { inbound, outbound, context in
+            // Verified before the upgrade; read again here, where the connection starts.
+            let claims = try? await self.claims(of: context.request)
+            await self.serve(inbound: inbound, outbound: outbound, claims: claims, logger: context.logger)
         }
         router.get(RouterPath(path + "/health")) { _, _ -> String in
             let counts = await self.registry.counts
@@ -87,10 +101,31 @@ public final class LiveListServer: Sendable {
         }
     }
 
-    /// Serves one WebSocket connection until it closes (for servers that upgrade by hand).
-    public func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
-        let connection = _Connection(server: self, logger: logger)
+    /// The verified claims of the request's bearer token (`nil` when tokens are not required).
+    func claims(of request: Request) async throws(TokenRejection) -> LiveListClaims? {
+        guard let tokens = configuration.tokens else { return nil }
+        var token: String?
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
+            token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        } else {
+            token = request.uri.queryParameters["access_token"].map(String.init)
+        }
+        guard let token, !token.isEmpty else { throw TokenRejection(reason: "no bearer token") }
+        return try await tokens.verify(token)
+    }
+
+    /// Serves one WebSocket connection until it closes (for servers that upgrade by hand), with
+    /// the verified `claims` of its token; the connection closes when the token expires.
+    public func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger) async {
+        let connection = _Connection(server: self, claims: claims, logger: logger)
         let writer = Task { await Self.write(connection.outbox, to: outbound) }
+        let expiry = claims.map { claims in
+            Task {
+                try? await Task.sleep(for: .seconds(max(0, claims.expiration.timeIntervalSinceNow)))
+                if !Task.isCancelled { connection.outbox.close(code: WireCloseCode.tokenExpired.rawValue, reason: "the token expired") }
+            }
+        }
+        defer { expiry?.cancel() }
         guard await registry.register(connection.outbox) else {
             connection.outbox.close(code: WireCloseCode.goingAway.rawValue, reason: "the server is shutting down")
             await writer.value

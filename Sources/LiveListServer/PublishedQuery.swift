@@ -44,13 +44,24 @@ public struct PublishedQuery: Sendable {
     }
 
     /// The arguments checked against the parameters: every required one given, none unknown,
-    /// each of its type; defaults filled in.
-    func validate(_ arguments: [String: WireValue]) throws(WireError) -> [String: WireValue] {
+    /// each of its type; defaults filled in; parameters bound to a claim taken from `claims`
+    /// (and refused from the client).
+    func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
         var checked: [String: WireValue] = [:]
         for name in arguments.keys where !parameters.contains(where: { $0.name == name }) {
             throw WireError(sub: nil, code: .badArguments, message: "query \"\(self.name)\" has no parameter \"\(name)\"")
         }
         for parameter in parameters {
+            if let claim = parameter.claim {
+                guard arguments[parameter.name] == nil else {
+                    throw WireError(sub: nil, code: .badArguments, message: "argument \"\(parameter.name)\" comes from the token, not the client")
+                }
+                guard let value = claims?[claim], parameter.type.accepts(value) else {
+                    throw WireError(sub: nil, code: .badArguments, message: "the token has no claim \"\(claim)\" of type \(parameter.type)")
+                }
+                checked[parameter.name] = value
+                continue
+            }
             guard let value = arguments[parameter.name] ?? parameter.defaultValue else {
                 throw WireError(sub: nil, code: .badArguments, message: "missing argument \"\(parameter.name)\"")
             }
@@ -83,11 +94,21 @@ public struct QueryParameter: Sendable, Hashable {
     public var type: ValueType
     /// Its value when a client gives none (`nil`: required).
     public var defaultValue: WireValue?
+    /// The token claim the value comes from (`nil`: the client gives it). A client may not give
+    /// a bound parameter, and a connection without the claim may not subscribe.
+    public var claim: String?
 
-    /// Creates a parameter.
+    /// Creates a parameter given by clients.
     public init(_ name: String, type: ValueType, default defaultValue: WireValue? = nil) {
         self.name = name
         self.type = type
         self.defaultValue = defaultValue
+    }
+
+    /// Creates a parameter whose value is the token's claim `claim` (see ``TokenVerification``).
+    public init(_ name: String, type: ValueType, claim: String) {
+        self.name = name
+        self.type = type
+        self.claim = claim
     }
 }

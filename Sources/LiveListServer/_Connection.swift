@@ -11,13 +11,15 @@ import Logging
 /// changes it; a hub's overflow callback reads it).
 final class _Connection: @unchecked Sendable {
     let server: LiveListServer
+    let claims: LiveListClaims?
     let logger: Logger
     let outbox: _Outbox
     private let lock = NSLock()
     private var subscriptions: [Int: (hub: _Hub, subscriber: _Subscriber)] = [:]
 
-    init(server: LiveListServer, logger: Logger) {
+    init(server: LiveListServer, claims: LiveListClaims?, logger: Logger) {
         self.server = server
+        self.claims = claims
         self.logger = logger
         outbox = _Outbox(byteLimit: server.configuration.outboundByteLimit)
         outbox.setOverflowHandler { [weak self] subs in self?.overflowed(subs) }
@@ -67,7 +69,7 @@ final class _Connection: @unchecked Sendable {
         }
         let arguments: [String: WireValue]
         do {
-            arguments = try query.validate(request.arguments)
+            arguments = try query.validate(request.arguments, claims: claims?.values)
         } catch {
             fail(sub, error.code, error.message)
             return

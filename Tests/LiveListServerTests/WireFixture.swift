@@ -38,7 +38,11 @@ final class WireFixture: Sendable {
 
     var url: String { "ws://127.0.0.1:\(port)/live" }
 
-    static func start(rows: Int, seed: UInt64, configuration: LiveListServer.Configuration = LiveListServer.Configuration()) async throws -> WireFixture {
+    static let inbox = PublishedQuery(name: "inbox", sql: inboxSQL, parameters: [QueryParameter("folder", type: .text, default: .text("inbox"))],
+                                      section: "day")
+
+    static func start(rows: Int, seed: UInt64, configuration: LiveListServer.Configuration = LiveListServer.Configuration(),
+                      queries: [PublishedQuery] = [inbox]) async throws -> WireFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-wire-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("inbox.sqlite").path
@@ -51,9 +55,7 @@ final class WireFixture: Sendable {
             for _ in 0..<rows { try Self.insert(db, &random) }
             try ChangeTracking.install(on: db, tables: ["message"])
         }
-        let server = LiveListServer(database: pool, queries: [
-            PublishedQuery(name: "inbox", sql: inboxSQL, parameters: [QueryParameter("folder", type: .text, default: .text("inbox"))], section: "day"),
-        ], configuration: configuration, logger: Logger(label: "test.server"))
+        let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = server.application(port: 0) { port in portContinuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.group")))

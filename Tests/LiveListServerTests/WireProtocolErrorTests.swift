@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdWSClient
 import LiveListServer
 import LiveListWire
@@ -7,9 +8,12 @@ import Testing
 
 /// Sends `frames` on one connection, one after the other's answer, and returns what came back
 /// and the close code.
-func exchange(_ url: String, _ frames: [String], answers: Int) async throws -> (messages: [String], close: UInt16?) {
+func exchange(_ url: String, _ frames: [String], answers: Int, token: String? = nil) async throws -> (messages: [String], close: UInt16?) {
     let (collected, continuation) = AsyncStream<String>.makeStream()
-    let close = try await WebSocketClient.connect(url: url, logger: Logger(label: "test.client")) { inbound, outbound, _ in
+    var headers = HTTPFields()
+    if let token { headers[.authorization] = "Bearer \(token)" }
+    let configuration = WebSocketClientConfiguration(additionalHeaders: headers)
+    let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "test.client")) { inbound, outbound, _ in
         var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
         var received = 0
         for frame in frames {
