@@ -69,6 +69,7 @@ let package = Package(
         .target(name: "LiveListTools", dependencies: [
             "ListDiff", "LiveListWire", "LiveListServer", "LiveListClient",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),

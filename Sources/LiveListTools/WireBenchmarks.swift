@@ -22,7 +22,10 @@ public enum WireBenchmarks {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let rows = quick ? 100_000 : 1_000_000
         let suffix = quick ? "100k" : "1m"
-        guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) }) else { return [] }
+        let fanouts = quick ? [100] : [1_000, 10_000]
+        let fanoutNames = fanouts.map { "wire.fanout.\($0 >= 1_000 ? "\($0 / 1_000)k" : "\($0)")" }
+        guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
+            || fanoutNames.contains(where: selected) else { return [] }
         let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 5)
         try setup.close()
         let pool = try DatabasePool(path: path)
@@ -34,6 +37,9 @@ public enum WireBenchmarks {
             results.append(try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: quick ? 21 : 201, baselineRuns: quick ? 3 : 5))
         }
         if selected("wire.resume") { results.append(try resume(served, pool: pool, rows: rows, commits: quick ? 100 : 1_000)) }
+        for (subscribers, name) in zip(fanouts, fanoutNames) where selected(name) {
+            results.append(try WireFanout.run(served, pool: pool, rows: rows, subscribers: subscribers, seconds: quick ? 2 : 10))
+        }
         return results
     }
 

@@ -25,6 +25,13 @@ struct BenchCommand: ParsableCommand {
             try ExternalBenchmarks.writerLoop(database: childDatabase)
             return
         }
+        if let child, child.hasPrefix("fanout:"), let childDatabase {
+            // The load generator of `wire.fanout.*`: fanout:<subscribers>:<commit times file>, the URL.
+            let parts = child.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, let subscribers = Int(parts[1]) else { throw InputError("bad fan-out child \(child)") }
+            print(try WireFanout.child(url: childDatabase, subscribers: subscribers, commitsFile: parts[2]))
+            return
+        }
         if let child, let childDatabase {
             // A measurement that needs a fresh process (and glibc's default allocator).
             print(try MainActor.assumeIsolated { try ChildMeasurements.measure(child, database: childDatabase) })

@@ -1,0 +1,238 @@
+import Foundation
+import GRDB
+import HummingbirdWSClient
+import ListTesting
+import LiveListClient
+import LiveListWire
+import Logging
+
+/// `wire.fanout.N`: N subscribers of one query, in a load-generator process of their own, while
+/// the server commits 16 one-row changes a second for 10 s. Commit → received latency (the
+/// server's commit time against each client's receipt, one machine, one wall clock), the server
+/// process's CPU per commit, bytes per commit per client, resident memory per subscriber, and
+/// `lost`: changesets a client never received or received out of order. Every client hashes the
+/// bodies it received; all hashes must be equal, and one client applies every message to a model
+/// that must equal the SELECT — so every client's final list equals it.
+public enum WireFanout {
+    static let commitsPerSecond = 16
+
+    @MainActor
+    static func run(_ served: WireServer, pool: DatabasePool, rows: Int, subscribers: Int, seconds: Int) throws -> BenchResult {
+        let name = "wire.fanout.\(subscribers >= 1_000 ? "\(subscribers / 1_000)k" : "\(subscribers)")"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-fanout-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let commitsFile = directory.appendingPathComponent("commits.txt")
+        // The live query open before, so that the memory measured is the subscribers'.
+        let holder = try WireConnection(served.url)
+        holder.subscribe(window: 0..<60)
+        _ = try holder.next()
+        defer { holder.close() }
+        let residentBefore = LiveQueryBenchmarks.residentBytes()
+        // The load generator: subscribes, says "ready", and reports when its input closes.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench", "--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", served.url]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let lines = LineReader(output.fileHandleForReading)
+        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
+        let residentAfter = LiveQueryBenchmarks.residentBytes()
+        var random = SeededRandomNumberGenerator(seed: 41)
+        var commitTimes: [Double] = []
+        let cpuBefore = Self.cpuSeconds()
+        let interval = 1.0 / Double(commitsPerSecond)
+        let start = Date().timeIntervalSince1970
+        for index in 0..<(commitsPerSecond * seconds) {
+            let due = start + Double(index) * interval
+            let wait = due - Date().timeIntervalSince1970
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            let update = ItemUpdate.random(rows: rows, &random)
+            commitTimes.append(Date().timeIntervalSince1970)
+            try pool.write { db in try update.run(db) }
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let cpu = Self.cpuSeconds() - cpuBefore
+        try commitTimes.map { String($0) }.joined(separator: "\n").write(to: commitsFile, atomically: true, encoding: .utf8)
+        let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
+        let firstRows = try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name LIMIT 60") }
+        try input.fileHandleForWriting.write(contentsOf: Data("\(fresh) \(firstRows.map(String.init).joined(separator: ","))\n".utf8))
+        try input.fileHandleForWriting.close()
+        guard let report = lines.next(), let object = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any] else {
+            throw BenchFailure("\(name): the load generator did not report")
+        }
+        process.waitUntilExit()
+        let figures = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+        guard object["equal"] as? Bool == true else { throw BenchFailure("\(name): a client's list differs from the SELECT: \(report)") }
+        var result = BenchResult(name: name, medianMilliseconds: figures["p50_ms"] ?? .nan, runs: commitTimes.count)
+        result.add("p99_ms", .double(BenchResult.rounded(figures["p99_ms"] ?? .nan)))
+        result.add("max_ms", .double(BenchResult.rounded(figures["max_ms"] ?? .nan)))
+        result.add("subscribers", .integer(Int64(subscribers)))
+        result.add("commits", .integer(Int64(commitTimes.count)))
+        result.add("lost", .integer(Int64(figures["lost"] ?? -1)))
+        result.add("bytes", .double(BenchResult.rounded(figures["bytes_per_commit_per_client"] ?? .nan)))
+        result.add("server_cpu_ms_per_commit", .double(BenchResult.rounded(cpu * 1_000 / Double(commitTimes.count))))
+        result.add("server_resident_bytes_per_subscriber", .integer(Int64(max(0, residentAfter - residentBefore) / subscribers)))
+        result.add("load_generator", .string("its own process; every frame timed at receipt, one client applying every message"))
+        return result
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// In the load generator: `subscribers` connections to `url`; prints "ready", then, when its
+    /// input gives the SELECT's count and first ids, one JSON line of figures.
+    public static func child(url: String, subscribers: Int, commitsFile: String) throws -> String {
+        let clients = (0..<subscribers).map { _ in FanoutClient() }
+        let checker = FanoutClient(appliesMessages: true)
+        let tasks = (clients + [checker]).map { client in Task.detached { await client.run(url: url) } }
+        let deadline = Date().addingTimeInterval(120)
+        while (clients + [checker]).contains(where: { !$0.isSubscribed }) {
+            guard Date() < deadline else { throw BenchFailure("fan-out: subscriptions did not all open within 120 s") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        guard let line = readLine() else { throw BenchFailure("fan-out: no SELECT from the parent") }
+        let parts = line.split(separator: " ")
+        let count = parts.first.flatMap { Int($0) } ?? -1
+        let firstIDs = parts.count > 1 ? parts[1].split(separator: ",").compactMap { Int64($0) } : []
+        for task in tasks { task.cancel() }
+        Thread.sleep(forTimeInterval: 0.5)
+        let commits = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n").compactMap { Double($0) }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(subscribers * commits.count)
+        var lost = 0, bytes = 0, frames = 0
+        let reference = checker.state
+        var equal = reference.count == count && reference.firstIDs == firstIDs
+        for client in clients {
+            let state = client.state
+            lost += state.lost + max(0, commits.count - state.received.count)
+            bytes += state.bytes
+            frames += state.received.count
+            if state.hash != reference.hash { equal = false }
+            for (sequence, time) in state.received where sequence >= 1 && sequence <= commits.count {
+                latencies.append((time - commits[sequence - 1]) * 1_000)
+            }
+        }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        let figures: [String: Any] = [
+            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.last ?? .nan, "lost": lost, "equal": equal,
+            "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: figures)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// One subscriber of the load generator: reads frames, notes each version's receipt time, checks
+/// the order, hashes the bodies; the checker also applies them to a model.
+///
+/// `@unchecked Sendable`: `current` is written by the connection's task only and read under
+/// `lock` by the generator once that task has been cancelled (and during the subscription wait).
+final class FanoutClient: @unchecked Sendable {
+    struct State {
+        var subscribed = false
+        var version = ""
+        var received: [(Int, Double)] = []
+        var lost = 0
+        var bytes = 0
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var count = -1
+        var firstIDs: [Int64] = []
+    }
+
+    private let lock = NSLock()
+    private var current = State()
+    let appliesMessages: Bool
+
+    init(appliesMessages: Bool = false) { self.appliesMessages = appliesMessages }
+
+    var isSubscribed: Bool { lock.withLock { current.subscribed } }
+    var state: State { lock.withLock { current } }
+
+    func run(url: String) async {
+        var logger = Logger(label: "fanout")
+        logger.logLevel = .critical
+        _ = try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+            var model = RemoteListModel()
+            try await outbound.write(.text(ClientMessage.subscribe(WireSubscription(sub: 1, query: "items", window: WireWindow(start: 0, count: 60))).encoded()))
+            for try await message in inbound.messages(maxSize: 1 << 24) {
+                guard case let .text(text) = message else { continue }
+                let time = Date().timeIntervalSince1970
+                self.note(text, at: time)
+                if self.appliesMessages, let decoded = try? ServerMessage.decode(Array(text.utf8)), (try? model.receive(decoded)) != nil {
+                    let state = model.state
+                    let ids = (0..<min(60, state.count)).compactMap { position -> Int64? in
+                        if case let .row(.integer(id)) = state.row(at: position).id { return id }
+                        return nil
+                    }
+                    self.lock.withLock {
+                        self.current.count = state.count
+                        self.current.firstIDs = ids
+                    }
+                }
+            }
+        }
+    }
+
+    /// Notes a frame: its version (read from its text, as a load generator must stay cheap), its
+    /// order, its bytes, and its body in the hash.
+    private func note(_ text: String, at time: Double) {
+        let utf8 = Array(text.utf8)
+        let from = Self.field("\"from\":\"", in: utf8), to = Self.field("\"to\":\"", in: utf8)
+        lock.withLock {
+            if let version = Self.field("\"version\":\"", in: utf8), text.contains("\"type\":\"reset\"") {
+                current.subscribed = true
+                current.version = version
+            } else if let from, let to {
+                if from != current.version { current.lost += 1 }
+                current.version = to
+                if let sequence = to.split(separator: ":").last.flatMap({ Int($0) }) { current.received.append((sequence, time)) }
+                current.bytes += utf8.count
+            }
+            // The body after `{"sub":N,`: the same for every subscriber of the same window.
+            let body = utf8.drop { $0 != UInt8(ascii: ",") }
+            for byte in body {
+                current.hash ^= UInt64(byte)
+                current.hash &*= 0x100_0000_01B3
+            }
+        }
+    }
+
+    private static func field(_ prefix: String, in bytes: [UInt8]) -> String? {
+        let pattern = Array(prefix.utf8)
+        guard bytes.count >= pattern.count else { return nil }
+        for start in 0...(bytes.count - pattern.count) where bytes[start..<start + pattern.count].elementsEqual(pattern) {
+            let valueStart = start + pattern.count
+            guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            return String(decoding: bytes[valueStart..<end], as: UTF8.self)
+        }
+        return nil
+    }
+}
+
+/// Lines of a child's output, read as they come.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let data = handle.availableData
+            if data.isEmpty { return nil }
+            buffer += data
+        }
+    }
+}
