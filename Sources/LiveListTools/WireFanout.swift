@@ -10,9 +10,10 @@ import Logging
 /// the server commits 16 one-row changes a second for 10 s. Commit → received latency (the
 /// server's commit time against each client's receipt, one machine, one wall clock), the server
 /// process's CPU per commit, bytes per commit per client, resident memory per subscriber, and
-/// `lost`: changesets a client never received or received out of order. Every client hashes the
-/// bodies it received; all hashes must be equal, and one client applies every message to a model
-/// that must equal the SELECT — so every client's final list equals it.
+/// `lost`: changesets received out of order (a gap the protocol forbids). A client that reads too
+/// slowly gets a reset instead of the changes it missed (`resets`). At the end every client must
+/// reach the last version, and one client that applies every message to a model must equal the
+/// SELECT — every client's list is then the SELECT's, or the benchmark fails.
 public enum WireFanout {
     static let commitsPerSecond = 16
 
@@ -25,8 +26,10 @@ public enum WireFanout {
         // The live query open before, so that the memory measured is the subscribers'.
         let holder = try WireConnection(served.url)
         holder.subscribe(window: 0..<60)
-        _ = try holder.next()
+        guard case let .reset(first) = try holder.next() else { throw BenchFailure("\(name): no reset") }
         defer { holder.close() }
+        // Commit k (from 1) leads to this sequence + k.
+        let base = first.version.sequence
         let residentBefore = LiveQueryBenchmarks.residentBytes()
         // The load generator: subscribes, says "ready", and reports when its input closes.
         let process = Process()
@@ -54,7 +57,7 @@ public enum WireFanout {
         }
         Thread.sleep(forTimeInterval: 1)
         let cpu = Self.cpuSeconds() - cpuBefore
-        try commitTimes.map { String($0) }.joined(separator: "\n").write(to: commitsFile, atomically: true, encoding: .utf8)
+        try ([String(base)] + commitTimes.map { String($0) }).joined(separator: "\n").write(to: commitsFile, atomically: true, encoding: .utf8)
         let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
         let firstRows = try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name LIMIT 60") }
         try input.fileHandleForWriting.write(contentsOf: Data("\(fresh) \(firstRows.map(String.init).joined(separator: ","))\n".utf8))
@@ -71,6 +74,9 @@ public enum WireFanout {
         result.add("subscribers", .integer(Int64(subscribers)))
         result.add("commits", .integer(Int64(commitTimes.count)))
         result.add("lost", .integer(Int64(figures["lost"] ?? -1)))
+        result.add("resets", .integer(Int64(figures["resets"] ?? -1)))
+        result.add("received_share", .double(BenchResult.rounded(figures["received_share"] ?? .nan)))
+        result.add("catch_up_ms", .double(BenchResult.rounded(figures["catch_up_ms"] ?? .nan)))
         result.add("bytes", .double(BenchResult.rounded(figures["bytes_per_commit_per_client"] ?? .nan)))
         result.add("server_cpu_ms_per_commit", .double(BenchResult.rounded(cpu * 1_000 / Double(commitTimes.count))))
         result.add("server_resident_bytes_per_subscriber", .integer(Int64(max(0, residentAfter - residentBefore) / subscribers)))
@@ -100,29 +106,40 @@ public enum WireFanout {
         let parts = line.split(separator: " ")
         let count = parts.first.flatMap { Int($0) } ?? -1
         let firstIDs = parts.count > 1 ? parts[1].split(separator: ",").compactMap { Int64($0) } : []
+        // Every client catches up with the one that applies every message (or the run fails).
+        let signalled = Date()
+        let catchUpDeadline = signalled.addingTimeInterval(60)
+        while clients.contains(where: { $0.state.version != checker.state.version }) || checker.state.count != count {
+            if Date() > catchUpDeadline { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let catchUp = Date().timeIntervalSince(signalled) * 1_000
         for task in tasks { task.cancel() }
-        Thread.sleep(forTimeInterval: 0.5)
-        let commits = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n").compactMap { Double($0) }
+        let lines = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n")
+        let base = lines.first.flatMap { Int($0) } ?? 0
+        let commits = lines.dropFirst().compactMap { Double($0) }
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * commits.count)
-        var lost = 0, bytes = 0, frames = 0
+        var lost = 0, bytes = 0, frames = 0, resets = 0
         let reference = checker.state
         var equal = reference.count == count && reference.firstIDs == firstIDs
         for client in clients {
             let state = client.state
-            lost += state.lost + max(0, commits.count - state.received.count)
+            lost += state.lost
+            resets += state.resets
             bytes += state.bytes
             frames += state.received.count
-            if state.hash != reference.hash { equal = false }
-            for (sequence, time) in state.received where sequence >= 1 && sequence <= commits.count {
-                latencies.append((time - commits[sequence - 1]) * 1_000)
+            if state.version != reference.version { equal = false }
+            for (sequence, time) in state.received where sequence > base && sequence <= base + commits.count {
+                latencies.append((time - commits[sequence - base - 1]) * 1_000)
             }
         }
         latencies.sort()
-        func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
         let figures: [String: Any] = [
-            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.last ?? .nan, "lost": lost, "equal": equal,
-            "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)),
+            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.last ?? -1, "lost": lost, "equal": equal,
+            "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)), "resets": resets,
+            "received_share": Double(frames) / Double(max(1, subscribers * commits.count)), "catch_up_ms": catchUp,
         ]
         let data = try JSONSerialization.data(withJSONObject: figures)
         return String(decoding: data, as: UTF8.self)
@@ -130,7 +147,7 @@ public enum WireFanout {
 }
 
 /// One subscriber of the load generator: reads frames, notes each version's receipt time, checks
-/// the order, hashes the bodies; the checker also applies them to a model.
+/// the order, counts resets; the checker also applies them to a model.
 ///
 /// `@unchecked Sendable`: `current` is written by the connection's task only and read under
 /// `lock` by the generator once that task has been cancelled (and during the subscription wait).
@@ -141,7 +158,7 @@ final class FanoutClient: @unchecked Sendable {
         var received: [(Int, Double)] = []
         var lost = 0
         var bytes = 0
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var resets = 0
         var count = -1
         var firstIDs: [Int64] = []
     }
@@ -181,12 +198,13 @@ final class FanoutClient: @unchecked Sendable {
     }
 
     /// Notes a frame: its version (read from its text, as a load generator must stay cheap), its
-    /// order, its bytes, and its body in the hash.
+    /// order and its bytes.
     private func note(_ text: String, at time: Double) {
         let utf8 = Array(text.utf8)
         let from = Self.field("\"from\":\"", in: utf8), to = Self.field("\"to\":\"", in: utf8)
         lock.withLock {
             if let version = Self.field("\"version\":\"", in: utf8), text.contains("\"type\":\"reset\"") {
+                if current.subscribed { current.resets += 1 }
                 current.subscribed = true
                 current.version = version
             } else if let from, let to {
@@ -194,12 +212,6 @@ final class FanoutClient: @unchecked Sendable {
                 current.version = to
                 if let sequence = to.split(separator: ":").last.flatMap({ Int($0) }) { current.received.append((sequence, time)) }
                 current.bytes += utf8.count
-            }
-            // The body after `{"sub":N,`: the same for every subscriber of the same window.
-            let body = utf8.drop { $0 != UInt8(ascii: ",") }
-            for byte in body {
-                current.hash ^= UInt64(byte)
-                current.hash &*= 0x100_0000_01B3
             }
         }
     }
