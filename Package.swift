@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // `livelist serve --config`: published queries in YAML.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
     ],
@@ -86,6 +88,8 @@ let package = Package(
                 "LiveListWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .executableTarget(

@@ -77,7 +77,7 @@ public struct PublishedQuery: Sendable {
 /// A parameter of a published query.
 public struct QueryParameter: Sendable, Hashable {
     /// The kinds of values a parameter accepts.
-    public enum ValueType: String, Sendable, Hashable, CustomStringConvertible {
+    public enum ValueType: String, Sendable, Hashable, Codable, CustomStringConvertible {
         case integer, real, text, blob, any
         func accepts(_ value: WireValue) -> Bool {
             switch (self, value) {

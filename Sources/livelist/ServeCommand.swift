@@ -21,6 +21,7 @@ struct ServeCommand: ParsableCommand {
     )
 
     @Option(help: "The SQLite database to serve.") var db: String?
+    @Option(help: "A YAML file of published queries (and token verification).") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
     @Option(help: "Changes the demo writer makes per second.") var writesPerSecond = 40
@@ -30,14 +31,20 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The port to listen on (0: any free port).") var port = 8080
 
     func validate() throws {
-        guard demo || db != nil else { throw ValidationError("give --db PATH or --demo") }
-        guard demo || !query.isEmpty else { throw ValidationError("publish at least one --query NAME=SQL") }
+        guard demo || db != nil || config != nil else { throw ValidationError("give --db PATH, --config FILE or --demo") }
+        guard demo || !query.isEmpty || config != nil else { throw ValidationError("publish at least one --query NAME=SQL, or give --config FILE") }
+        guard !(demo && config != nil) else { throw ValidationError("--demo serves its own queries: leave out --config") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     }
 
     func run() throws {
         let (database, queries, writer) = try open()
-        let server = LiveListServer(database: database, queries: queries)
+        var configuration = LiveListServer.Configuration()
+        if let config {
+            let file = try ServeConfiguration.load(config)
+            configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: config) }
+        }
+        let server = LiveListServer(database: database, queries: queries, configuration: configuration)
         let host = host
         try waitFor {
             let app = server.application(host: host, port: port) { bound in
@@ -51,14 +58,24 @@ struct ServeCommand: ParsableCommand {
 
     private func open() throws -> (any DatabaseWriter, [PublishedQuery], DemoWriter?) {
         guard demo else {
-            guard let db else { throw InputError("give --db PATH or --demo") }
+            var queries = try publishedQueries()
+            var path = db
+            if let config {
+                let file = try ServeConfiguration.load(config)
+                queries += file.published
+                if path == nil, let relative = file.database {
+                    path = URL(fileURLWithPath: relative, relativeTo: URL(fileURLWithPath: config).deletingLastPathComponent()).path
+                }
+            }
+            guard let path else { throw InputError("give --db PATH, or \"database\" in the configuration file") }
+            guard FileManager.default.fileExists(atPath: path) else { throw InputError("no database at \(path)") }
             let database: DatabasePool
             do {
-                database = try DatabasePool(path: db)
+                database = try DatabasePool(path: path)
             } catch {
-                throw InputError("cannot open the database at \(db): \(error)")
+                throw InputError("cannot open the database at \(path): \(error)")
             }
-            return (database, try publishedQueries(), nil)
+            return (database, queries, nil)
         }
         let path = db ?? FileManager.default.temporaryDirectory.appendingPathComponent("livelist-serve-demo.sqlite").path
         let database = try InboxDatabase.open(path: path, rows: rows, seed: 1)

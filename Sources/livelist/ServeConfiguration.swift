@@ -1,0 +1,120 @@
+import Foundation
+import JWTKit
+import LiveListServer
+import LiveListWire
+import Yams
+
+/// `livelist serve --config FILE`: the published queries, and how tokens are verified, in YAML.
+///
+/// ```yaml
+/// database: inbox.sqlite            # relative to the file; --db overrides it
+/// tokens:
+///   hmacSecretEnvironment: LIVELIST_JWT_SECRET   # HS256, the secret read from this variable
+/// queries:
+///   - name: inbox
+///     sql: SELECT id, sender, subject, day FROM message WHERE owner = :owner AND folder = :folder ORDER BY day DESC, sender
+///     section: day
+///     parameters:
+///       - { name: owner, type: text, claim: sub }
+///       - { name: folder, type: text, default: inbox }
+/// ```
+struct ServeConfiguration: Decodable {
+    struct Query: Decodable {
+        var name: String
+        var sql: String
+        var identity: String?
+        var section: String?
+        var version: String?
+        var parameters: [Parameter]?
+    }
+
+    struct Parameter: Decodable {
+        var name: String
+        var type: QueryParameter.ValueType
+        var `default`: String?
+        var claim: String?
+    }
+
+    struct Tokens: Decodable {
+        var hmacSecretEnvironment: String
+    }
+
+    var database: String?
+    var tokens: Tokens?
+    var queries: [Query]
+
+    /// Reads `path`; every problem is one line naming the file.
+    static func load(_ path: String) throws(InputError) -> ServeConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw InputError("cannot read \(path): \(error.localizedDescription)")
+        }
+        let configuration: ServeConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(ServeConfiguration.self, from: text)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw InputError("\(path): missing \"\(key.stringValue)\" at \(Self.where(context))")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw InputError("\(path): \(context.debugDescription) at \(Self.where(context))")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw InputError("\(path): \(context.debugDescription) at \(Self.where(context))")
+        } catch {
+            throw InputError("\(path): \(error)")
+        }
+        var names = Set<String>()
+        for query in configuration.queries {
+            guard names.insert(query.name).inserted else { throw InputError("\(path): the query \"\(query.name)\" is published twice") }
+            let placeholders = Set(ServeCommand.placeholders(in: query.sql))
+            let declared = Set((query.parameters ?? []).map(\.name))
+            if let missing = placeholders.subtracting(declared).sorted().first {
+                throw InputError("\(path): query \"\(query.name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
+            }
+            if let unused = declared.subtracting(placeholders).sorted().first {
+                throw InputError("\(path): query \"\(query.name)\" declares \"\(unused)\", which its SQL does not use")
+            }
+        }
+        if configuration.tokens == nil, let bound = configuration.queries.first(where: { ($0.parameters ?? []).contains { $0.claim != nil } }) {
+            throw InputError("\(path): query \"\(bound.name)\" binds a parameter to a token claim, but no tokens are configured")
+        }
+        return configuration
+    }
+
+    private static func `where`(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// The published queries.
+    var published: [PublishedQuery] {
+        queries.map { query in
+            let parameters = (query.parameters ?? []).map { parameter in
+                if let claim = parameter.claim { return QueryParameter(parameter.name, type: parameter.type, claim: claim) }
+                return QueryParameter(parameter.name, type: parameter.type, default: parameter.default.map { Self.value($0, as: parameter.type) })
+            }
+            return PublishedQuery(name: query.name, sql: query.sql, parameters: parameters, identity: query.identity,
+                                  section: query.section, version: query.version)
+        }
+    }
+
+    /// A default written in YAML as text, read as the parameter's type.
+    private static func value(_ text: String, as type: QueryParameter.ValueType) -> WireValue {
+        switch type {
+        case .integer: Int64(text).map(WireValue.integer) ?? .text(text)
+        case .real: Double(text).map(WireValue.real) ?? .text(text)
+        default: .text(text)
+        }
+    }
+
+    /// The token verification, with the secret from the environment.
+    func tokenVerification(path: String) async throws(InputError) -> TokenVerification? {
+        guard let tokens else { return nil }
+        guard let secret = ProcessInfo.processInfo.environment[tokens.hmacSecretEnvironment], secret.utf8.count >= 32 else {
+            throw InputError("\(path): the environment variable \(tokens.hmacSecretEnvironment) must hold the HS256 secret (32 bytes or more)")
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return TokenVerification(keys: keys)
+    }
+}
+

@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import GRDB
+import Testing
+
+@Suite("livelist serve", .serialized)
+struct ServeCommandTests {
+    static func database() throws -> String {
+        let path = try CommandRunner.temporaryFile("", name: "served.sqlite")
+        try FileManager.default.removeItem(atPath: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE message(id INTEGER PRIMARY KEY, owner TEXT, folder TEXT, subject TEXT)")
+            try db.execute(sql: "INSERT INTO message(owner, folder, subject) VALUES ('ada', 'inbox', 'hello')")
+        }
+        return path
+    }
+
+    @Test("A configuration file with a missing field, an undeclared placeholder or a claim without tokens is one clear line and exit status 2")
+    func badConfigurations() throws {
+        let database = try Self.database()
+        let cases: [(String, String)] = [
+            ("queries:\n  - name: inbox\n", "missing \"sql\""),
+            ("queries:\n  - name: inbox\n    sql: SELECT * FROM message WHERE owner = :owner\n", "uses :owner but declares no parameter \"owner\""),
+            ("queries:\n  - name: inbox\n    sql: SELECT * FROM message WHERE owner = :owner\n    parameters:\n      - { name: owner, type: text, claim: sub }\n",
+             "binds a parameter to a token claim, but no tokens are configured"),
+            ("queries:\n  - name: inbox\n    sql: SELECT * FROM message\n    parameters:\n      - { name: owner, type: txt }\n", "queries.[0].parameters.[0].type"),
+        ]
+        for (yaml, expected) in cases {
+            let file = try CommandRunner.temporaryFile(yaml, name: "serve.yaml")
+            let result = try CommandRunner.run(["serve", "--config", file, "--db", database, "--port", "0"])
+            #expect(result.status == 2, "\(yaml)")
+            #expect(result.standardError.contains(expected), "\(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+        }
+    }
+
+    @Test("A configuration file with tokens serves, answers its health check, and stops with status 0 on SIGTERM")
+    func servesFromConfiguration() async throws {
+        let database = try Self.database()
+        let yaml = """
+            database: \(URL(fileURLWithPath: database).lastPathComponent)
+            tokens:
+              hmacSecretEnvironment: LIVELIST_TEST_SECRET
+            queries:
+              - name: mine
+                sql: SELECT id, subject FROM message WHERE owner = :owner AND folder = :folder ORDER BY id
+                parameters:
+                  - { name: owner, type: text, claim: sub }
+                  - { name: folder, type: text, default: inbox }
+            """
+        let file = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent("serve.yaml")
+        try Data(yaml.utf8).write(to: file)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["serve", "--config", file.path, "--port", "0"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["LIVELIST_TEST_SECRET": String(repeating: "s", count: 40)]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The first line names the bound port and the published queries.
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while !text.contains("\n"), Date() < deadline {
+            text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        #expect(text.contains("(mine)"), "\(text)")
+        let address = try #require(text.range(of: "ws://127.0.0.1:"))
+        let port = try #require(Int(text[address.upperBound...].prefix { $0.isNumber }))
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/live/health"))
+        let (data, _) = try await URLSession.shared.data(from: url)
+        let health = String(decoding: data, as: UTF8.self)
+        #expect(health.contains("\"status\":\"ok\""))
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}
