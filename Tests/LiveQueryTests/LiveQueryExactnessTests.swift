@@ -222,7 +222,8 @@ struct LiveQueryExactnessTests {
         if let sqlite3 {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: sqlite3)
-            process.arguments = [path, writes]
+            // The query's connection may hold the file for a moment (a busy machine): wait for it.
+            process.arguments = ["-cmd", ".timeout 10000", path, writes]
             try process.run()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
