@@ -52,6 +52,8 @@ public final class LiveListServer: Sendable {
         public var payloadCacheRows = 50_000
         /// How long a live query stays open without subscribers (for clients that reconnect).
         public var idleTimeout: Duration = .seconds(30)
+        /// How long after a failed read of rows the subscribers that lack them get their list again.
+        public var readRetryDelay: Duration = .milliseconds(250)
         /// The live queries' options.
         public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims

@@ -48,7 +48,12 @@ final class _Hub: Sendable {
         }
         let loop = Task {
             let state = _HubLoop(query: query, reader: reader, epoch: epoch, configuration: configuration, logger: logger,
-                                 onTerminal: onTerminal)
+                                 onTerminal: onTerminal) { input, delay in
+                Task {
+                    try? await Task.sleep(for: delay)
+                    continuation.yield(input)
+                }
+            }
             for await input in inputs { await state.handle(input) }
             state.finish()
         }

@@ -27,6 +27,8 @@ final class _HubLoop {
     let configuration: LiveListServer.Configuration
     let logger: Logger
     let onTerminal: @Sendable () -> Void
+    /// Feeds an input to this loop after a delay (a retry).
+    let schedule: @Sendable (_Hub.Input, Duration) -> Void
 
     var result: LiveResult<SQLValue>?
     var sequence: UInt64 = 0
@@ -36,13 +38,14 @@ final class _HubLoop {
     let payloads: _PayloadCache
 
     init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, epoch: String, configuration: LiveListServer.Configuration,
-         logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+         logger: Logger, onTerminal: @escaping @Sendable () -> Void, schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
         self.query = query
         self.reader = reader
         self.epoch = epoch
         self.configuration = configuration
         self.logger = logger
         self.onTerminal = onTerminal
+        self.schedule = schedule
         payloads = _PayloadCache(query: query, reader: reader, capacity: configuration.payloadCacheRows)
     }
 
@@ -116,6 +119,7 @@ final class _HubLoop {
         var missing: [Range<Int>: [Int]] = [:]
         for window in groups.keys { missing[window] = transition.missing(window: window, held: window) }
         let rows = await payloads.rows(at: Set(missing.values.joined()), in: result)
+        if payloads.lastReadFailed { retry(groups.values.flatMap { $0 }) }
         for (window, subscribers) in groups {
             let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] })
             let body = ServerMessage.changes(message).encodedBody()
@@ -151,8 +155,19 @@ final class _HubLoop {
         }
         let positions = transition.missing(window: window, held: held)
         let rows = await payloads.rows(at: Set(positions), in: result)
+        if payloads.lastReadFailed { retry([subscriber]) }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
+    }
+
+    /// Rows went out without their values because they could not be read (the database was busy
+    /// or failed): the subscribers hear of it, and get their list again once a read succeeds —
+    /// no later commit is bound to bring those rows.
+    private func retry(_ subscribers: [_Subscriber]) {
+        for subscriber in subscribers {
+            subscriber.send(.queryFailed, "rows of the window could not be read; retrying")
+        }
+        schedule(.resync(subscribers, .readFailed), configuration.readRetryDelay)
     }
 
     /// The changesets composed into one, neighbours first: k changesets of c changes each cost
@@ -185,6 +200,7 @@ final class _HubLoop {
         let wanted = window.clamped(to: 0..<result.count)
         let positions = wanted.filter { !held.contains($0) }
         let rows = await payloads.rows(at: Set(positions), in: result)
+        if payloads.lastReadFailed { retry([subscriber]) }
         let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.rows(message).encodedBody())
     }
@@ -193,6 +209,7 @@ final class _HubLoop {
         guard let result, let subscription = subscriptions[subscriber.key] else { return }
         let window = subscription.window.clamped(to: 0..<result.count)
         let rows = await payloads.rows(at: Set(window), in: result)
+        if payloads.lastReadFailed { retry([subscriber]) }
         var sections: [WireSection] = []
         sections.reserveCapacity(result.sectionCount)
         for index in 0..<result.sectionCount {

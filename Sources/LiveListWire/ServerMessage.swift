@@ -143,6 +143,9 @@ public enum WireResetReason: String, Hashable, Sendable, CaseIterable {
     case tooFarBehind
     /// The client did not read its frames fast enough; its pending changes were dropped.
     case slowClient
+    /// Rows of the window could not be read (the database was busy or failed) and were sent
+    /// without values; here is the list again.
+    case readFailed
 }
 
 /// The whole state of a subscription's list at `version`.
