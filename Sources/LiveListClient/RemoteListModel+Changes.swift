@@ -47,7 +47,16 @@ extension RemoteListModel {
         version = message.to
         let kept = pruned(known, count: shell.count)
         state = RemoteListState(keys: keys, counts: counts, known: kept, stateID: nextStateID())
-        return .changes(Changeset(changes: changes, from: old, to: state), loaded: loaded)
+        // A row that stayed but whose identity the client learns only now (it slid into the window)
+        // changes what its cell shows: the presenter reloads it with the rest.
+        var presented = changes
+        var reloads = Set(changes.itemReloads)
+        for row in message.rows {
+            guard let target = state.path(ofPosition: row.position), let source = mapping.oldPath(ofNew: target),
+                  old.item(at: source).id != state.item(at: target).id, reloads.insert(source).inserted else { continue }
+            presented.itemReloads.append(source)
+        }
+        return .changes(Changeset(changes: presented, from: old, to: state), loaded: loaded)
     }
 
     /// The sections' keys and counts after `changes`, every section index checked.

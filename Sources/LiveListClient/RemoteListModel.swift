@@ -71,6 +71,13 @@ public struct RemoteListModel: Sendable {
         requestedWindow = window
     }
 
+    /// Notes that the client subscribed (again) with `window`: the server now sends the rows of
+    /// that window, and the rows the client keeps must be those (read ``resume`` before).
+    public mutating func didSubscribe(window: Range<Int>) {
+        self.window = window
+        requestedWindow = nil
+    }
+
     /// Applies one message for this list's subscription.
     ///
     /// - Complexity: O(c log c + w + s) for c changes, w rows of the window and s sections.

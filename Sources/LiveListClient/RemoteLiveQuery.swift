@@ -143,6 +143,9 @@ public final class RemoteLiveQuery {
     private func subscribe(on connection: RemoteConnection) {
         sub += 1
         let request = WireSubscription(sub: sub, query: query, arguments: arguments, window: WireWindow(wanted), resume: model.resume)
+        // The server sends the rows of this window from now on; rows the client kept elsewhere
+        // would never be brought up to date.
+        model.didSubscribe(window: wanted)
         connection.send(ClientMessage.subscribe(request).encoded())
     }
 
