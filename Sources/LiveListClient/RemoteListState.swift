@@ -13,6 +13,7 @@ public struct RemoteListState: SectionedList, Sendable {
     let starts: [Int]
     /// The rows the client knows, by flat position.
     let known: [Int: RemoteRow]
+    /// Names this state: a presenter applies a changeset only to the state it starts from.
     public let stateID: ListStateID?
 
     init(keys: [WireValue], counts: [Int], known: [Int: RemoteRow], stateID: ListStateID) {

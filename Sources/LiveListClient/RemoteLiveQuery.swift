@@ -31,7 +31,9 @@ import LiveListWire
 public final class RemoteLiveQuery {
     /// Where the connection stands.
     public enum ConnectionState: Sendable, Equatable {
+        /// Not started.
         case idle
+        /// The first connection is being opened.
         case connecting
         /// Subscribed: messages flow.
         case live
@@ -39,16 +41,21 @@ public final class RemoteLiveQuery {
         case reconnecting(attempt: Int, reason: String)
         /// The server refused the subscription (unknown query, bad arguments…): no retry.
         case refused(WireError)
+        /// ``RemoteLiveQuery/stop()`` was called.
         case stopped
     }
 
+    /// The server's WebSocket endpoint (`ws://HOST:PORT/live`).
     public let url: String
+    /// The published query's name.
     public let query: String
+    /// Its arguments.
     public let arguments: [String: WireValue]
     /// Rows loaded beyond the visible ones on either side.
     public var prefetch: Int
     /// The list as the server's messages made it.
     public private(set) var model = RemoteListModel()
+    /// Where the connection stands now; the records' `onStateChanged` hears of every change.
     public private(set) var connectionState: ConnectionState = .idle {
         didSet { records.onStateChanged?() }
     }
@@ -98,11 +105,11 @@ public final class RemoteLiveQuery {
     /// Makes sure the rows at `positions` and ``prefetch`` around them are sent; asks the
     /// server for a new window when they are not all in the current one.
     public func showRows(at positions: Range<Int>) {
-        let count = model.state.count
-        let wanted = max(0, positions.lowerBound - prefetch)..<max(max(0, positions.lowerBound - prefetch), positions.upperBound + prefetch)
+        let start = max(0, positions.lowerBound - prefetch)
+        let wanted = start..<max(start, positions.upperBound + prefetch)
         let current = model.requestedWindow ?? model.window
-        let needed = wanted.clamped(to: 0..<count)
-        guard !needed.isEmpty, !(current.lowerBound <= needed.lowerBound && needed.upperBound <= current.upperBound) else { return }
+        let needed = wanted.clamped(to: 0..<model.state.count)
+        guard !needed.isEmpty, !current.covers(needed) else { return }
         self.wanted = wanted
         guard connectionState == .live, let connection else { return }
         model.didRequest(window: wanted)
@@ -245,4 +252,9 @@ public final class RemoteRecords: ListRecordProvider {
     }
 
     public func placeholderState(atPosition position: Int) -> PlaceholderState { query?.placeholderState ?? .loading }
+}
+
+extension Range where Bound == Int {
+    /// Whether every position of `other` is in this range.
+    func covers(_ other: Range<Int>) -> Bool { lowerBound <= other.lowerBound && other.upperBound <= upperBound }
 }

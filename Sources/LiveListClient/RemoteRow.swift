@@ -35,6 +35,7 @@ public enum RemoteRowID: Hashable, Sendable, CustomStringConvertible {
 /// A section of a remote list: its key (the section column's value; `null` for a list without
 /// sections).
 public struct RemoteSection: ListElement, Hashable, Sendable {
+    /// The section's key.
     public var id: WireValue
 
     /// Creates a section.

@@ -64,6 +64,7 @@ public final class LiveListServer: Sendable {
         public init() {}
     }
 
+    /// Its limits and tuning.
     public let configuration: Configuration
     let database: any DatabaseWriter
     let queries: [String: PublishedQuery]

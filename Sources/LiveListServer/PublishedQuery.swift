@@ -78,6 +78,8 @@ public struct PublishedQuery: Sendable {
 public struct QueryParameter: Sendable, Hashable {
     /// The kinds of values a parameter accepts.
     public enum ValueType: String, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// `integer` accepts INTEGER values, `real` REAL and INTEGER ones, `text` TEXT, `blob`
+        /// BLOB; `any` accepts every value, NULL included.
         case integer, real, text, blob, any
         func accepts(_ value: WireValue) -> Bool {
             switch (self, value) {

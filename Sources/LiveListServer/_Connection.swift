@@ -54,8 +54,8 @@ final class _Connection: @unchecked Sendable {
 
     private func subscribe(_ request: WireSubscription) async {
         let sub = request.sub
-        let count = lock.withLock { subscriptions.count }
-        guard lock.withLock({ subscriptions[sub] == nil }) else {
+        let (count, isOpen) = lock.withLock { (subscriptions.count, subscriptions[sub] != nil) }
+        guard !isOpen else {
             fail(sub, .duplicateSubscription, "subscription \(sub) is open")
             return
         }

@@ -118,8 +118,8 @@ final class _HubLoop {
         for subscription in subscriptions.values { groups[subscription.window, default: []].append(subscription.subscriber) }
         var missing: [Range<Int>: [Int]] = [:]
         for window in groups.keys { missing[window] = transition.missing(window: window, held: window) }
-        let rows = await payloads.rows(at: Set(missing.values.joined()), in: result)
-        if payloads.lastReadFailed { retry(groups.values.flatMap { $0 }) }
+        let (rows, failed) = await payloads.rows(at: Set(missing.values.joined()), in: result)
+        if failed { retry(groups.values.flatMap { $0 }) }
         for (window, subscribers) in groups {
             let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] })
             let body = ServerMessage.changes(message).encodedBody()
@@ -154,8 +154,8 @@ final class _HubLoop {
             transition = _Transition(changes: composed.changes, old: buffer[first].old, new: result)
         }
         let positions = transition.missing(window: window, held: held)
-        let rows = await payloads.rows(at: Set(positions), in: result)
-        if payloads.lastReadFailed { retry([subscriber]) }
+        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        if failed { retry([subscriber]) }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
@@ -199,8 +199,8 @@ final class _HubLoop {
         subscriptions[subscriber.key] = subscription
         let wanted = window.clamped(to: 0..<result.count)
         let positions = wanted.filter { !held.contains($0) }
-        let rows = await payloads.rows(at: Set(positions), in: result)
-        if payloads.lastReadFailed { retry([subscriber]) }
+        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        if failed { retry([subscriber]) }
         let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.rows(message).encodedBody())
     }
@@ -208,8 +208,8 @@ final class _HubLoop {
     private func reset(_ subscriber: _Subscriber, reason: WireResetReason) async {
         guard let result, let subscription = subscriptions[subscriber.key] else { return }
         let window = subscription.window.clamped(to: 0..<result.count)
-        let rows = await payloads.rows(at: Set(window), in: result)
-        if payloads.lastReadFailed { retry([subscriber]) }
+        let (rows, failed) = await payloads.rows(at: Set(window), in: result)
+        if failed { retry([subscriber]) }
         var sections: [WireSection] = []
         sections.reserveCapacity(result.sectionCount)
         for index in 0..<result.sectionCount {

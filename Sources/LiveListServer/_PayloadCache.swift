@@ -10,8 +10,6 @@ final class _PayloadCache {
     let reader: any DatabaseReader
     let capacity: Int
     private var values: [SQLValue: (token: UInt64, values: [WireValue])] = [:]
-    /// Whether the last read failed (its rows were sent without content).
-    private(set) var lastReadFailed = false
 
     init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, capacity: Int) {
         self.query = query
@@ -20,10 +18,11 @@ final class _PayloadCache {
     }
 
     /// The rows at `positions` of `result`, with their content where it can be read exactly at
-    /// the result's version (see `LiveQuery.exactPayloads`); `nil` content otherwise.
+    /// the result's version (see `LiveQuery.exactPayloads`); `nil` content otherwise. `failed`:
+    /// the read failed, and its rows have no content though they may not change again.
     ///
     /// - Complexity: O(p log n) for p positions, plus one read for the rows not cached.
-    func rows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> [Int: WireRow] {
+    func rows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> (rows: [Int: WireRow], failed: Bool) {
         var rows: [Int: WireRow] = [:]
         var unread: [Int: LiveRow<SQLValue>] = [:]
         for position in positions {
@@ -34,13 +33,13 @@ final class _PayloadCache {
                 unread[position] = row
             }
         }
-        guard !unread.isEmpty else { return rows }
+        guard !unread.isEmpty else { return (rows, false) }
         var read: [SQLValue: [SQLValue]] = [:]
+        var failed = false
         do {
             read = try await query.exactPayloads(of: Array(unread.values), reader: reader)
-            lastReadFailed = false
         } catch {
-            lastReadFailed = true
+            failed = true
         }
         if values.count + read.count > capacity { values.removeAll(keepingCapacity: true) }
         for (position, row) in unread {
@@ -48,6 +47,6 @@ final class _PayloadCache {
             if let converted { values[row.id] = (row.version, converted) }
             rows[position] = WireRow(position: position, id: row.id.wire, values: converted)
         }
-        return rows
+        return (rows, failed)
     }
 }

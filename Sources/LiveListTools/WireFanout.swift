@@ -134,10 +134,10 @@ public enum WireFanout {
                 latencies.append((time - commits[sequence - base - 1]) * 1_000)
             }
         }
-        latencies.sort()
-        func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        // -1: no changeset arrived at all (0 would read as a fast one).
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : LiveQueryBenchmarks.percentile(latencies, p) }
         let figures: [String: Any] = [
-            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.last ?? -1, "lost": lost, "equal": equal,
+            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.max() ?? -1, "lost": lost, "equal": equal,
             "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)), "resets": resets,
             "received_share": Double(frames) / Double(max(1, subscribers * commits.count)), "catch_up_ms": catchUp,
         ]

@@ -37,14 +37,7 @@ public enum ClientMessage: Hashable, Sendable {
     ///
     /// - Complexity: O(n) for a frame of n bytes, at most ``maximumDepth`` levels of recursion.
     public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> ClientMessage {
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
-        } catch {
-            throw .notJSON(error.description)
-        }
-        let fields = try _Fields(json)
-        guard case let .string(type) = fields.value("type") else { throw .notAMessage }
+        let (fields, type) = try _Fields.message(bytes, maximumDepth: maximumDepth)
         switch type {
         case "subscribe": return .subscribe(try WireSubscription(fields))
         case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))

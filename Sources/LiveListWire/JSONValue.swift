@@ -47,8 +47,11 @@ public indirect enum JSONValue: Hashable, Sendable {
 
     /// An object member; keys compare as JSON text, code point for code point.
     public struct Member: Hashable, Sendable {
+        /// The member's name.
         public var key: String
+        /// The member's value.
         public var value: JSONValue
+        /// Creates a member.
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
@@ -77,6 +80,9 @@ public indirect enum JSONValue: Hashable, Sendable {
         return output
     }
 
+    /// Appends the compact JSON text to `output`.
+    ///
+    /// - Complexity: O(size of the text).
     public func write(to output: inout String) {
         switch self {
         case .null: output += "null"
@@ -134,6 +140,7 @@ extension JSONValue: ExpressibleByArrayLiteral, ExpressibleByStringLiteral, Expr
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// An object of `members`, in their order.
     public init(_ members: KeyValuePairs<String, JSONValue>) {
         self = .object(members.map { Member(key: $0.key, value: $0.value) })
     }

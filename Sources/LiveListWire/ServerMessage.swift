@@ -57,14 +57,7 @@ public enum ServerMessage: Hashable, Sendable {
     ///
     /// - Complexity: O(n) for a frame of n bytes.
     public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> ServerMessage {
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
-        } catch {
-            throw .notJSON(error.description)
-        }
-        let fields = try _Fields(json)
-        guard case let .string(type) = fields.value("type") else { throw .notAMessage }
+        let (fields, type) = try _Fields.message(bytes, maximumDepth: maximumDepth)
         switch type {
         case "reset": return .reset(try WireReset(fields))
         case "changes": return .changes(try WireChanges(fields))
@@ -150,8 +143,11 @@ public enum WireResetReason: String, Hashable, Sendable, CaseIterable {
 
 /// The whole state of a subscription's list at `version`.
 public struct WireReset: Hashable, Sendable {
+    /// The client's subscription.
     public var sub: Int
+    /// The version of the state.
     public var version: WireVersion
+    /// Why the list starts over.
     public var reason: WireResetReason
     /// The names of the query's columns, the order of every row's values.
     public var columns: [String]
@@ -207,10 +203,13 @@ public struct WireReset: Hashable, Sendable {
 /// Rows of a moved window at the subscription's current `version`: the positions of the new window
 /// whose rows the client did not hold.
 public struct WireRows: Hashable, Sendable {
+    /// The client's subscription.
     public var sub: Int
+    /// The subscription's current version, which the rows are at.
     public var version: WireVersion
     /// The window these rows complete.
     public var window: WireWindow
+    /// The rows of the window the client did not hold.
     public var rows: [WireRow]
 
     /// Creates a rows message.

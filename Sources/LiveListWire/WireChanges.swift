@@ -11,8 +11,11 @@ import ListDiff
 /// `inserts: [[s, i, id]]`, `moves: [[fromS, fromI, toS, toI, id]]`, `reloads: [[s, i, id]]`,
 /// `rows: [[position, id, values | null]]`.
 public struct WireChanges: Hashable, Sendable {
+    /// The client's subscription.
     public var sub: Int
+    /// The version the changes start at (the one the client must hold).
     public var from: WireVersion
+    /// The version they lead to.
     public var to: WireVersion
     /// The transition, as a presenter applies it (the client stages it; no diff).
     public var changes: ListChanges
@@ -106,14 +109,7 @@ public struct WireChanges: Hashable, Sendable {
             guard case let .array(parts) = element, parts.count == width + 1 else {
                 throw .invalidField(key, "expected arrays of \(width) integers and a value")
             }
-            var numbers: [Int] = []
-            for part in parts.prefix(width) {
-                guard case let .integer(value) = part, value >= 0, value <= Int64(Int32.max) else {
-                    throw .invalidField(key, "expected non-negative integers")
-                }
-                numbers.append(Int(value))
-            }
-            result.append((numbers, try WireValue(json: parts[width])))
+            result.append((try _Fields.integers(parts.prefix(width), key), try WireValue(json: parts[width])))
         }
         return result
     }

@@ -14,10 +14,15 @@
 /// }
 /// ```
 public enum WireValue: Hashable, Sendable, CustomStringConvertible {
+    /// NULL.
     case null
+    /// An INTEGER.
     case integer(Int64)
+    /// A REAL.
     case real(Double)
+    /// A TEXT, code point for code point.
     case text(String)
+    /// A BLOB, byte for byte.
     case blob([UInt8])
 
     /// The largest integer a JSON number carries exactly in every client (2⁵³ − 1).

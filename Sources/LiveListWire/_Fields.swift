@@ -7,6 +7,19 @@ struct _Fields {
         self.members = members
     }
 
+    /// The fields of one frame's message and its `type`, parsed at most `maximumDepth` deep.
+    static func message(_ bytes: [UInt8], maximumDepth: Int) throws(WireDecodingError) -> (fields: _Fields, type: String) {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
+        } catch {
+            throw .notJSON(error.description)
+        }
+        let fields = try _Fields(json)
+        guard case let .string(type) = fields.value("type") else { throw .notAMessage }
+        return (fields, type)
+    }
+
     func value(_ key: String) -> JSONValue? {
         members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
     }
@@ -42,14 +55,7 @@ struct _Fields {
 
     /// An array of non-negative integers.
     func integers(_ key: String) throws(WireDecodingError) -> [Int] {
-        var result: [Int] = []
-        for element in try array(key) {
-            guard case let .integer(value) = element, value >= 0, value <= Int64(Int32.max) else {
-                throw .invalidField(key, "expected non-negative integers")
-            }
-            result.append(Int(value))
-        }
-        return result
+        try Self.integers(try array(key), key)
     }
 
     /// An array of arrays of `width` integers.
@@ -57,14 +63,19 @@ struct _Fields {
         var result: [[Int]] = []
         for element in try array(key) {
             guard case let .array(parts) = element, parts.count == width else { throw .invalidField(key, "expected arrays of \(width) integers") }
-            var tuple: [Int] = []
-            for part in parts {
-                guard case let .integer(value) = part, value >= 0, value <= Int64(Int32.max) else {
-                    throw .invalidField(key, "expected non-negative integers")
-                }
-                tuple.append(Int(value))
+            result.append(try Self.integers(parts, key))
+        }
+        return result
+    }
+
+    /// Each of `parts`, a non-negative 32-bit integer.
+    static func integers(_ parts: some Collection<JSONValue>, _ key: String) throws(WireDecodingError) -> [Int] {
+        var result: [Int] = []
+        for part in parts {
+            guard case let .integer(value) = part, value >= 0, value <= Int64(Int32.max) else {
+                throw .invalidField(key, "expected non-negative integers")
             }
-            result.append(tuple)
+            result.append(Int(value))
         }
         return result
     }

@@ -24,26 +24,11 @@ extension LiveQuery {
         return { ids in
             let layout = index.current.layout
             guard let records = layout.records else { return [:] }
-            var keys: [DatabaseValue] = []
-            var idOfKey: [SQLValue: ID] = [:]
-            for id in ids {
-                guard let entry = index.entry(ofIdentity: id.identityValue) else { continue }
-                let key: SQLValue = records.keyIsRowid ? .integer(entry.rowid) : layout.identity(of: entry)
-                guard let value = key.databaseValue else { continue }
-                idOfKey[key] = id
-                keys.append(value)
-            }
-            guard !keys.isEmpty else { return [:] }
-            let idsByKey = idOfKey
-            let batches = stride(from: 0, to: keys.count, by: 500).map { Array(keys[$0..<min($0 + 500, keys.count)]) }
+            let idsByKey = records.keys(of: ids, in: index, layout: layout)
+            guard !idsByKey.isEmpty else { return [:] }
             return try await reader.read { db in
                 var loaded: [ID: Record] = [:]
-                for batch in batches {
-                    let sql = records.prefix + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
-                    let statement = try db.cachedStatement(sql: sql)
-                    var arguments = records.arguments
-                    arguments += StatementArguments(batch)
-                    try statement.setArguments(arguments)
+                try records.eachBatch(of: records.prefix, keys: Array(idsByKey.keys), db) { statement in
                     let keyColumn = Int32(statement.columnCount - 1)
                     let cursor = try Row.fetchCursor(statement, adapter: records.adapter)
                     while let row = try cursor.next() {

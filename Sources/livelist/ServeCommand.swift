@@ -38,11 +38,11 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (database, queries, writer) = try open()
+        let file = try config.map { path throws(InputError) in (path, try ServeConfiguration.load(path)) }
+        let (database, queries, writer) = try open(file)
         var configuration = LiveListServer.Configuration()
-        if let config {
-            let file = try ServeConfiguration.load(config)
-            configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: config) }
+        if let (path, file) = file {
+            configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: path) }
         }
         let server = LiveListServer(database: database, queries: queries, configuration: configuration)
         let host = host
@@ -56,15 +56,14 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    private func open() throws -> (any DatabaseWriter, [PublishedQuery], DemoWriter?) {
+    private func open(_ file: (path: String, configuration: ServeConfiguration)?) throws -> (any DatabaseWriter, [PublishedQuery], DemoWriter?) {
         guard demo else {
             var queries = try publishedQueries()
             var path = db
-            if let config {
-                let file = try ServeConfiguration.load(config)
-                queries += file.published
-                if path == nil, let relative = file.database {
-                    path = URL(fileURLWithPath: relative, relativeTo: URL(fileURLWithPath: config).deletingLastPathComponent()).path
+            if let file {
+                queries += file.configuration.published
+                if path == nil, let relative = file.configuration.database {
+                    path = URL(fileURLWithPath: relative, relativeTo: URL(fileURLWithPath: file.path).deletingLastPathComponent()).path
                 }
             }
             guard let path else { throw InputError("give --db PATH, or \"database\" in the configuration file") }

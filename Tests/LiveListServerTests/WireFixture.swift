@@ -6,6 +6,7 @@ import LiveListClient
 import LiveListServer
 import LiveListWire
 import LiveQuery
+import ListTesting
 import Logging
 import ServiceLifecycle
 
@@ -50,12 +51,18 @@ final class WireFixture: Sendable {
         databaseConfiguration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: databaseConfiguration)
         try await pool.write { db in
-            var random = SeededRandom(seed: seed)
+            var random = SeededRandomNumberGenerator(seed: seed)
             try db.execute(sql: "CREATE TABLE message(id INTEGER PRIMARY KEY, day INTEGER, sender TEXT, subject TEXT, folder TEXT)")
             for _ in 0..<rows { try Self.insert(db, &random) }
             try ChangeTracking.install(on: db, tables: ["message"])
         }
         let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+        let (port, group, running) = await serve(server)
+        return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
+    }
+
+    /// Runs `server` on a free loopback port until its group shuts down; returns once it listens.
+    static func serve(_ server: LiveListServer) async -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = server.application(port: 0) { port in portContinuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.group")))
@@ -65,7 +72,7 @@ final class WireFixture: Sendable {
             port = bound
             break
         }
-        return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
+        return (port, group, running)
     }
 
     private init(pool: DatabasePool, path: String, port: Int, server: LiveListServer, group: ServiceGroup, running: Task<Void, any Error>) {
@@ -85,17 +92,17 @@ final class WireFixture: Sendable {
     /// Text that tests exactness: both normalization forms of é, NUL, emoji, plain letters.
     static let alphabet: [String] = ["e\u{301}", "\u{E9}", "a", "b", "Z", "\0", "😀", " ", "ß", "i\u{307}", "Ω"]
 
-    static func text(_ random: inout SeededRandom) -> String {
+    static func text(_ random: inout SeededRandomNumberGenerator) -> String {
         (0..<random.next(upTo: 6) + 1).map { _ in alphabet[random.next(upTo: alphabet.count)] }.joined()
     }
 
-    static func insert(_ db: Database, _ random: inout SeededRandom) throws {
+    static func insert(_ db: Database, _ random: inout SeededRandomNumberGenerator) throws {
         try db.execute(sql: "INSERT INTO message(day, sender, subject, folder) VALUES (?, ?, ?, ?)",
                        arguments: [random.next(upTo: 8), text(&random), text(&random), random.next(upTo: 10) < 7 ? "inbox" : "archive"])
     }
 
     /// One random write: insert, update of any column, delete, or REPLACE of an existing id.
-    static func randomWrite(_ db: Database, _ random: inout SeededRandom) throws {
+    static func randomWrite(_ db: Database, _ random: inout SeededRandomNumberGenerator) throws {
         let maxID = try Int.fetchOne(db, sql: "SELECT max(id) FROM message") ?? 0
         let id = random.next(upTo: max(1, maxID)) + 1
         switch random.next(upTo: 6) {
@@ -137,16 +144,7 @@ final class WireFixture: Sendable {
     }
 }
 
-/// SplitMix64: seeded, so a failing run can be replayed from its printed seed.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
+extension SeededRandomNumberGenerator {
+    /// A number in `0..<bound`.
+    mutating func next(upTo bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
 }

@@ -65,7 +65,7 @@ struct WireOracleTests {
     func oracle() async throws {
         let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
         print("wire oracle seed: \(seed)")
-        var random = SeededRandom(seed: seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
         let fixture = try await WireFixture.start(rows: 400, seed: seed)
         let other = try DatabaseQueue(path: fixture.path)
         let clients = [
@@ -79,7 +79,7 @@ struct WireOracleTests {
             let writes = random.next(upTo: 12) + 1
             for _ in 0..<writes {
                 let start = random
-                let write = { @Sendable (db: Database) throws -> SeededRandom in
+                let write = { @Sendable (db: Database) throws -> SeededRandomNumberGenerator in
                     var random = start
                     try WireFixture.randomWrite(db, &random)
                     return random

@@ -1,5 +1,6 @@
 import Foundation
 import ListDiff
+import ListTesting
 import LiveListWire
 import Testing
 
@@ -69,7 +70,8 @@ struct WireCodingTests {
     func fuzzedDecoder() throws {
         let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
         print("wire fuzz seed: \(seed)")
-        var random = SeedSequence(seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
+        func pick(_ bound: Int) -> Int { Int.random(in: 0..<max(1, bound), using: &random) }
         let valid = [
             #"{"type":"subscribe","sub":1,"query":"inbox","arguments":{"folder":"work","n":{"i":"9007199254740993"},"b":{"b":"AAE="}},"window":[0,60],"resume":{"version":"ab:3","held":[0,10]}}"#,
             #"{"type":"window","sub":1,"window":[100,60]}"#, #"{"type":"unsubscribe","sub":1}"#,
@@ -77,16 +79,16 @@ struct WireCodingTests {
         let tokens = Array(#"{}[]",:0123456789-.eE+truefalsnul\"/u"#.utf8) + [0, 0x80, 0xC3, 0xFF, 0x20]
         var decoded = 0, rejected = 0
         for round in 0..<20_000 {
-            var bytes = valid[random.next(upTo: valid.count)]
+            var bytes = valid[pick(valid.count)]
             if round % 4 == 0 {
-                bytes = (0..<random.next(upTo: 64)).map { _ in tokens[random.next(upTo: tokens.count)] }
+                bytes = (0..<pick(64)).map { _ in tokens[pick(tokens.count)] }
             } else {
-                for _ in 0..<(random.next(upTo: 4) + 1) {
-                    let position = random.next(upTo: bytes.count + 1)
-                    switch random.next(upTo: 3) {
+                for _ in 0..<(pick(4) + 1) {
+                    let position = pick(bytes.count + 1)
+                    switch pick(3) {
                     case 0 where position < bytes.count: bytes.remove(at: position)
-                    case 1: bytes.insert(tokens[random.next(upTo: tokens.count)], at: position)
-                    default: if position < bytes.count { bytes[position] = tokens[random.next(upTo: tokens.count)] }
+                    case 1: bytes.insert(tokens[pick(tokens.count)], at: position)
+                    default: if position < bytes.count { bytes[position] = tokens[pick(tokens.count)] }
                     }
                 }
             }
@@ -111,18 +113,5 @@ struct WireCodingTests {
         for bad in ["", ":1", "a:", "a:-1", "a:01", "a b:1", "a:1:2x", String(repeating: "a", count: 65) + ":1"] {
             #expect(WireVersion(bad) == nil, "\(bad)")
         }
-    }
-}
-
-/// SplitMix64, for replayable fuzzing.
-struct SeedSequence {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next(upTo bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(max(1, bound)))
     }
 }

@@ -14,41 +14,22 @@ extension LiveQuery {
     /// - Complexity: one statement per 500 rows, on `reader`'s read path; O(r) work for r rows.
     package func exactPayloads(of rows: [LiveRow<ID>], reader: any DatabaseReader) async throws -> [ID: [SQLValue]] {
         let index = core.index
-        guard let records = index.current.layout.records, !rows.isEmpty else { return [:] }
-        var keys: [DatabaseValue] = []
-        var wanted: [SQLValue: LiveRow<ID>] = [:]
-        for row in rows {
-            let identity = row.id.identityValue
-            let key: SQLValue
-            if records.keyIsRowid {
-                guard let entry = index.entry(ofIdentity: identity) else { continue }
-                key = .integer(entry.rowid)
-            } else {
-                key = identity
-            }
-            guard let value = key.databaseValue, wanted[key] == nil else { continue }
-            wanted[key] = row
-            keys.append(value)
-        }
-        guard !keys.isEmpty else { return [:] }
-        let rowsByKey = wanted
-        let batches = stride(from: 0, to: keys.count, by: 500).map { Array(keys[$0..<min($0 + 500, keys.count)]) }
+        let layout = index.current.layout
+        guard let records = layout.records, !rows.isEmpty else { return [:] }
+        let versions = Dictionary(rows.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first })
+        let idsByKey = records.keys(of: versions.keys, in: index, layout: layout)
+        guard !idsByKey.isEmpty else { return [:] }
         return try await reader.read { db in
             var payloads: [ID: [SQLValue]] = [:]
-            for batch in batches {
-                let sql = records.payloadPrefix + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
-                let statement = try db.cachedStatement(sql: sql)
-                var arguments = records.arguments
-                arguments += StatementArguments(batch)
-                try statement.setArguments(arguments)
+            try records.eachBatch(of: records.payloadPrefix, keys: Array(idsByKey.keys), db) { statement in
                 let sqlite = statement.sqliteStatement
                 let keyColumn = records.keyIsRowid ? (records.payloadColumns.rowid ?? 0) : Int32(statement.columnCount - 1)
                 let cursor = try Row.fetchCursor(statement)
                 while try cursor.next() != nil {
-                    guard let row = rowsByKey[SQLValue(statement: sqlite, column: keyColumn)] else { continue }
-                    let entry = records.payloadColumns.entry(from: sqlite, ordinal: 0)
-                    guard entry.token == row.version else { continue }
-                    payloads[row.id] = records.valueColumns.map { SQLValue(statement: sqlite, column: $0) }
+                    guard let id = idsByKey[SQLValue(statement: sqlite, column: keyColumn)], let version = versions[id] else { continue }
+                    // Kept only at the result's version: a row changed since is reloaded by its commit.
+                    guard records.payloadColumns.entry(from: sqlite, ordinal: 0).token == version else { continue }
+                    payloads[id] = records.valueColumns.map { SQLValue(statement: sqlite, column: $0) }
                 }
             }
             return payloads
