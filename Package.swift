@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // WebSocket close codes (NIOWebSocket), already in the graph through hummingbird-websocket.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         // `livelist serve --config`: published queries in YAML.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
@@ -47,7 +49,7 @@ let package = Package(
         // Thin UIKit/AppKit adapters; empty on Linux.
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
         // The protocol's messages and values, shared by the server and every Swift client.
-        .target(name: "LiveListWire"),
+        .target(name: "LiveListWire", dependencies: ["ListDiff"]),
         // Published live queries over WebSocket, embeddable in an app's Hummingbird router.
         .target(name: "LiveListServer", dependencies: [
             "ListDiff", "LiveQuery", "LiveListWire",
@@ -57,6 +59,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
         ]),
         // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
         .target(name: "LiveListClient", dependencies: [
@@ -74,6 +77,7 @@ let package = Package(
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
         ]),
         .executableTarget(
             name: "livelist",
@@ -90,6 +94,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -113,6 +118,8 @@ let package = Package(
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [

@@ -11,7 +11,7 @@ struct WireCodingTests {
     static func values() -> [WireValue] {
         var values: [WireValue] = [.null, .integer(0), .integer(-1), .integer(WireValue.largestPlainInteger),
                                    .integer(WireValue.largestPlainInteger + 1), .integer(.max), .integer(.min),
-                                   .real(0.1), .real(-0.0), .real(1e300), .real(5e-324), .real(2.0), .real(.infinity), .real(-.infinity),
+                                   .real(0.1), .real(-0.0), .real(1e300), .real(.leastNonzeroMagnitude), .real(2.0), .real(.infinity), .real(-.infinity),
                                    .blob([]), .blob([0]), .blob([0xFF, 0, 1]), .blob(Array(0...255))]
         values += hostileTexts.map { .text($0) }
         return values
