@@ -11,6 +11,8 @@ extension RemoteListModel {
         let old = state
         let (keys, counts) = try Self.sections(after: changes, keys: message.insertedSectionKeys, old: old)
         try Self.checkItems(changes, old: old, newCounts: counts, message: message)
+        let newCount = counts.reduce(0, +)
+        if let row = message.rows.first(where: { $0.position >= newCount }) { throw .inconsistent("row at \(row.position) of \(newCount)") }
         let mapping = PathMapping(changes)
         let shell = RemoteListState(keys: keys, counts: counts, known: [:], stateID: old.stateID ?? ListStateID(source: 0, generation: 0))
         var known: [Int: RemoteRow] = [:]
@@ -34,7 +36,6 @@ extension RemoteListModel {
         }
         var loaded: [RemoteRowID] = []
         for row in message.rows {
-            guard row.position < shell.count else { throw .inconsistent("row at \(row.position) of \(shell.count)") }
             let existing = known[row.position]
             let kept = existing.flatMap { $0.id == .row(row.id) ? $0.version : nil }
             let version = kept ?? freshVersion()
@@ -45,6 +46,7 @@ extension RemoteListModel {
             }
         }
         version = message.to
+        lastObservedAt = message.observedAt ?? lastObservedAt
         let kept = pruned(known, count: shell.count)
         state = RemoteListState(keys: keys, counts: counts, known: kept, stateID: nextStateID())
         // A row that stayed but whose identity the client learns only now (it slid into the window)

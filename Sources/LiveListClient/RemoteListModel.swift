@@ -15,6 +15,12 @@ public struct RemoteListModel: Sendable {
     public private(set) var columns: [String] = []
     /// The window the server sends rows for.
     public private(set) var window: Range<Int> = 0..<0
+    /// When the server saw the last commit applied, in microseconds since 1970 on its clock
+    /// (``WireChanges/observedAt``): subtract it from the time of the screen's update to show
+    /// commit→screen latency, when the clocks agree.
+    public internal(set) var lastObservedAt: Int64?
+    /// Why the server last sent the whole window again (`subscribed` for a first state).
+    public private(set) var lastResetReason: WireResetReason?
     /// A window asked for and not yet answered.
     public private(set) var requestedWindow: Range<Int>?
     var records: [WireValue: (version: UInt64, values: [WireValue])] = [:]
@@ -102,6 +108,7 @@ public struct RemoteListModel: Sendable {
 
     private mutating func receive(_ reset: WireReset) -> Output {
         columns = reset.columns
+        lastResetReason = reset.reason
         window = reset.window.range ?? 0..<0
         requestedWindow = nil
         version = reset.version

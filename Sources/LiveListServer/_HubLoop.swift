@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import ListDiff
 import LiveListWire
@@ -33,6 +34,8 @@ final class _HubLoop {
     var result: LiveResult<SQLValue>?
     var sequence: UInt64 = 0
     var buffer: [Buffered] = []
+    /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
+    var observedAt: Int64?
     var subscriptions: [ObjectIdentifier: Subscription] = [:]
     var waiting: [(subscriber: _Subscriber, window: Range<Int>, resume: WireResume?)] = []
     let payloads: _PayloadCache
@@ -89,6 +92,8 @@ final class _HubLoop {
         case let .update(update):
             guard let old = result else { return }
             result = update.result
+            let latency = update.latency.components
+            observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
             let from = sequence
             sequence += 1
             buffer.append(Buffered(from: from, old: old, changeset: update.changeset))
@@ -121,7 +126,8 @@ final class _HubLoop {
         let (rows, failed) = await payloads.rows(at: Set(missing.values.joined()), in: result)
         if failed { retry(groups.values.flatMap { $0 }) }
         for (window, subscribers) in groups {
-            let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] })
+            let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] },
+                                             observedAt: observedAt)
             let body = ServerMessage.changes(message).encodedBody()
             for subscriber in subscribers { subscriber.send(body: body) }
         }
@@ -156,7 +162,8 @@ final class _HubLoop {
         let positions = transition.missing(window: window, held: held)
         let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
-        let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] })
+        let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
+                                         observedAt: resume.version.sequence == sequence ? nil : observedAt)
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
 

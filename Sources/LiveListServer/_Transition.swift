@@ -45,8 +45,8 @@ struct _Transition {
     }
 
     /// The message, for rows already made.
-    func message(from: WireVersion, to: WireVersion, rows: [WireRow]) -> WireChanges {
+    func message(from: WireVersion, to: WireVersion, rows: [WireRow], observedAt: Int64?) -> WireChanges {
         WireChanges(sub: 0, from: from, to: to, changes: changes, insertedSectionKeys: insertedSectionKeys, insertedIDs: insertedIDs,
-                    movedIDs: movedIDs, reloadedIDs: reloadedIDs, rows: rows)
+                    movedIDs: movedIDs, reloadedIDs: reloadedIDs, rows: rows, observedAt: observedAt)
     }
 }

@@ -30,10 +30,14 @@ public struct WireChanges: Hashable, Sendable {
     /// Rows of the window at `to` that the client did not hold: inserted, reloaded, or come into
     /// the window.
     public var rows: [WireRow]
+    /// When the server's live query saw the last commit these changes bring, in microseconds
+    /// since 1970 (UTC) on the server's clock (JSON `at`; absent when unknown). A client on a
+    /// clock that agrees with the server's subtracts it from its own to show commit→screen latency.
+    public var observedAt: Int64?
 
     /// Creates a changes message; each identity list runs parallel to its kind of change.
     public init(sub: Int, from: WireVersion, to: WireVersion, changes: ListChanges, insertedSectionKeys: [WireValue],
-                insertedIDs: [WireValue], movedIDs: [WireValue], reloadedIDs: [WireValue], rows: [WireRow]) {
+                insertedIDs: [WireValue], movedIDs: [WireValue], reloadedIDs: [WireValue], rows: [WireRow], observedAt: Int64? = nil) {
         self.sub = sub
         self.from = from
         self.to = to
@@ -43,6 +47,7 @@ public struct WireChanges: Hashable, Sendable {
         self.movedIDs = movedIDs
         self.reloadedIDs = reloadedIDs
         self.rows = rows
+        self.observedAt = observedAt
     }
 
     var members: [JSONValue.Member] {
@@ -63,6 +68,7 @@ public struct WireChanges: Hashable, Sendable {
         add("moves", zip(changes.itemMoves, movedIDs).map { .array(path($0.from) + path($0.to) + [$1.json]) })
         add("reloads", zip(changes.itemReloads, reloadedIDs).map { .array(path($0) + [$1.json]) })
         add("rows", rows.map(\.json))
+        if let observedAt { members.append(.init(key: "at", value: .integer(observedAt))) }
         return members
     }
 
@@ -100,6 +106,11 @@ public struct WireChanges: Hashable, Sendable {
         }
         reloadedIDs = ids
         rows = try WireRow.rows(fields)
+        switch fields.value("at") {
+        case nil: observedAt = nil
+        case let .integer(value)?: observedAt = value
+        default: throw .invalidField("at", "expected an integer (microseconds since 1970)")
+        }
     }
 
     /// Arrays of `width` non-negative integers followed by a value.
