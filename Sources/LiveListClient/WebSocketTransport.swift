@@ -6,15 +6,20 @@ import Logging
 public struct WebSocketTransport: RemoteTransport {
     /// The largest message accepted from the server.
     public var maximumFrameBytes: Int
+    /// The frames read ahead of the list: past them the socket is not read until the list takes
+    /// one, so a client that cannot keep up is seen (and reset) by the server instead of holding
+    /// an unbounded backlog.
+    public var inboundCapacity: Int
     /// The bearer token to send, asked for at every connection (so a refreshed one is used).
     public var token: (@Sendable () async throws -> String?)?
     let logger: Logger
 
     /// A transport accepting messages of up to `maximumFrameBytes`, sending `token` (when given)
     /// as `Authorization: Bearer` on every connection.
-    public init(maximumFrameBytes: Int = 64 << 20, token: (@Sendable () async throws -> String?)? = nil,
+    public init(maximumFrameBytes: Int = 64 << 20, inboundCapacity: Int = 64, token: (@Sendable () async throws -> String?)? = nil,
                 logger: Logger = Logger(label: "livelist.client")) {
         self.maximumFrameBytes = maximumFrameBytes
+        self.inboundCapacity = inboundCapacity
         self.token = token
         self.logger = logger
     }
@@ -22,7 +27,8 @@ public struct WebSocketTransport: RemoteTransport {
     /// Starts connecting to `url` and returns at once; frames flow once the connection is open, and
     /// a failure to connect ends ``RemoteConnection/frames`` with the error.
     public func connect(to url: String) async throws -> RemoteConnection {
-        let (frames, incoming) = AsyncThrowingStream<String, any Error>.makeStream()
+        let incoming = _FrameQueue(capacity: inboundCapacity)
+        let frames = AsyncThrowingStream<String, any Error>(unfolding: { try await incoming.next() })
         let (outgoing, queue) = AsyncStream<String>.makeStream()
         let maximumFrameBytes = maximumFrameBytes
         let logger = logger
@@ -37,7 +43,7 @@ public struct WebSocketTransport: RemoteTransport {
                     }
                     defer { writer.cancel() }
                     for try await message in inbound.messages(maxSize: maximumFrameBytes) {
-                        if case let .text(text) = message { incoming.yield(text) }
+                        if case let .text(text) = message { await incoming.push(text) }
                     }
                 }
                 if let closeFrame, closeFrame.closeCode != .normalClosure {
@@ -51,6 +57,7 @@ public struct WebSocketTransport: RemoteTransport {
         }
         return RemoteConnection(frames: frames, send: { queue.yield($0) }, close: {
             queue.finish()
+            incoming.finish()
             task.cancel()
         })
     }

@@ -42,7 +42,8 @@ public final class LiveListServer: Sendable {
         /// The most rows a window may span.
         public var maximumWindow = 2_000
         /// Bytes queued for one connection before its subscriptions' pending changes are dropped
-        /// and each gets a reset instead (slow clients cost bounded memory).
+        /// and each gets a reset instead (slow clients cost bounded memory: this, plus one queued
+        /// reset per subscription).
         public var outboundByteLimit = 4 << 20
         /// Changesets kept per live query for clients that resume.
         public var resumeBufferSize = 1_024

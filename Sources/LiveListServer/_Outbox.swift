@@ -4,7 +4,10 @@ import Foundation
 /// the queue passes its byte limit, the queued frames of its subscriptions are dropped, and
 /// every later frame of those subscriptions too until their reset is queued — so a client never
 /// receives a changeset that does not start where its last one ended, and the server never holds
-/// more than the limit for it.
+/// more than the limit for it, plus one reset per subscription: a reset does not count against
+/// the limit (a window's rows may outweigh it, and a reset dropped for its own size would be
+/// asked for again at once, forever, while the client stalls); the changes queued after it do,
+/// and when they overflow, the reset goes with them and a newer one is asked for.
 ///
 /// `@unchecked Sendable`: every stored property is read and written under `lock` only.
 final class _Outbox: @unchecked Sendable {
@@ -47,12 +50,12 @@ final class _Outbox: @unchecked Sendable {
                 awaitingReset.remove(sub)
             }
             frames.append(frame)
-            queuedBytes += frame.text.utf8.count
+            if !frame.isReset { queuedBytes += frame.text.utf8.count }
             var overflowed: [Int] = []
             if queuedBytes > byteLimit {
                 let dropped = Set(frames.compactMap(\.sub))
                 frames.removeAll { $0.sub != nil }
-                queuedBytes = frames.reduce(0) { $0 + $1.text.utf8.count }
+                queuedBytes = frames.reduce(0) { $0 + ($1.isReset ? 0 : $1.text.utf8.count) }
                 awaitingReset.formUnion(dropped)
                 overflowed = dropped.sorted()
             }

@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import ListTesting
+import LiveListClient
+@testable import LiveListServer
+import LiveListWire
+import Testing
+
+@Suite("Slow clients", .serialized)
+struct WireSlowClientTests {
+    @Test("A client that stops reading is reset (slowClient) instead of queued without limit, then equals the SELECT; another client never stops")
+    @MainActor
+    func stalledClientIsReset() async throws {
+        var configuration = LiveListServer.Configuration()
+        configuration.outboundByteLimit = 64 << 10
+        let fixture = try await WireFixture.start(rows: 300, seed: 7, configuration: configuration)
+        let gated = GatedTransport()
+        let slow = WireClient(url: fixture.url, viewportRows: 20, window: 0..<300, transport: gated)
+        let steady = WireClient(url: fixture.url, viewportRows: 12, window: 0..<30)
+        try await eventually("first states") { try [slow, steady].allSatisfy { $0.matches(try fixture.select()) } }
+        #expect(slow.remote.model.lastResetReason == .subscribed)
+
+        gated.gate.close()
+        // Each commit rewrites every row of the stalled client's window with 2 KB subjects: far more
+        // than the socket buffers and the server's 64 KB limit hold after a few commits.
+        for round in 0..<40 {
+            try await fixture.pool.write { db in
+                try db.execute(sql: "UPDATE message SET subject = ? || printf('%.2000c', 'x')", arguments: ["round \(round) é "])
+            }
+        }
+        try await eventually("the steady client follows while the other stalls") { steady.matches(try fixture.select()) }
+
+        gated.gate.open()
+        try await eventually("the stalled client, reset") { try slow.matches(fixture.select()) && steady.matches(fixture.select()) }
+        #expect(slow.remote.model.lastResetReason == .slowClient)
+        #expect(steady.remote.resetsReceived == 1)
+        slow.remote.stop()
+        steady.remote.stop()
+        await fixture.stop()
+    }
+
+    @Test("The outbox drops a stalled subscription's frames past its limit until its reset, which does not count against it")
+    func outboxBounds() {
+        let dropped = DroppedSubscriptions()
+        let outbox = _Outbox(byteLimit: 100)
+        outbox.setOverflowHandler { dropped.append($0) }
+        let change = String(repeating: "c", count: 40)
+        outbox.send(.init(text: change, sub: 1, isReset: false))
+        outbox.send(.init(text: change, sub: 2, isReset: false))
+        #expect(dropped.all.isEmpty)
+        outbox.send(.init(text: change, sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
+        #expect(dropped.all == [[1, 2]])
+        outbox.send(.init(text: change, sub: 1, isReset: false))   // awaiting its reset: not queued
+        #expect(dropped.all == [[1, 2]])
+        // A reset larger than the limit is queued (it would otherwise be asked for again forever).
+        outbox.send(.init(text: String(repeating: "r", count: 500), sub: 1, isReset: true))
+        outbox.send(.init(text: change, sub: 1, isReset: false))
+        outbox.send(.init(text: change, sub: 2, isReset: false))   // still awaiting its reset
+        #expect(dropped.all == [[1, 2]])
+        outbox.send(.init(text: change, sub: 1, isReset: false))
+        outbox.send(.init(text: change, sub: 1, isReset: false))   // 120 bytes of changes after the reset
+        #expect(dropped.all == [[1, 2], [1]])
+    }
+}
+
+/// What an outbox reported dropped. `@unchecked Sendable`: `subs` is read and written under `lock` only.
+final class DroppedSubscriptions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var subs: [[Int]] = []
+    func append(_ dropped: [Int]) { lock.withLock { subs.append(dropped) } }
+    var all: [[Int]] { lock.withLock { subs } }
+}
