@@ -61,10 +61,11 @@ final class WireFixture: Sendable {
         return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
     }
 
-    /// Runs `server` on a free loopback port until its group shuts down; returns once it listens.
-    static func serve(_ server: LiveListServer) async -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
+    /// Runs `server` on `port` (0: a free loopback port) until its group shuts down; returns once
+    /// it listens.
+    static func serve(_ server: LiveListServer, port: Int = 0) async -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = server.application(port: 0) { port in portContinuation.yield(port) }
+        let app = server.application(port: port) { port in portContinuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.group")))
         let running = Task { try await group.run() }
         var port = 0
@@ -87,6 +88,16 @@ final class WireFixture: Sendable {
     func stop() async {
         await group.triggerGracefulShutdown()
         _ = await running.result
+    }
+
+    /// Stops the server and starts a new one (a new epoch: versions of the old one are unknown to
+    /// it) over the same database, on the same port.
+    func restart(configuration: LiveListServer.Configuration = LiveListServer.Configuration(),
+                 queries: [PublishedQuery] = [inbox]) async -> WireFixture {
+        await stop()
+        let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+        let (port, group, running) = await Self.serve(server, port: port)
+        return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
     }
 
     /// Text that tests exactness: both normalization forms of é, NUL, emoji, plain letters.
@@ -147,4 +158,88 @@ final class WireFixture: Sendable {
 extension SeededRandomNumberGenerator {
     /// A number in `0..<bound`.
     mutating func next(upTo bound: Int) -> Int { Int.random(in: 0..<bound, using: &self) }
+}
+
+/// A transport whose list takes frames only while its gate is open: with the real transport's
+/// read-ahead bound, a closed gate stops the socket being read — a client that cannot keep up.
+struct GatedTransport: RemoteTransport {
+    /// Whether frames flow; waiters resume when it opens.
+    final class Gate: @unchecked Sendable {
+        // `@unchecked Sendable`: `isOpen` and `waiters` are read and written under `lock` only.
+        private let lock = NSLock()
+        private var isOpen = true
+        private var waiters: [CheckedContinuation<Void, Never>] = []
+
+        func close() { lock.withLock { isOpen = false } }
+
+        func open() {
+            let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                isOpen = true
+                defer { self.waiters = [] }
+                return self.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        func pass() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let wait = lock.withLock { () -> Bool in
+                    if isOpen { return false }
+                    waiters.append(continuation)
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+        }
+    }
+
+    /// The frames of one connection, taken by one consumer at a time.
+    private final class Frames: @unchecked Sendable {
+        // `@unchecked Sendable`: the iterator is used by the connection's single consumer only.
+        var iterator: AsyncThrowingStream<String, any Error>.AsyncIterator
+        init(_ stream: AsyncThrowingStream<String, any Error>) { iterator = stream.makeAsyncIterator() }
+    }
+
+    let gate = Gate()
+    let base = WebSocketTransport(inboundCapacity: 2)
+
+    func connect(to url: String) async throws -> RemoteConnection {
+        let connection = try await base.connect(to: url)
+        let frames = Frames(connection.frames)
+        let gate = gate
+        return RemoteConnection(frames: AsyncThrowingStream(unfolding: {
+            await gate.pass()
+            return try await frames.iterator.next()
+        }), send: connection.send, close: connection.close)
+    }
+}
+
+extension WireFixture {
+    /// The sqlite3 shell, when installed (CI installs it): another process writing the file.
+    static let sqliteShell: String? = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    struct ProcessFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `executable` with `arguments` to its end; throws when it fails.
+    static func run(_ executable: String, _ arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        guard process.terminationStatus == 0 else {
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw ProcessFailed(description: "\(executable) exited with \(process.terminationStatus): \(message)")
+        }
+    }
 }

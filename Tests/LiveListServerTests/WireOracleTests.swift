@@ -18,8 +18,8 @@ final class WireClient {
     let view: HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
     let dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
 
-    init(url: String, viewportRows: Int, window: Range<Int>) {
-        remote = RemoteLiveQuery(url: url, query: "inbox", window: window, prefetch: 10)
+    init(url: String, viewportRows: Int, window: Range<Int>, transport: any RemoteTransport = WebSocketTransport()) {
+        remote = RemoteLiveQuery(url: url, query: "inbox", window: window, prefetch: 10, transport: transport)
         cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 10)
         (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows)
         let cells = cells
@@ -60,22 +60,27 @@ final class WireClient {
 
 @Suite("Live lists over the wire", .serialized)
 struct WireOracleTests {
-    @Test("Clients with different windows equal a fresh SELECT after random commits, from the server's connection and another")
+    @Test("Clients with different windows equal a fresh SELECT after random commits from the server's connection, another connection and another process; through a stalled client, a resume and a server restart")
     @MainActor
     func oracle() async throws {
         let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
         print("wire oracle seed: \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
-        let fixture = try await WireFixture.start(rows: 400, seed: seed)
+        var fixture = try await WireFixture.start(rows: 400, seed: seed)
         let other = try DatabaseQueue(path: fixture.path)
+        let gated = GatedTransport()
         let clients = [
             WireClient(url: fixture.url, viewportRows: 12, window: 0..<30),
             WireClient(url: fixture.url, viewportRows: 8, window: 100..<130),
             WireClient(url: fixture.url, viewportRows: 20, window: 0..<40),
+            WireClient(url: fixture.url, viewportRows: 10, window: 50..<80, transport: gated),
         ]
         try await eventually("first states") { try clients.allSatisfy { $0.matches(try fixture.select()) } }
         clients[1].view.setContentOffset(100)
+        clients[3].view.setContentOffset(50)
+        var restarted = false
         for round in 0..<10 {
+            if round == 1 { gated.gate.close() }
             let writes = random.next(upTo: 12) + 1
             for _ in 0..<writes {
                 let start = random
@@ -86,14 +91,25 @@ struct WireOracleTests {
                 }
                 random = random.next(upTo: 3) == 0 ? try await other.write(write) : try await fixture.pool.write(write)
             }
+            // Another process: the sqlite3 shell, when the machine has it.
+            if let shell = WireFixture.sqliteShell {
+                let id = random.next(upTo: 400) + 1
+                try await WireFixture.run(shell, [fixture.path, ".timeout 10000", "UPDATE message SET day = (day + 3) % 8, sender = sender || 'é' WHERE id = \(id)"])
+            }
+            if round == 3 { gated.gate.open() }
             if round == 4 { clients[2].remote.stop() }
             if round == 6 { clients[2].remote.start() }
+            if round == 7 {
+                fixture = await fixture.restart()
+                restarted = true
+            }
             if round % 3 == 2 {
                 let count = clients[1].remote.model.state.count
                 clients[1].view.setContentOffset(random.next(upTo: max(1, count)))
             }
-            // The stopped client is checked once it is back (its resume is what is tested).
-            let following = (4..<6).contains(round) ? Array(clients[0..<2]) : clients
+            // The stopped client is checked once it is back (its resume is what is tested); the
+            // stalled one once it reads again.
+            let following = (4..<6).contains(round) ? Array(clients[0..<2]) : (1..<3).contains(round) ? Array(clients[0..<3]) : clients
             do {
                 try await eventually("round \(round) (seed \(seed))") { try following.allSatisfy { $0.matches(try fixture.select()) } }
             } catch {
@@ -102,8 +118,11 @@ struct WireOracleTests {
                 throw error
             }
         }
-        // The stopped client resumed with one composed changeset: its only reset is its first state.
-        #expect(clients[2].remote.resetsReceived == 1)
+        #expect(restarted)
+        // The stopped client resumed with one composed changeset: its resets are its first state and
+        // the restart's (a new server knows none of the old one's versions).
+        #expect(clients[2].remote.resetsReceived == 2)
+        #expect(clients[2].remote.model.lastResetReason == .versionUnavailable)
         for client in clients { client.remote.stop() }
         await fixture.stop()
     }
