@@ -41,6 +41,35 @@ extension HeadlessListView {
         items(inRows: contentOffset..<(contentOffset + viewportRows))
     }
 
+    /// A row of the content: a section's header or an item.
+    public enum ContentRow: Hashable, Sendable {
+        case header(section: Int)
+        case item(ItemPath)
+    }
+
+    /// The rows in the viewport, headers included, in display order — what a terminal or any
+    /// row-based screen draws.
+    ///
+    /// - Complexity: O(s + v) for s sections and v rows in the viewport.
+    public var visibleRows: [ContentRow] {
+        guard let store else { return [] }
+        let first = contentOffset, last = contentOffset + viewportRows
+        var result: [ContentRow] = []
+        var row = 0
+        for (section, count) in store.counts.enumerated() {
+            if row >= last { break }
+            for _ in 0..<sectionHeaderRows {
+                if row >= first && row < last { result.append(.header(section: section)) }
+                row += 1
+            }
+            if row + count > first && row < last {
+                for item in max(0, first - row)..<min(count, last - row) { result.append(.item(ItemPath(section: section, item: item))) }
+            }
+            row += count
+        }
+        return result
+    }
+
     /// The first item in the viewport, if any.
     public var firstVisibleItem: ItemPath? { visibleItems.first }
 

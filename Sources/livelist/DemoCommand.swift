@@ -21,6 +21,9 @@ struct DemoCommand: ParsableCommand {
             Keys: ↑↓ PgUp PgDn Home End scroll, Space selects, / edits the filter, s cycles the sort, p pauses the writer, q quits.
             With --headless (automatic when stdout is not a terminal) a scripted viewport runs for --duration seconds, one line is
             printed per applied batch, and the last line is: demo: B batches, C changes, I inconsistencies, p50 X ms, p99 Y ms.
+            With --remote ws://HOST:PORT/live the list comes from a `livelist serve --demo` server instead (its writer changes
+            the data; p50/p99 are then from the server seeing a commit to the changes applied here), and the headless run
+            ends by comparing the list with a fresh subscription at the same version.
             """
     )
 
@@ -30,14 +33,35 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Changes the writer makes per second.") var writesPerSecond = 40
     @Option(help: "Seconds to run in headless mode.") var duration: Double = 10
     @Flag(help: "Run the scripted, non-interactive demo.") var headless = false
+    @Option(help: "Show the list of a `livelist serve --demo` server (ws://HOST:PORT/live) instead of a local database.") var remote: String?
+    @Option(help: "A bearer token for --remote.") var token: String?
 
     func validate() throws {
         guard rows >= 0 else { throw ValidationError("--rows must not be negative") }
         guard duration > 0 else { throw ValidationError("--duration must be positive") }
         guard writesPerSecond > 0 else { throw ValidationError("--writes-per-second must be positive") }
+        if let remote {
+            guard remote.hasPrefix("ws://") || remote.hasPrefix("wss://") else { throw ValidationError("--remote must be a ws:// or wss:// URL") }
+            guard db == nil else { throw ValidationError("--remote shows a server's list: leave out --db") }
+        }
+        guard token == nil || remote != nil else { throw ValidationError("--token goes with --remote") }
     }
 
     func run() throws {
+        let interactive = !headless && isatty(STDOUT_FILENO) == 1 && isatty(STDIN_FILENO) == 1
+        let duration = duration, seed = seed
+        if let remote {
+            let token = token
+            let code = try MainActor.assumeIsolated {
+                let session = RemoteDemoSession(url: remote, token: token, viewportRows: interactive ? max(1, Terminal().size.rows - 3) : 30)
+                if !interactive { try session.waitForFirstState(seconds: 15) }
+                return interactive
+                    ? Self.runInteractive(session, writer: nil, title: "inbox at \(remote)")
+                    : Self.runHeadless(session, writer: nil, seed: seed, duration: duration)
+            }
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
         let path: String
         if let db {
             path = db
@@ -47,32 +71,35 @@ struct DemoCommand: ParsableCommand {
             path = directory.appendingPathComponent("inbox.sqlite").path
         }
         let database = try InboxDatabase.open(path: path, rows: rows, seed: seed)
-        let interactive = !headless && isatty(STDOUT_FILENO) == 1 && isatty(STDIN_FILENO) == 1
-        let writesPerSecond = writesPerSecond, seed = seed, duration = duration
+        let writesPerSecond = writesPerSecond
         let code = try MainActor.assumeIsolated {
-            interactive
-                ? try Self.runInteractive(database: database, writesPerSecond: writesPerSecond, seed: seed)
-                : try Self.runHeadless(database: database, writesPerSecond: writesPerSecond, seed: seed, duration: duration)
+            let session = try DemoSession(database: database, viewportRows: interactive ? max(1, Terminal().size.rows - 3) : 30)
+            let writer = DemoWriter()
+            writer.start(database: database, writesPerSecond: writesPerSecond, seed: seed)
+            return interactive
+                ? Self.runInteractive(session, writer: writer, title: "inbox")
+                : Self.runHeadless(session, writer: writer, seed: seed, duration: duration)
         }
         if code != 0 { throw ExitCode(code) }
     }
 
+    /// Lets the main actor run (a remote query's connection, a row cache's callbacks) for `seconds`.
     @MainActor
-    static func runHeadless(database: DatabaseQueue, writesPerSecond: Int, seed: UInt64, duration: Double) throws -> Int32 {
-        let session = try DemoSession(database: database, viewportRows: 30)
-        let writer = DemoWriter()
-        writer.start(database: database, writesPerSecond: writesPerSecond, seed: seed)
+    static func pump(_ seconds: Double) {
+        let end = Date(timeIntervalSinceNow: seconds)
+        while Date() < end { _ = RunLoop.main.run(mode: .default, before: min(end, Date(timeIntervalSinceNow: 0.01))) }
+    }
+
+    @MainActor
+    static func runHeadless(_ session: some DemoListSession, writer: DemoWriter?, seed: UInt64, duration: Double) -> Int32 {
         var random = SeededRandomNumberGenerator(seed: seed &+ 2)
         let ticks = max(3, Int(duration * 10))
         for tick in 1...ticks {
-            Thread.sleep(forTimeInterval: 0.1)
+            pump(0.1)
             for line in session.applyEvents() { print(line) }
             // The scripted viewport: scroll, select, change the filter and the sort.
-            if tick % 5 == 0 { session.view.setContentOffset(Int.random(in: 0...max(0, min(2_000, session.view.maximumContentOffset)), using: &random)) }
-            if tick % 7 == 0, let path = session.view.visibleItems.randomElement(using: &random),
-               let id = session.presenter.displayed.itemIfPresent(at: path)?.item?.id {
-                session.presenter.selectItem(id: id)
-            }
+            if tick % 5 == 0 { session.setContentOffset(Int.random(in: 0...max(0, min(2_000, session.maximumContentOffset)), using: &random)) }
+            if tick % 7 == 0 { session.selectVisibleRow(using: &random) }
             if tick == ticks / 3 {
                 print("script: filter \"a\"")
                 session.setCriteria(sort: session.sort, filter: "a")
@@ -83,27 +110,33 @@ struct DemoCommand: ParsableCommand {
             }
             session.requestVisibleRows()
         }
-        try waitFor { await writer.stop() }
-        for line in session.applyEvents() { print(line) }
-        try waitFor { await session.cache.waitForLoads() }
-        var inconsistencies = session.view.violations.count + session.view.staleCells().count
-        if !(try session.matchesFreshQuery()) {
-            inconsistencies += 1
-            print("inconsistency: the displayed list differs from a fresh query")
+        if let writer {
+            do {
+                try waitFor { await writer.stop() }
+            } catch {
+                print("inconsistency: the writer did not stop: \(error)")
+                return 1
+            }
         }
+        pump(0.2)
+        for line in session.applyEvents() { print(line) }
+        let problems: [String]
+        do {
+            problems = try session.finalCheck()
+        } catch {
+            problems = ["the final check failed: \(error)"]
+        }
+        for problem in problems { print("inconsistency: \(problem)") }
         let (p50, p99) = session.statusCounts
         let (mainP50, mainP99) = session.mainCounts
-        print("demo: \(session.batches) batches, \(session.changes) changes, \(inconsistencies) inconsistencies, p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms, main p50 \(String(format: "%.3f", mainP50)) ms, main p99 \(String(format: "%.3f", mainP99)) ms")
-        return inconsistencies == 0 ? 0 : 1
+        print("demo: \(session.batches) batches, \(session.changes) changes, \(problems.count) inconsistencies, p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms, main p50 \(String(format: "%.3f", mainP50)) ms, main p99 \(String(format: "%.3f", mainP99)) ms")
+        return problems.isEmpty ? 0 : 1
     }
 
     @MainActor
-    static func runInteractive(database: DatabaseQueue, writesPerSecond: Int, seed: UInt64) throws -> Int32 {
+    static func runInteractive(_ session: some DemoListSession, writer: DemoWriter?, title: String) -> Int32 {
         let terminal = Terminal()
         var size = terminal.size
-        let session = try DemoSession(database: database, viewportRows: max(1, size.rows - 3))
-        let writer = DemoWriter()
-        writer.start(database: database, writesPerSecond: writesPerSecond, seed: seed)
         signal(SIGTERM) { _ in terminationRequested = 1 }
         signal(SIGHUP) { _ in terminationRequested = 1 }
         terminal.enter()
@@ -113,11 +146,11 @@ struct DemoCommand: ParsableCommand {
             let current = terminal.size
             if current != size {
                 size = current
-                session.view.viewportRows = max(1, size.rows - 3)
-                session.view.setContentOffset(session.view.contentOffset)
+                session.viewportRows = max(1, size.rows - 3)
+                session.setContentOffset(session.contentOffset)
                 terminal.write("\u{1B}[2J")
             }
-            for key in terminal.readKeys(timeout: 50) {
+            for key in terminal.readKeys(timeout: 40) {
                 if screen.editingFilter != nil {
                     switch key {
                     case .enter:
@@ -137,46 +170,32 @@ struct DemoCommand: ParsableCommand {
                 }
                 switch key {
                 case .character("q"), .interrupt: break loop
-                case .up: moveCursor(session, by: -1)
-                case .down: moveCursor(session, by: 1)
-                case .pageUp: moveCursor(session, by: -session.view.viewportRows)
-                case .pageDown: moveCursor(session, by: session.view.viewportRows)
-                case .home: moveCursor(session, by: -Int.max / 2)
-                case .end: moveCursor(session, by: Int.max / 2)
-                case .character(" "):
-                    if let id = session.cursor {
-                        if session.presenter.selectedItemIDs.contains(id) { session.presenter.deselectItem(id: id) } else { session.presenter.selectItem(id: id) }
-                    }
+                case .up: session.moveCursor(by: -1)
+                case .down: session.moveCursor(by: 1)
+                case .pageUp: session.moveCursor(by: -session.viewportRows)
+                case .pageDown: session.moveCursor(by: session.viewportRows)
+                case .home: session.moveCursor(by: -Int.max / 2)
+                case .end: session.moveCursor(by: Int.max / 2)
+                case .character(" "): session.toggleSelectionAtCursor()
                 case .character("/"): screen.editingFilter = session.filter
                 case .character("s"):
                     let next = DemoSort(rawValue: (session.sort.rawValue + 1) % DemoSort.allCases.count) ?? .byActivity
                     session.setCriteria(sort: next, filter: session.filter)
                 case .character("p"):
-                    writer.isPaused.toggle()
-                    screen.writerPaused = writer.isPaused
+                    // The writer of a remote list runs on its server.
+                    if let writer {
+                        writer.isPaused.toggle()
+                        screen.writerPaused = writer.isPaused
+                    }
                 default: break
                 }
             }
+            pump(0.01)
             _ = session.applyEvents()
             session.requestVisibleRows()
-            terminal.write(screen.render(session, size: size))
+            terminal.write(screen.render(session, size: size, title: title))
         }
-        writer.isPaused = true
+        writer?.isPaused = true
         return 0
-    }
-
-    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view:
-    /// positions through the live result, O(log n), never a walk over every row.
-    @MainActor
-    static func moveCursor(_ session: DemoSession, by delta: Int) {
-        let count = session.result.count
-        guard count > 0 else { return }
-        let current = session.cursor.flatMap { session.presenter.displayed.path(ofItem: .item($0)) }.flatMap(session.flatPosition) ?? 0
-        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), count - 1)
-        guard let path = session.displayedPath(ofPosition: target), let row = session.view.row(of: path) else { return }
-        session.cursor = session.result.row(at: target)?.id
-        let view = session.view
-        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
-        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
     }
 }

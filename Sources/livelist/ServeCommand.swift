@@ -14,7 +14,7 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve live queries over WebSocket (the protocol of docs/PROTOCOL.md).",
         discussion: """
             With --demo, serves the inbox demo database (created when missing) with its live writer, as the query "inbox"
-            (argument "sort": "activity", "sender" or "unread"). Otherwise publish queries over --db with --query NAME=SQL
+            (arguments "sort": "activity", "sender" or "unread", and "filter": text the sender or the subject contains). Otherwise publish queries over --db with --query NAME=SQL
             (":name" placeholders become parameters of any type) and optionally --section NAME=COLUMN. The endpoint is
             ws://HOST:PORT/live, its health GET /live/health. SIGINT or SIGTERM shut down gracefully.
             """
@@ -85,14 +85,24 @@ struct ServeCommand: ParsableCommand {
         }
         let writer = DemoWriter()
         writer.start(database: database, writesPerSecond: writesPerSecond, seed: 1)
-        let inbox = PublishedQuery(name: "inbox", parameters: [QueryParameter("sort", type: .text, default: .text("activity"))]) { arguments in
-            let order = switch arguments["sort"] {
-            case .text("sender")?: "sender COLLATE NOCASE, last_activity DESC, id"
-            case .text("unread")?: "unread DESC, last_activity DESC, id"
-            default: "day DESC, last_activity DESC, id"
+        let inbox = PublishedQuery(name: "inbox", parameters: [
+            QueryParameter("sort", type: .text, default: .text("activity")),
+            QueryParameter("filter", type: .text, default: .text("")),
+        ]) { arguments in
+            let (order, section) = switch arguments["sort"] {
+            case .text("sender")?: ("sender COLLATE NOCASE, last_activity DESC, id", nil as String?)
+            case .text("unread")?: ("unread DESC, last_activity DESC, id", "unread")
+            default: ("day DESC, last_activity DESC, id", "day")
             }
-            return LiveQueryRequest(sql: "SELECT id, sender, subject, unread, last_activity, day FROM conversation WHERE archived = 0 ORDER BY \(order)",
-                                    as: SQLValue.self, section: order.hasPrefix("day") ? "day" : nil)
+            // The local demo's filter: the text anywhere in the sender or the subject.
+            var filter = ""
+            var bound = StatementArguments()
+            if case let .text(text)? = arguments["filter"], !text.isEmpty {
+                filter = " AND (sender LIKE :pattern OR subject LIKE :pattern)"
+                bound = ["pattern": "%\(text)%"]
+            }
+            return LiveQueryRequest(sql: "SELECT id, sender, subject, unread, last_activity, day, version FROM conversation WHERE archived = 0\(filter) ORDER BY \(order)",
+                                    arguments: bound, as: SQLValue.self, section: section, version: "version")
         }
         return (database, [inbox], writer)
     }

@@ -78,4 +78,42 @@ struct ServeCommandTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
     }
+
+    @Test("livelist demo --remote shows a `serve --demo` server's list headlessly: batches applied, a script, 0 inconsistencies against a fresh subscription, exit 0")
+    func remoteDemo() throws {
+        let directory = URL(fileURLWithPath: try CommandRunner.temporaryFile("", name: "placeholder")).deletingLastPathComponent()
+        let server = Process()
+        server.executableURL = CommandRunner.executable
+        server.arguments = ["serve", "--demo", "--db", directory.appendingPathComponent("demo.sqlite").path, "--rows", "3000",
+                            "--writes-per-second", "80", "--port", "0"]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        var text = ""
+        let deadline = Date().addingTimeInterval(120)
+        while !text.contains("\n"), Date() < deadline {
+            text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        let address = try #require(text.range(of: "ws://127.0.0.1:"))
+        let port = try #require(Int(text[address.upperBound...].prefix { $0.isNumber }))
+        let result = try CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:\(port)/live", "--headless", "--duration", "3"])
+        let lines = result.standardOutput.split(separator: "\n")
+        #expect(result.status == 0, "\(result.standardOutput.suffix(2_000)) \(result.standardError)")
+        let summary = try #require(lines.last.map(String.init))
+        #expect(summary.hasPrefix("demo: ") && summary.contains(" 0 inconsistencies"), "\(summary)")
+        #expect(!summary.hasPrefix("demo: 0 batches"), "\(summary)")
+        #expect(lines.contains { $0.hasPrefix("script: filter") } && lines.contains { $0.hasPrefix("script: sort") })
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+    }
+
+    @Test("livelist demo --remote with no server there is one line naming the address, and exit status 2")
+    func remoteDemoWithoutServer() throws {
+        let result = try CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:9/live", "--headless", "--duration", "1"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("ws://127.0.0.1:9/live"), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+    }
 }

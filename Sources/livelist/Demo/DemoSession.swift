@@ -9,9 +9,9 @@ import LiveQuery
 /// The demo's pipeline, shared by the terminal screen and the headless run: a live query over the
 /// inbox, a row cache for the cells, and a presenter driving a strict list view model.
 @MainActor
-final class DemoSession {
+final class DemoSession: DemoListSession {
     typealias Row = PresentedRow<LiveSection, LiveRow<Int64>>
-    enum Mark { case inserted, moved, updated }
+    typealias Mark = DemoMark
 
     /// Events from the live query (appended on the database queue) and rows the cache loaded
     /// (appended on a loader thread), taken on the main thread.
@@ -184,6 +184,85 @@ final class DemoSession {
         let expected = try database.read { db in try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) }
         let shown = presenter.displayed.model.snapshot.sections.flatMap { $0.items.map(\.id) }
         return shown == expected
+    }
+}
+
+extension DemoSession {
+    var viewportRows: Int {
+        get { view.viewportRows }
+        set { view.viewportRows = newValue }
+    }
+
+    var contentOffset: Int { view.contentOffset }
+
+    var maximumContentOffset: Int { view.maximumContentOffset }
+
+    func setContentOffset(_ offset: Int) { view.setContentOffset(offset) }
+
+    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view:
+    /// positions through the live result, O(log n), never a walk over every row.
+    func moveCursor(by delta: Int) {
+        let count = result.count
+        guard count > 0 else { return }
+        let current = cursor.flatMap { presenter.displayed.path(ofItem: .item($0)) }.flatMap(flatPosition) ?? 0
+        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), count - 1)
+        guard let path = displayedPath(ofPosition: target), let row = view.row(of: path) else { return }
+        cursor = result.row(at: target)?.id
+        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
+        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
+    }
+
+    func toggleSelectionAtCursor() {
+        guard let id = cursor else { return }
+        if presenter.selectedItemIDs.contains(id) { presenter.deselectItem(id: id) } else { presenter.selectItem(id: id) }
+    }
+
+    func selectVisibleRow(using random: inout SeededRandomNumberGenerator) {
+        if let path = view.visibleItems.randomElement(using: &random), let id = presenter.displayed.itemIfPresent(at: path)?.item?.id {
+            presenter.selectItem(id: id)
+        }
+    }
+
+    func visibleLines(now: ContinuousClock.Instant) -> [DemoLine] {
+        let displayed = presenter.displayed
+        return view.visibleRows.map { row in
+            switch row {
+            case let .header(section):
+                let key: Int64? = if case let .integer(value)? = displayed.section(at: section).model?.id { value } else { nil }
+                return .header(DemoScreen.sectionTitle(sort: sort, key: key))
+            case let .item(path):
+                switch view.cellContent(at: path) ?? displayed.item(at: path) {
+                case let .block(block):
+                    switch block.kind {
+                    case .loading: return .loading
+                    case .failed: return .failed(block.message ?? "failed")
+                    case .empty: return .empty
+                    }
+                case let .item(row):
+                    guard let conversation = cache.content(of: row.id, version: row.version) else {
+                        return .placeholder(id: "\(row.id)", failed: false, isCursor: cursor == row.id)
+                    }
+                    return .conversation(conversation, mark: mark(of: row.id, now: now), isSelected: view.isSelected(path), isCursor: cursor == row.id)
+                }
+            }
+        }
+    }
+
+    func statusDetails(now: ContinuousClock.Instant) -> String {
+        let (p50, p99) = statusCounts
+        let statistics = cache.statistics
+        var status = "\(result.count) rows · changeset p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms"
+        status += " · main \(String(format: "%.2f", mainCounts.p50))/\(String(format: "%.2f", mainCounts.p99)) ms"
+        status += " · \(batches) batches · \(statistics.pageQueries) page queries · \(statistics.cacheHits) cache hits"
+        if let deleted = deletedBadge(now: now) { status += " · −\(deleted) deleted" }
+        return status
+    }
+
+    func finalCheck() throws -> [String] {
+        try waitFor { [cache] in await cache.waitForLoads() }
+        var problems = view.violations.map { "violation: \($0)" } + view.staleCells().map { "stale cell at \($0)" }
+        if !(try matchesFreshQuery()) { problems.append("the displayed list differs from a fresh query") }
+        return problems
     }
 }
 

@@ -1,0 +1,279 @@
+import Foundation
+import ListDiff
+import ListPresenter
+import ListTesting
+import LiveListClient
+import LiveListWire
+
+/// The demo's list from a `livelist serve --demo` server: a remote live query of its "inbox",
+/// a cell source over its records, and a presenter driving a strict list view model — the same
+/// screen as the local demo, with no database on this side.
+@MainActor
+final class RemoteDemoSession: DemoListSession {
+    typealias Cells = ListCellSource<RemoteSection, RemoteRow, RemoteRecord>
+    typealias View = HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
+
+    let url: String
+    let token: String?
+    private(set) var remote: RemoteLiveQuery
+    private(set) var presenter: ListPresenter<RemoteSection, RemoteRow>
+    private(set) var cells: Cells
+    private(set) var view: View
+    private var dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
+    private(set) var sort = DemoSort.byActivity
+    private(set) var filter = ""
+    /// From each commit (as the server saw it) to its changes applied here, in milliseconds.
+    private(set) var latencies: [Double] = []
+    /// The main actor's work to apply each changeset, in milliseconds.
+    private(set) var mainLatencies: [Double] = []
+    private(set) var batches = 0
+    private(set) var changes = 0
+    private(set) var lastFailure: String?
+    private var lines: [String] = []
+    private var marks: [RemoteRowID: (mark: DemoMark, until: ContinuousClock.Instant)] = [:]
+    /// The row the keyboard cursor is on, by identity.
+    var cursor: RemoteRowID?
+
+    init(url: String, token: String?, viewportRows: Int) {
+        self.url = url
+        self.token = token
+        (remote, presenter, cells, view, dataSource) = Self.make(url: url, token: token, sort: .byActivity, filter: "", viewportRows: viewportRows)
+        connect()
+    }
+
+    private static func make(url: String, token: String?, sort: DemoSort, filter: String, viewportRows: Int)
+        -> (RemoteLiveQuery, ListPresenter<RemoteSection, RemoteRow>, Cells, View, CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>) {
+        let transport = WebSocketTransport(token: token.map { token in { @Sendable in token } })
+        let remote = RemoteLiveQuery(url: url, query: "inbox", arguments: ["sort": .text(sort.argument), "filter": .text(filter)],
+                                     window: 0..<viewportRows, prefetch: 40, transport: transport)
+        let presenter = ListPresenter<RemoteSection, RemoteRow>()
+        let cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 40)
+        let (view, dataSource) = cells.attachHeadlessView(realization: .visible(margin: 20), viewportRows: viewportRows, sectionHeaderRows: 1)
+        return (remote, presenter, cells, view, dataSource)
+    }
+
+    /// Lets the connection run until the server's first state arrives; a server that cannot be
+    /// reached or refuses the query is an input error.
+    func waitForFirstState(seconds: Double) throws(InputError) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while remote.model.version == nil {
+            if case let .refused(error) = remote.connectionState { throw InputError("\(url) refused the demo's query: \(error.message)") }
+            if case let .reconnecting(attempt, reason) = remote.connectionState, attempt >= 4 {
+                throw InputError("cannot reach \(url) (\(attempt) attempts): \(reason)")
+            }
+            guard Date() < deadline else {
+                throw InputError("no list from \(url) within \(Int(seconds)) s" + (lastFailure.map { ": \($0)" } ?? ""))
+            }
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01))
+        }
+    }
+
+    private func connect() {
+        let clock = ContinuousClock()
+        remote.onEvent = { [weak self] event in
+            guard let self else { return }
+            let old = presenter.displayed.model
+            let start = clock.now
+            cells.receive(event)
+            let main = start.duration(to: clock.now)
+            switch event {
+            case .initial:
+                lines.append("reset: \(remote.model.state.count) rows at version \(remote.model.version.map(\.description) ?? "-")")
+                lastFailure = nil
+            case let .changes(changeset, _):
+                mainLatencies.append(Self.milliseconds(main))
+                if let at = remote.model.lastObservedAt {
+                    latencies.append(Double(Int64(Date().timeIntervalSince1970 * 1_000_000) - at) / 1_000)
+                }
+                batches += 1
+                changes += changeset.changes.count
+                lastFailure = nil
+                mark(changeset.changes, before: old, now: clock.now)
+                let c = changeset.changes
+                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(changeset.stages.count) stages, \(String(format: "%.3f", latencies.last ?? 0)) ms (wire), main \(String(format: "%.3f", mainLatencies.last ?? 0)) ms, \(remote.model.state.count) rows")
+            case let .failure(failure):
+                lastFailure = failure.message
+                lines.append("failure: \(failure.message)")
+            case .recovered:
+                lastFailure = nil
+            }
+        }
+        remote.start()
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
+    }
+
+    private func mark(_ changes: ListChanges, before: some SectionedList<RemoteSection, RemoteRow>, now: ContinuousClock.Instant) {
+        let until = now.advanced(by: .milliseconds(1_500))
+        let after = remote.model.state
+        for path in changes.itemReloads where path.section < before.sectionCount && path.item < before.itemCount(inSection: path.section) {
+            marks[before.item(at: path).id] = (.updated, until)
+        }
+        for move in changes.itemMoves { marks[after.item(at: move.to).id] = (.moved, until) }
+        for path in changes.itemInserts { marks[after.item(at: path).id] = (.inserted, until) }
+        marks = marks.filter { $0.value.until > now }
+    }
+
+    var viewportRows: Int {
+        get { view.viewportRows }
+        set { view.viewportRows = newValue }
+    }
+
+    var contentOffset: Int { view.contentOffset }
+
+    var maximumContentOffset: Int { view.maximumContentOffset }
+
+    func setContentOffset(_ offset: Int) { view.setContentOffset(offset) }
+
+    var statusCounts: (p50: Double, p99: Double) { DemoSession.percentiles(latencies) }
+
+    var mainCounts: (p50: Double, p99: Double) { DemoSession.percentiles(mainLatencies) }
+
+    func applyEvents() -> [String] {
+        defer { lines = [] }
+        return lines
+    }
+
+    /// The cell source asks the remote query for the rows it shows; nothing to do here.
+    func requestVisibleRows() {
+        view.layoutIfNeeded()
+    }
+
+    /// A new order or filter is a new subscription: the server's answer replaces the list.
+    func setCriteria(sort: DemoSort, filter: String) {
+        self.sort = sort
+        self.filter = filter
+        let rows = view.viewportRows
+        remote.stop()
+        (remote, presenter, cells, view, dataSource) = Self.make(url: url, token: token, sort: sort, filter: filter, viewportRows: rows)
+        cursor = nil
+        connect()
+    }
+
+    func moveCursor(by delta: Int) {
+        let state = remote.model.state
+        guard state.count > 0 else { return }
+        let current = cursor.flatMap { id in state.path(ofItem: id) }.flatMap { state.position(of: $0) } ?? 0
+        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), state.count - 1)
+        guard let modelPath = state.path(ofPosition: target) else { return }
+        let path = presenter.displayed.displayedPath(ofModelPath: modelPath)
+        guard let row = view.row(of: path) else { return }
+        cursor = state.row(at: target).id
+        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
+        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
+    }
+
+    func toggleSelectionAtCursor() {
+        guard let id = cursor else { return }
+        if presenter.selectedItemIDs.contains(id) { presenter.deselectItem(id: id) } else { presenter.selectItem(id: id) }
+    }
+
+    func selectVisibleRow(using random: inout SeededRandomNumberGenerator) {
+        if let path = view.visibleItems.randomElement(using: &random), let id = presenter.displayed.itemIfPresent(at: path)?.item?.id {
+            presenter.selectItem(id: id)
+        }
+    }
+
+    func visibleLines(now: ContinuousClock.Instant) -> [DemoLine] {
+        view.visibleRows.map { row in
+            switch row {
+            case let .header(section):
+                guard case let .section(model, _)? = view.header(ofSection: section) else { return .header("") }
+                let key: Int64? = if case let .integer(value) = model.id { value } else { nil }
+                return .header(DemoScreen.sectionTitle(sort: sort, key: key))
+            case let .item(path):
+                switch view.cellContent(at: path) ?? cells.content(at: path) {
+                case let .state(block):
+                    switch block.kind {
+                    case .loading: return .loading
+                    case .failed: return .failed(block.message ?? "failed")
+                    case .empty: return .empty
+                    }
+                case let .placeholder(row, state):
+                    return .placeholder(id: "\(row.id)", failed: state.isFailed, isCursor: cursor == row.id)
+                case let .record(row, record):
+                    let mark = marks[row.id].flatMap { $0.until > now ? $0.mark : nil }
+                    return .conversation(Self.conversation(record), mark: mark, isSelected: view.isSelected(path), isCursor: cursor == row.id)
+                }
+            }
+        }
+    }
+
+    static func conversation(_ record: RemoteRecord) -> InboxDatabase.Conversation {
+        func text(_ name: String) -> String { if case let .text(value)? = record[name] { value } else { "" } }
+        func integer(_ name: String) -> Int64 { if case let .integer(value)? = record[name] { value } else { 0 } }
+        return InboxDatabase.Conversation(sender: text("sender"), subject: text("subject"), isUnread: integer("unread") != 0,
+                                          lastActivity: integer("last_activity"))
+    }
+
+    func statusDetails(now: ContinuousClock.Instant) -> String {
+        let (p50, p99) = statusCounts
+        var status = "\(remote.model.state.count) rows · \(url) · \(connectionText) · commit→screen p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms"
+        status += " · main \(String(format: "%.2f", mainCounts.p50))/\(String(format: "%.2f", mainCounts.p99)) ms"
+        status += " · \(batches) batches · \(remote.resetsReceived) resets"
+        return status
+    }
+
+    private var connectionText: String {
+        switch remote.connectionState {
+        case .idle, .connecting: "connecting"
+        case .live: "live"
+        case let .reconnecting(attempt, _): "reconnecting (\(attempt))"
+        case .refused: "refused"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// The view's checks, then the list against a fresh subscription of the same query and window
+    /// at the same version — the server's own first state, read from its result, not from the
+    /// changesets this client applied.
+    func finalCheck() throws -> [String] {
+        var problems = view.violations.map { "violation: \($0)" }
+        let fresh = RemoteLiveQuery(url: url, query: remote.query, arguments: remote.arguments, window: remote.model.window, prefetch: 0,
+                                    transport: WebSocketTransport(token: token.map { token in { @Sendable in token } }))
+        fresh.start()
+        defer { fresh.stop() }
+        let deadline = ContinuousClock.now + .seconds(15)
+        var difference: String? = "no common version with a fresh subscription within 15 s"
+        while ContinuousClock.now < deadline {
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005))
+            guard let version = remote.model.version, fresh.model.version == version, remote.model.requestedWindow == nil,
+                  fresh.model.requestedWindow == nil, fresh.model.window == remote.model.window,
+                  presenter.displayed.model.stateID == remote.model.state.stateID else { continue }
+            difference = Self.difference(remote.model, fresh.model)
+            let stale = view.staleCells(recordsEqual: ==)
+            if difference == nil, !stale.isEmpty { difference = "stale cells at \(stale)" }
+            if difference == nil { break }
+        }
+        if let difference { problems.append("the displayed list differs from a fresh subscription: \(difference)") }
+        return problems
+    }
+
+    /// Why two models of the same query and window differ (`nil`: they are equal).
+    static func difference(_ shown: RemoteListModel, _ fresh: RemoteListModel) -> String? {
+        guard shown.state.keys == fresh.state.keys, shown.state.counts == fresh.state.counts else {
+            return "sections \(shown.state.counts) vs \(fresh.state.counts)"
+        }
+        for position in shown.window.clamped(to: 0..<shown.state.count) {
+            let row = shown.state.row(at: position), expected = fresh.state.row(at: position)
+            guard row.id == expected.id else { return "row \(position): \(row.id) vs \(expected.id)" }
+            guard let record = shown.record(for: row) else { return "row \(position): no record" }
+            guard let values = fresh.record(for: expected)?.values else { return "row \(position): not sent to the fresh subscription" }
+            guard record.values == values else { return "row \(position): \(record.values) vs \(values)" }
+        }
+        return nil
+    }
+}
+
+extension DemoSort {
+    /// The served demo query's `sort` argument for this order.
+    var argument: String {
+        switch self {
+        case .byActivity: "activity"
+        case .bySender: "sender"
+        case .unreadFirst: "unread"
+        }
+    }
+}
