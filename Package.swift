@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // WebSocket close codes (NIOWebSocket), already in the graph through hummingbird-websocket.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        // Measures what permessage-deflate sends (the benchmarks); in the graph through hummingbird-websocket.
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // `livelist serve --config`: published queries in YAML.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
@@ -60,11 +62,13 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
+            .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
         ]),
         // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
         .target(name: "LiveListClient", dependencies: [
             "ListDiff", "ListPresenter", "LiveListWire",
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -78,6 +82,8 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            .product(name: "CompressNIO", package: "compress-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .executableTarget(
             name: "livelist",

@@ -1,5 +1,6 @@
 import HTTPTypes
 import HummingbirdWSClient
+import HummingbirdWSCompression
 import Logging
 
 /// The protocol over WebSocket (`ws://` or `wss://`), with hummingbird-websocket's client.
@@ -10,15 +11,18 @@ public struct WebSocketTransport: RemoteTransport {
     /// one, so a client that cannot keep up is seen (and reset) by the server instead of holding
     /// an unbounded backlog.
     public var inboundCapacity: Int
+    /// Whether to offer permessage-deflate (RFC 7692); used when the server accepts it.
+    public var perMessageDeflate: Bool
     /// The bearer token to send, asked for at every connection (so a refreshed one is used).
     public var token: (@Sendable () async throws -> String?)?
     let logger: Logger
 
     /// A transport accepting messages of up to `maximumFrameBytes`, sending `token` (when given)
     /// as `Authorization: Bearer` on every connection.
-    public init(maximumFrameBytes: Int = 64 << 20, inboundCapacity: Int = 64, token: (@Sendable () async throws -> String?)? = nil,
-                logger: Logger = Logger(label: "livelist.client")) {
+    public init(maximumFrameBytes: Int = 64 << 20, inboundCapacity: Int = 64, perMessageDeflate: Bool = false,
+                token: (@Sendable () async throws -> String?)? = nil, logger: Logger = Logger(label: "livelist.client")) {
         self.maximumFrameBytes = maximumFrameBytes
+        self.perMessageDeflate = perMessageDeflate
         self.inboundCapacity = inboundCapacity
         self.token = token
         self.logger = logger
@@ -31,12 +35,14 @@ public struct WebSocketTransport: RemoteTransport {
         let frames = AsyncThrowingStream<String, any Error>(unfolding: { try await incoming.next() })
         let (outgoing, queue) = AsyncStream<String>.makeStream()
         let maximumFrameBytes = maximumFrameBytes
+        let perMessageDeflate = perMessageDeflate
         let logger = logger
         var headers = HTTPFields()
         if let token, let value = try await token() { headers[.authorization] = "Bearer \(value)" }
         let task = Task { [headers] in
             do {
-                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers)
+                let extensions: [WebSocketExtensionFactory] = perMessageDeflate ? [.perMessageDeflate(maxDecompressedFrameSize: 1 << 20, minFrameSizeToCompress: 16)] : []
+                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers, extensions: extensions)
                 let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
                     let writer = Task {
                         for await text in outgoing { try await outbound.write(.text(text)) }

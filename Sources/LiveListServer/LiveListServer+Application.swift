@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdWebSocket
+import HummingbirdWSCompression
 import ServiceLifecycle
 
 extension LiveListServer: Service {
@@ -19,9 +20,17 @@ extension LiveListServer: Service {
         addRoutes(to: router)
         // WebSocket's frames stay at 16 KiB, what clients accept by default: larger messages are
         // split into frames and joined again by the receiver.
-        return Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+        let extensions: [WebSocketExtensionFactory] = configuration.perMessageDeflate ? [Self.perMessageDeflate] : []
+        return Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(extensions: extensions))),
                            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livelist"),
                            services: [self],
                            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
+    }
+
+    /// permessage-deflate (RFC 7692) as the server offers it when
+    /// ``Configuration/perMessageDeflate`` is on: every message compressed (a changeset is often
+    /// under 256 bytes, the extension's default threshold), with context takeover.
+    public static var perMessageDeflate: WebSocketExtensionFactory {
+        .perMessageDeflate(maxDecompressedFrameSize: 1 << 16, minFrameSizeToCompress: 16)
     }
 }

@@ -41,6 +41,12 @@ public final class LiveListServer: Sendable {
         public var maximumSubscriptionsPerConnection = 64
         /// The most rows a window may span.
         public var maximumWindow = 2_000
+        /// Whether ``LiveListServer/application(host:port:onRunning:)`` accepts permessage-deflate
+        /// (RFC 7692) from clients that offer it (browsers do): fewer bytes on the wire for some
+        /// CPU per connection and message — each connection compresses its own copy of a
+        /// changeset. In an app's own router, pass ``LiveListServer/perMessageDeflate`` to the
+        /// WebSocket upgrade's extensions.
+        public var perMessageDeflate = false
         /// Bytes queued for one connection before its subscriptions' pending changes are dropped
         /// and each gets a reset instead (slow clients cost bounded memory: this, plus one queued
         /// reset per subscription).

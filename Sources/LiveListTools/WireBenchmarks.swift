@@ -54,7 +54,7 @@ public enum WireBenchmarks {
         var holderModel = RemoteListModel()
         _ = try holderModel.receive(try holder.next())
         let cold = Stopwatch.milliseconds(coldStart.duration(to: clock.now))
-        var times: [Double] = [], bytes: [Int] = []
+        var times: [Double] = [], bytes: [Int] = [], deflated: [Int] = []
         for _ in 0..<runs {
             let start = clock.now
             let connection = try WireConnection(served.url)
@@ -69,6 +69,7 @@ public enum WireBenchmarks {
             presenter.replace(with: state)
             times.append(Stopwatch.milliseconds(start.duration(to: clock.now)))
             bytes.append(frame.utf8.count)
+            deflated.append(try DeflatedSize().bytes(of: frame))
             guard (0..<min(60, state.count)).allSatisfy({ model.record(for: state.row(at: $0)) != nil }) else {
                 throw BenchFailure("\(name): the first screen lacks rows")
             }
@@ -78,6 +79,7 @@ public enum WireBenchmarks {
         var result = BenchResult(name: name, medianMilliseconds: LiveQueryBenchmarks.median(times), runs: runs)
         result.add("p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(times, 0.99))))
         result.add("bytes", .integer(Int64(bytes.sorted()[bytes.count / 2])))
+        result.add("bytes_deflate", .integer(Int64(deflated.sorted()[deflated.count / 2])))
         result.add("cold_open_whole_index_ms", .double(BenchResult.rounded(cold)))
         result.add("window_rows", .integer(60))
         return result
@@ -98,7 +100,9 @@ public enum WireBenchmarks {
         presenter.replace(with: first)
         var random = SeededRandomNumberGenerator(seed: 29)
         let clock = ContinuousClock()
-        var totals: [Double] = [], mains: [Double] = [], bytes: [Int] = []
+        var totals: [Double] = [], mains: [Double] = [], bytes: [Int] = [], deflated: [Int] = []
+        // One connection's compressor, as permessage-deflate keeps it from message to message.
+        let deflate = try DeflatedSize()
         for _ in 0..<runs {
             let update = ItemUpdate.random(rows: rows, &random)
             let start = clock.now
@@ -113,6 +117,7 @@ public enum WireBenchmarks {
             totals.append(Stopwatch.milliseconds(start.duration(to: end)))
             mains.append(Stopwatch.milliseconds(mainStart.duration(to: end)))
             bytes.append(frame.utf8.count)
+            deflated.append(try deflate.bytes(of: frame))
         }
         let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
         guard model.state.count == fresh, presenter.statistics.fullDiffs == 0 else { throw BenchFailure("\(name): the client's count is not the SELECT's") }
@@ -121,7 +126,8 @@ public enum WireBenchmarks {
         let baselinePresenter = ListPresenter<SingleSection, VersionedItem<Int64, Int64>>()
         _ = EndToEndBenchmarks.attach(baselinePresenter)
         baselinePresenter.update(try waitFor { try await LiveQueryBenchmarks.fetchIdentities(pool) })
-        var baseline: [Double] = [], baselineBytes = 0
+        var baseline: [Double] = [], baselineBytes = 0, baselineDeflated = 0
+        let baselineDeflate = try DeflatedSize()
         for _ in 0..<baselineRuns {
             let update = ItemUpdate.random(rows: rows, &random)
             let start = clock.now
@@ -129,6 +135,7 @@ public enum WireBenchmarks {
             let snapshot = try waitFor { try await LiveQueryBenchmarks.fetchIdentities(pool) }
             let sent = JSONValue.array(snapshot.sections[0].items.map { .array([.integer($0.id), .integer($0.version)]) }).serialized
             baselineBytes = sent.utf8.count
+            baselineDeflated = try baselineDeflate.bytes(of: sent)
             guard case let .array(received) = try JSONParser.parse(Array(sent.utf8)) else { throw BenchFailure("\(name): baseline parse") }
             let items = received.map { element -> VersionedItem<Int64, Int64> in
                 guard case let .array(pair) = element, case let .integer(id) = pair[0], case let .integer(version) = pair[1] else {
@@ -146,7 +153,9 @@ public enum WireBenchmarks {
         result.add("main_median_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(mains))))
         result.add("bytes", .integer(Int64(bytes.sorted()[bytes.count / 2])))
         result.add("bytes_max", .integer(Int64(bytes.max() ?? 0)))
+        result.add("bytes_deflate", .integer(Int64(deflated.sorted()[deflated.count / 2])))
         result.add("baseline_bytes", .integer(Int64(baselineBytes)))
+        result.add("baseline_bytes_deflate", .integer(Int64(baselineDeflated)))
         result.add("rows", .integer(Int64(rows)))
         result.add("in_result", .integer(Int64(fresh)))
         return result
@@ -191,6 +200,7 @@ public enum WireBenchmarks {
         result.add("distinct_rows_changed", .integer(Int64(changed.count)))
         result.add("bytes", .integer(Int64(frame.utf8.count)))
         result.add("bytes_per_distinct_row", .double(BenchResult.rounded(Double(frame.utf8.count) / Double(max(1, changed.count)))))
+        result.add("bytes_deflate", .integer(Int64(try DeflatedSize().bytes(of: frame))))
         return result
     }
 }

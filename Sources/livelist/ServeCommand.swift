@@ -27,6 +27,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Changes the demo writer makes per second.") var writesPerSecond = 40
     @Option(help: "A published query, NAME=SQL (repeatable).") var query: [String] = []
     @Option(help: "The section column of a published query, NAME=COLUMN (repeatable).") var section: [String] = []
+    @Flag(help: "Accept permessage-deflate (RFC 7692) from clients that offer it: fewer bytes, more CPU per connection.") var perMessageDeflate = false
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0: any free port).") var port = 8080
 
@@ -41,6 +42,7 @@ struct ServeCommand: ParsableCommand {
         let file = try config.map { path throws(InputError) in (path, try ServeConfiguration.load(path)) }
         let (database, queries, writer) = try open(file)
         var configuration = LiveListServer.Configuration()
+        configuration.perMessageDeflate = perMessageDeflate
         if let (path, file) = file {
             configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: path) }
         }
