@@ -11,13 +11,17 @@ extension LiveListServer: Service {
         await shutDown()
     }
 
-    /// A Hummingbird application serving only this server's routes (`/live`, `/live/health`) on
-    /// `host`:`port` (0: any free port), with the server as one of its services; `onRunning`
-    /// receives the bound port.
-    public func application(host: String = "127.0.0.1", port: Int = 8080,
+    /// A Hummingbird application serving this server's routes (`/live`, `/live/health`, the web
+    /// client's modules) and, with `demoPage`, the inbox demo's page at `/`, on `host`:`port`
+    /// (0: any free port), with the server as one of its services; `onRunning` receives the
+    /// bound port.
+    public func application(host: String = "127.0.0.1", port: Int = 8080, demoPage: Bool = false,
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         addRoutes(to: router)
+        if demoPage {
+            router.get("/") { _, _ -> Response in Self.webFileResponse("demo.html") }
+        }
         // WebSocket's frames stay at 16 KiB, what clients accept by default: larger messages are
         // split into frames and joined again by the receiver.
         let extensions: [WebSocketExtensionFactory] = configuration.perMessageDeflate ? [Self.perMessageDeflate] : []

@@ -89,7 +89,8 @@ public final class LiveListServer: Sendable {
         self.logger = logger
     }
 
-    /// Adds `GET path` (the WebSocket endpoint) and `GET path/health` to `router`. With
+    /// Adds `GET path` (the WebSocket endpoint), `GET path/health`, and the web client's modules
+    /// `GET path/livelist.js` and `GET path/livelist-view.js` to `router`. With
     /// ``Configuration/tokens``, an upgrade without a valid token is refused with 401.
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
         router.ws(RouterPath(path)) { request, _ in
@@ -105,10 +106,21 @@ public final class LiveListServer: Sendable {
             let claims = try? await self.claims(of: context.request)
             await self.serve(inbound: inbound, outbound: outbound, claims: claims, logger: context.logger)
         }
+        for name in ["livelist.js", "livelist-view.js"] {
+            router.get(RouterPath(path + "/" + name)) { _, _ -> Response in Self.webFileResponse(name) }
+        }
         router.get(RouterPath(path + "/health")) { _, _ -> String in
             let counts = await self.registry.counts
             return "{\"status\":\"ok\",\"queries\":\(counts.queries),\"subscriptions\":\(counts.subscriptions)}"
         }
+    }
+
+    /// A file of the web client (`livelist.js`, `livelist-view.js`, or `demo.html`, the inbox
+    /// demo's page) as a response; 404 for another name.
+    public static func webFileResponse(_ name: String) -> Response {
+        guard let file = _WebFiles.files[name] else { return Response(status: .notFound) }
+        return Response(status: .ok, headers: [.contentType: file.contentType, .cacheControl: "no-cache"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: file.body)))
     }
 
     /// The verified claims of the request's bearer token (`nil` when tokens are not required).

@@ -24,7 +24,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "A YAML file of published queries (and token verification).") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
-    @Option(help: "Changes the demo writer makes per second.") var writesPerSecond = 40
+    @Option(help: "Changes the demo writer makes per second (0: no writer).") var writesPerSecond = 40
     @Option(help: "A published query, NAME=SQL (repeatable).") var query: [String] = []
     @Option(help: "The section column of a published query, NAME=COLUMN (repeatable).") var section: [String] = []
     @Flag(help: "Accept permessage-deflate (RFC 7692) from clients that offer it: fewer bytes, more CPU per connection.") var perMessageDeflate = false
@@ -35,6 +35,7 @@ struct ServeCommand: ParsableCommand {
         guard demo || db != nil || config != nil else { throw ValidationError("give --db PATH, --config FILE or --demo") }
         guard demo || !query.isEmpty || config != nil else { throw ValidationError("publish at least one --query NAME=SQL, or give --config FILE") }
         guard !(demo && config != nil) else { throw ValidationError("--demo serves its own queries: leave out --config") }
+        guard writesPerSecond >= 0 else { throw ValidationError("--writes-per-second must not be negative") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
     }
 
@@ -49,8 +50,9 @@ struct ServeCommand: ParsableCommand {
         let server = LiveListServer(database: database, queries: queries, configuration: configuration)
         let host = host
         try waitFor {
-            let app = server.application(host: host, port: port) { bound in
-                let line = "livelist serve: ws://\(host):\(bound)/live (\(queries.map(\.name).sorted().joined(separator: ", ")))\n"
+            let app = server.application(host: host, port: port, demoPage: demo) { bound in
+                var line = "livelist serve: ws://\(host):\(bound)/live (\(queries.map(\.name).sorted().joined(separator: ", ")))\n"
+                if demo { line += "livelist serve: the live list in a browser: http://\(host):\(bound)/\n" }
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
             try await app.runService()
@@ -85,8 +87,11 @@ struct ServeCommand: ParsableCommand {
         } catch {
             throw InputError("cannot install the change log in \(path): \(error)")
         }
-        let writer = DemoWriter()
-        writer.start(database: database, writesPerSecond: writesPerSecond, seed: 1)
+        var writer: DemoWriter?
+        if writesPerSecond > 0 {
+            writer = DemoWriter()
+            writer?.start(database: database, writesPerSecond: writesPerSecond, seed: 1)
+        }
         let inbox = PublishedQuery(name: "inbox", parameters: [
             QueryParameter("sort", type: .text, default: .text("activity")),
             QueryParameter("filter", type: .text, default: .text("")),

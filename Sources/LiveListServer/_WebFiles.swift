@@ -1,0 +1,1318 @@
+// Generated from Web/ by Scripts/embed-web.sh: edit Web/ and run it again.
+
+/// The web client's files as `livelist serve` sends them.
+enum _WebFiles {
+    static let files: [String: (contentType: String, body: String)] = [
+        "livelist.js": ("text/javascript; charset=utf-8", ##"""
+// livelist.js — the LiveList wire protocol (docs/PROTOCOL.md) in the browser, without the DOM:
+// the exact values, the list model a client keeps (counts, sections, the window's identities and
+// rows) and a live query over a WebSocket that subscribes, applies every changeset in order, asks
+// for rows as the window moves, resumes from its version and reconnects with backoff.
+//
+// No dependencies; an ES module for browsers and Node (20+, where `WebSocket` is passed in).
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A value that JSON cannot carry exactly: an integer beyond ±(2⁵³ − 1), kept as a BigInt. */
+export function decodeValue(json) {
+  if (json === null || typeof json === 'string') return json;
+  if (typeof json === 'number') {
+    if (!Number.isInteger(json)) throw new ProtocolError(`a bare number with a fraction: ${json}`);
+    return json;
+  }
+  if (typeof json === 'object' && !Array.isArray(json)) {
+    const keys = Object.keys(json);
+    if (keys.length === 1) {
+      if (keys[0] === 'i' && typeof json.i === 'string' && /^-?[0-9]+$/.test(json.i)) return BigInt(json.i);
+      if (keys[0] === 'f') {
+        if (typeof json.f === 'number') return new Real(json.f);
+        if (json.f === 'inf') return new Real(Infinity);
+        if (json.f === '-inf') return new Real(-Infinity);
+      }
+      if (keys[0] === 'b' && typeof json.b === 'string') return base64Decode(json.b);
+    }
+  }
+  throw new ProtocolError(`not a value: ${JSON.stringify(json)}`);
+}
+
+/** A REAL (so that 1.0 stays a real, not the integer 1). */
+export class Real {
+  constructor(value) { this.value = value; }
+  toString() { return Number.isInteger(this.value) ? this.value.toFixed(1) : String(this.value); }
+}
+
+/** The text a cell shows for a value. */
+export function displayText(value) {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Uint8Array) return `⟨${value.length} bytes⟩`;
+  return String(value);
+}
+
+function base64Decode(text) {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) throw new ProtocolError('bad base64');
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** A message the client cannot apply: its version does not follow, or it contradicts the list. */
+export class ProtocolError extends Error {
+  constructor(message, kind = 'inconsistent') {
+    super(message);
+    this.name = 'ProtocolError';
+    this.kind = kind;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions: how a transition in UIKit's conventions maps old indices to new ones.
+
+function countLess(sorted, value) {
+  let low = 0, high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] < value) low = middle + 1; else high = middle;
+  }
+  return low;
+}
+
+function containsSorted(sorted, value) {
+  const index = countLess(sorted, value);
+  return index < sorted.length && sorted[index] === value;
+}
+
+/** The `rank`-th non-negative integer not in `sorted` (strictly increasing). */
+function selectNotIn(sorted, rank) {
+  let low = 0, high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] - middle > rank) high = middle; else low = middle + 1;
+  }
+  return rank + low;
+}
+
+class RankMapping {
+  constructor(removed, occupied, moves) {
+    this.removed = [...removed].sort((a, b) => a - b);
+    this.occupied = [...occupied].sort((a, b) => a - b);
+    this.movedTo = new Map(moves.map(([from, to]) => [from, to]));
+    this.movedFrom = new Map(moves.map(([from, to]) => [to, from]));
+  }
+  newIndex(old) {
+    if (this.movedTo.has(old)) return this.movedTo.get(old);
+    if (containsSorted(this.removed, old)) return null;
+    return selectNotIn(this.occupied, old - countLess(this.removed, old));
+  }
+  oldIndex(now) {
+    if (this.movedFrom.has(now)) return this.movedFrom.get(now);
+    if (containsSorted(this.occupied, now)) return null;
+    return selectNotIn(this.removed, now - countLess(this.occupied, now));
+  }
+}
+
+const pathKey = (section, item) => `${section}:${item}`;
+
+/**
+ * Maps item paths across one transition: deletes, reloads and move sources are paths before it;
+ * inserts and move destinations after it (UIKit's conventions, the protocol's `changes`).
+ */
+export class PathMapping {
+  constructor(changes) {
+    this.sections = new RankMapping(
+      [...changes.sectionDeletes, ...changes.sectionMoves.map(([from]) => from)],
+      [...changes.sectionInserts, ...changes.sectionMoves.map(([, to]) => to)],
+      changes.sectionMoves);
+    const removed = new Map(), occupied = new Map();
+    const add = (map, section, item) => { if (!map.has(section)) map.set(section, []); map.get(section).push(item); };
+    this.movedTo = new Map();
+    this.movedFrom = new Map();
+    for (const [s, i] of changes.deletes) add(removed, s, i);
+    for (const [s, i] of changes.inserts) add(occupied, s, i);
+    for (const [fs, fi, ts, ti] of changes.moves) {
+      add(removed, fs, fi);
+      add(occupied, ts, ti);
+      this.movedTo.set(pathKey(fs, fi), [ts, ti]);
+      this.movedFrom.set(pathKey(ts, ti), [fs, fi]);
+    }
+    for (const list of removed.values()) list.sort((a, b) => a - b);
+    for (const list of occupied.values()) list.sort((a, b) => a - b);
+    this.removed = removed;
+    this.occupied = occupied;
+    this.deleted = new Set(changes.deletes.map(([s, i]) => pathKey(s, i)));
+    this.inserted = new Set(changes.inserts.map(([s, i]) => pathKey(s, i)));
+  }
+  newPath(section, item) {
+    const moved = this.movedTo.get(pathKey(section, item));
+    if (moved) return moved;
+    if (this.deleted.has(pathKey(section, item))) return null;
+    const target = this.sections.newIndex(section);
+    if (target === null) return null;
+    const rank = item - countLess(this.removed.get(section) ?? [], item);
+    return [target, selectNotIn(this.occupied.get(target) ?? [], rank)];
+  }
+  oldPath(section, item) {
+    const moved = this.movedFrom.get(pathKey(section, item));
+    if (moved) return moved;
+    if (this.inserted.has(pathKey(section, item))) return null;
+    const source = this.sections.oldIndex(section);
+    if (source === null) return null;
+    const rank = item - countLess(this.occupied.get(section) ?? [], item);
+    return [source, selectNotIn(this.removed.get(source) ?? [], rank)];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections: counts and their prefix sums.
+
+/** Sections (key and count) with O(log s) position ↔ path. */
+export class Sections {
+  constructor(keys, counts) {
+    this.keys = keys;
+    this.counts = counts;
+    this.starts = new Array(counts.length + 1);
+    this.starts[0] = 0;
+    for (let i = 0; i < counts.length; i++) this.starts[i + 1] = this.starts[i] + counts[i];
+  }
+  get count() { return this.starts[this.starts.length - 1]; }
+  get length() { return this.counts.length; }
+  /** The path `[section, item]` of a position, or null. */
+  path(position) {
+    if (!(position >= 0 && position < this.count)) return null;
+    let low = 0, high = this.counts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.starts[middle] <= position) low = middle; else high = middle - 1;
+    }
+    return [low, position - this.starts[low]];
+  }
+  position(section, item) {
+    if (!(section >= 0 && section < this.counts.length && item >= 0 && item < this.counts[section])) return null;
+    return this.starts[section] + item;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list model
+
+const isIndex = (value) => Number.isInteger(value) && value >= 0 && value <= 0x7fffffff;
+
+function parseVersion(value, field) {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{1,64}:[0-9]+$/.test(value)) throw new ProtocolError(`${field}: not a version`, 'malformed');
+  return value;
+}
+
+function indices(list, width, field) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError(`${field}: not an array`, 'malformed');
+  return list.map((entry) => {
+    if (width === 0) {
+      if (!isIndex(entry)) throw new ProtocolError(`${field}: not an index`, 'malformed');
+      return entry;
+    }
+    if (!Array.isArray(entry) || entry.length !== width || !entry.every(isIndex)) throw new ProtocolError(`${field}: expected ${width} indices`, 'malformed');
+    return entry;
+  });
+}
+
+/** Arrays of `width` indices and a value (an identity or a section key). */
+function identified(list, width, field) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError(`${field}: not an array`, 'malformed');
+  return list.map((entry) => {
+    if (!Array.isArray(entry) || entry.length !== width + 1 || !entry.slice(0, width).every(isIndex)) {
+      throw new ProtocolError(`${field}: expected ${width} indices and a value`, 'malformed');
+    }
+    decodeValue(entry[width]);
+    return entry;
+  });
+}
+
+function parseRows(list) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError('rows: not an array', 'malformed');
+  return list.map((entry) => {
+    if (!Array.isArray(entry) || entry.length !== 3 || !isIndex(entry[0]) || !(entry[2] === null || Array.isArray(entry[2]))) {
+      throw new ProtocolError('rows: expected [position, id, values | null]', 'malformed');
+    }
+    decodeValue(entry[1]);
+    return { position: entry[0], id: entry[1], key: JSON.stringify(entry[1]), values: entry[2] === null ? null : entry[2].map(decodeValue) };
+  });
+}
+
+/** The changes of a `changes` message, checked for shape. */
+export function parseChanges(message) {
+  return {
+    from: parseVersion(message.from, 'from'),
+    to: parseVersion(message.to, 'to'),
+    sectionDeletes: indices(message.sectionDeletes, 0, 'sectionDeletes'),
+    sectionInserts: identified(message.sectionInserts, 1, 'sectionInserts').map(([index]) => index),
+    sectionInsertKeys: identified(message.sectionInserts, 1, 'sectionInserts').map(([, key]) => decodeValue(key)),
+    sectionMoves: indices(message.sectionMoves, 2, 'sectionMoves'),
+    sectionReloads: indices(message.sectionReloads, 0, 'sectionReloads'),
+    deletes: indices(message.deletes, 2, 'deletes'),
+    inserts: identified(message.inserts, 2, 'inserts'),
+    moves: identified(message.moves, 4, 'moves'),
+    reloads: identified(message.reloads, 2, 'reloads'),
+    rows: parseRows(message.rows),
+    at: typeof message.at === 'number' ? message.at : null,
+  };
+}
+
+/**
+ * A remote list as the server's messages make it, without I/O: the sections and counts, the
+ * version, the window the server sends rows for, and the identities and values of the window's
+ * rows. `receive(message)` applies one message and says what changed; a message that cannot be
+ * applied throws a ProtocolError and changes nothing.
+ */
+export class ListModel {
+  constructor() {
+    this.sections = new Sections([], []);
+    this.version = null;
+    this.columns = [];
+    this.window = [0, 0];            // [start, end)
+    this.requestedWindow = null;     // [start, end) asked for, not answered yet
+    this.known = new Map();          // position → {key, id, stamp}
+    this.records = new Map();        // key → {stamp, values}
+    this.lastReset = null;
+    this.lastObservedAt = null;
+    this.nextStamp = 1;
+  }
+
+  get count() { return this.sections.count; }
+
+  /** The row at `position`: {key, id, values (null: not loaded)}, or null when its identity is unknown. */
+  row(position) {
+    const known = this.known.get(position);
+    if (!known) return null;
+    const record = this.records.get(known.key);
+    return { key: known.key, id: known.id, values: record && record.stamp === known.stamp ? record.values : null, stamp: known.stamp };
+  }
+
+  /** What a resuming client holds: its version and the longest run of its window held with values. */
+  get resume() {
+    if (this.version === null) return null;
+    let best = [0, 0], runStart = null;
+    const [start, end] = this.window;
+    for (let position = start; position < Math.min(end, this.count); position++) {
+      const row = this.row(position);
+      if (row && row.values) {
+        if (runStart === null) runStart = position;
+        if (position + 1 - runStart > best[1] - best[0]) best = [runStart, position + 1];
+      } else {
+        runStart = null;
+      }
+    }
+    return { version: this.version, held: [best[0], best[1] - best[0]] };
+  }
+
+  didRequest(window) { this.requestedWindow = window; }
+
+  didSubscribe(window) {
+    this.window = window;
+    this.requestedWindow = null;
+  }
+
+  /**
+   * Applies one message of the subscription. Returns
+   * - {type: 'reset', reason} — a new first state;
+   * - {type: 'changes', changes, mapping, oldSections, loaded} — a transition (positions in
+   *   `changes`, `mapping` from old paths to new ones), `loaded` the keys whose values arrived;
+   * - {type: 'rows', loaded, replaced} — rows of a moved window arrived;
+   * - {type: 'error', error} — the server's error for the subscription.
+   */
+  receive(message) {
+    switch (message.type) {
+      case 'reset': return this.#reset(message);
+      case 'changes': return this.#changes(parseChanges(message));
+      case 'rows': return this.#rows(message);
+      case 'error': return { type: 'error', error: { code: String(message.code), message: String(message.message ?? '') } };
+      default: return { type: 'none' };   // later versions may add messages
+    }
+  }
+
+  #stamp() { return this.nextStamp++; }
+
+  #reset(message) {
+    const version = parseVersion(message.version, 'version');
+    if (!Array.isArray(message.sections) || !message.sections.every((s) => Array.isArray(s) && s.length === 2 && isIndex(s[1]))) {
+      throw new ProtocolError('sections: expected [[key, count]]', 'malformed');
+    }
+    if (!Array.isArray(message.columns) || !message.columns.every((c) => typeof c === 'string')) throw new ProtocolError('columns', 'malformed');
+    const window = message.window;
+    if (!Array.isArray(window) || window.length !== 2 || !window.every(isIndex)) throw new ProtocolError('window', 'malformed');
+    const sections = new Sections(message.sections.map(([key]) => decodeValue(key)), message.sections.map(([, count]) => count));
+    const rows = parseRows(message.rows);
+    this.sections = sections;
+    this.version = version;
+    this.columns = message.columns;
+    this.window = [window[0], window[0] + window[1]];
+    this.requestedWindow = null;
+    this.lastReset = String(message.reason);
+    this.known = new Map();
+    this.records = new Map();
+    for (const row of rows) {
+      if (row.position >= sections.count) continue;
+      const stamp = this.#stamp();
+      this.known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+      if (row.values) this.records.set(row.key, { stamp, values: row.values });
+    }
+    return { type: 'reset', reason: this.lastReset };
+  }
+
+  #sectionsAfter(changes) {
+    const old = this.sections;
+    const oldCount = old.length;
+    const deleted = new Set(changes.sectionDeletes);
+    if (deleted.size !== changes.sectionDeletes.length || changes.sectionDeletes.some((s) => s >= oldCount)) {
+      throw new ProtocolError(`section deletes ${changes.sectionDeletes} of ${oldCount}`);
+    }
+    const newCount = oldCount - deleted.size + changes.sectionInserts.length;
+    const inserted = new Set(changes.sectionInserts);
+    if (inserted.size !== changes.sectionInserts.length || changes.sectionInserts.some((s) => s >= newCount)) {
+      throw new ProtocolError(`section inserts ${changes.sectionInserts} of ${newCount}`);
+    }
+    for (const [from, to] of changes.sectionMoves) {
+      if (from >= oldCount || deleted.has(from) || to >= newCount || inserted.has(to)) throw new ProtocolError(`section move ${from} → ${to}`);
+    }
+    if (changes.sectionReloads.some((s) => s >= oldCount)) throw new ProtocolError('section reload out of range');
+    const mapping = new PathMapping(changes);
+    const keys = new Array(newCount).fill(undefined);
+    const counts = new Array(newCount).fill(0);
+    for (let section = 0; section < oldCount; section++) {
+      if (deleted.has(section)) continue;
+      const target = mapping.sections.newIndex(section);
+      if (target === null || target >= newCount || keys[target] !== undefined) throw new ProtocolError(`section ${section} has no place after the changes`);
+      keys[target] = old.keys[section];
+      counts[target] = old.counts[section];
+    }
+    changes.sectionInserts.forEach((index, i) => { keys[index] = changes.sectionInsertKeys[i]; });
+    for (const [s] of changes.deletes) {
+      if (deleted.has(s)) continue;
+      const target = mapping.sections.newIndex(s);
+      if (target !== null) counts[target] -= 1;
+    }
+    for (const [fs, , ts] of changes.moves) {
+      const source = mapping.sections.newIndex(fs);
+      if (source === null || ts >= newCount) throw new ProtocolError(`item move from section ${fs}`);
+      counts[source] -= 1;
+      counts[ts] += 1;
+    }
+    for (const [s] of changes.inserts) {
+      if (s >= newCount) throw new ProtocolError(`item insert in section ${s}`);
+      counts[s] += 1;
+    }
+    if (counts.some((c) => c < 0)) throw new ProtocolError('a section count below zero');
+    return { sections: new Sections(keys.map((k) => (k === undefined ? null : k)), counts), mapping };
+  }
+
+  #checkItems(changes, old, now) {
+    const inOld = ([s, i]) => s < old.length && i < old.counts[s];
+    const inNew = ([s, i]) => s < now.length && i < now.counts[s];
+    const sources = [...changes.deletes, ...changes.moves.map((m) => [m[0], m[1]])];
+    const unique = (paths) => new Set(paths.map(([s, i]) => pathKey(s, i))).size === paths.length;
+    const deleted = new Set(changes.deletes.map(([s, i]) => pathKey(s, i)));
+    if (!sources.every(inOld) || !unique(sources) || !changes.reloads.every(inOld) || changes.reloads.some(([s, i]) => deleted.has(pathKey(s, i)))) {
+      throw new ProtocolError('an item delete, move or reload outside the list before');
+    }
+    const targets = [...changes.inserts.map((m) => [m[0], m[1]]), ...changes.moves.map((m) => [m[2], m[3]])];
+    if (!targets.every(inNew) || !unique(targets)) throw new ProtocolError('an item insert or move outside the list after');
+  }
+
+  #changes(changes) {
+    if (changes.from !== this.version) throw new ProtocolError(`changes from ${changes.from}, the list is at ${this.version}`, 'versionGap');
+    const old = this.sections;
+    const { sections, mapping } = this.#sectionsAfter(changes);
+    this.#checkItems(changes, old, sections);
+    const newCount = sections.count;
+    const bad = changes.rows.find((row) => row.position >= newCount);
+    if (bad) throw new ProtocolError(`row at ${bad.position} of ${newCount}`);
+    // Identities known before, carried to their new positions (reloaded rows get a new stamp).
+    const reloaded = new Set(changes.reloads.map(([s, i]) => pathKey(s, i)));
+    const known = new Map();
+    for (const [position, row] of this.known) {
+      const path = old.path(position);
+      if (!path || reloaded.has(pathKey(path[0], path[1]))) continue;
+      const target = mapping.newPath(path[0], path[1]);
+      if (!target) continue;
+      const next = sections.position(target[0], target[1]);
+      if (next !== null) known.set(next, row);
+    }
+    const place = (section, item, idJSON, keep) => {
+      const position = sections.position(section, item);
+      if (position === null) return;
+      const key = JSON.stringify(idJSON);
+      const stamp = keep && keep.key === key ? keep.stamp : this.#stamp();
+      known.set(position, { key, id: decodeValue(idJSON), stamp });
+    };
+    for (const [s, i, id] of changes.inserts) place(s, i, id, null);
+    for (const [fs, fi, ts, ti, id] of changes.moves) {
+      if (reloaded.has(pathKey(fs, fi))) continue;
+      const before = old.position(fs, fi);
+      place(ts, ti, id, before === null ? null : this.known.get(before));
+    }
+    for (const [s, i, id] of changes.reloads) {
+      const target = mapping.newPath(s, i);
+      if (target) place(target[0], target[1], id, null);
+    }
+    const loaded = [];
+    for (const row of changes.rows) {
+      const existing = known.get(row.position);
+      const kept = existing && existing.key === row.key ? existing.stamp : null;
+      const stamp = kept ?? this.#stamp();
+      known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+      if (row.values) {
+        if (kept !== null && this.records.get(row.key)?.stamp !== stamp) loaded.push(row.key);
+        this.records.set(row.key, { stamp, values: row.values });
+      }
+    }
+    this.version = changes.to;
+    if (changes.at !== null) this.lastObservedAt = changes.at;
+    const oldSections = old;
+    this.sections = sections;
+    this.known = this.#pruned(known);
+    return { type: 'changes', changes, mapping, oldSections, loaded };
+  }
+
+  #rows(message) {
+    const version = parseVersion(message.version, 'version');
+    if (version !== this.version) throw new ProtocolError(`rows at ${version}, the list is at ${this.version}`, 'versionGap');
+    const window = message.window;
+    if (!Array.isArray(window) || window.length !== 2 || !window.every(isIndex)) throw new ProtocolError('window', 'malformed');
+    const rows = parseRows(message.rows);
+    if (rows.some((row) => row.position >= this.count)) throw new ProtocolError('a row past the list');
+    const range = [window[0], window[0] + window[1]];
+    this.window = range;
+    if (this.requestedWindow && this.requestedWindow[0] === range[0] && this.requestedWindow[1] === range[1]) this.requestedWindow = null;
+    const loaded = [], replaced = [];
+    for (const row of rows) {
+      const existing = this.known.get(row.position);
+      let stamp;
+      if (existing && existing.key === row.key) {
+        stamp = existing.stamp;
+        if (row.values) loaded.push(row.key);
+      } else {
+        stamp = this.#stamp();
+        this.known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+        replaced.push(row.position);
+      }
+      if (row.values) this.records.set(row.key, { stamp, values: row.values });
+    }
+    this.known = this.#pruned(this.known);
+    return { type: 'rows', loaded, replaced };
+  }
+
+  /** Keeps the rows of the window (and of a window asked for) and their records. */
+  #pruned(known) {
+    const count = this.count;
+    const inside = (range, position) => range && position >= range[0] && position < Math.min(range[1], count);
+    const kept = new Map();
+    const keys = new Set();
+    for (const [position, row] of known) {
+      if (inside(this.window, position) || inside(this.requestedWindow, position)) {
+        kept.set(position, row);
+        keys.add(row.key);
+      }
+    }
+    for (const key of [...this.records.keys()]) if (!keys.has(key)) this.records.delete(key);
+    return kept;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live query over a WebSocket
+
+/**
+ * A published query followed live: `start()` connects and subscribes; every message becomes an
+ * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'failure'|'state', …} — after the model
+ * applied it. `showRows(start, end)` keeps the window around the visible rows; `retry()` and
+ * reconnection with backoff resume from the version held.
+ */
+export class LiveQuery {
+  constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
+    this.url = url;
+    this.query = query;
+    this.args = args;
+    this.prefetch = prefetch;
+    this.model = new ListModel();
+    this.state = 'idle';        // idle, connecting, live, reconnecting, refused, stopped
+    this.failure = null;        // {message, retry()} while the list cannot follow
+    this.onEvent = () => {};
+    this.resetsReceived = 0;
+    this.messagesApplied = 0;
+    this.framesReceived = 0;
+    this.windowRequests = 0;
+    this.Socket = Socket;
+    this.token = token;
+    this.backoff = backoff;
+    this.wanted = window;
+    this.sub = 0;
+    this.attempt = 0;
+    this.socket = null;
+    this.timer = null;
+  }
+
+  start() {
+    if (this.socket || this.state === 'live') return;
+    this.state = this.attempt === 0 ? 'connecting' : 'reconnecting';
+    this.#emit({ type: 'state', state: this.state });
+    let url = this.url;
+    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    let socket;
+    try {
+      socket = new this.Socket(url);
+    } catch (error) {
+      this.#lost(String(error));
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.#subscribe();
+    };
+    socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
+      this.#receive(event.data);
+    };
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.#lost(`closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
+    };
+    socket.onerror = () => {};
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) socket.close(1000);
+    this.state = 'stopped';
+    this.#emit({ type: 'state', state: this.state });
+  }
+
+  /** Connects again now (the failed row's retry). */
+  retry() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.socket) return;
+    this.start();
+  }
+
+  /** New arguments: a new subscription (the list is replaced by the server's answer). */
+  setArguments(args) {
+    this.args = args;
+    if (this.socket && this.state === 'live') {
+      this.socket.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
+      this.model = new ListModel();
+      this.#subscribe();
+    } else {
+      this.model = new ListModel();
+    }
+  }
+
+  /** Makes sure rows `start..<end` (and `prefetch` around them) are sent. */
+  showRows(start, end) {
+    const from = Math.max(0, start - this.prefetch);
+    const wanted = [from, Math.max(from, end + this.prefetch)];
+    const current = this.model.requestedWindow ?? this.model.window;
+    const needed = [Math.min(wanted[0], this.model.count), Math.min(wanted[1], this.model.count)];
+    if (needed[1] <= needed[0] || (current[0] <= needed[0] && needed[1] <= current[1])) return;
+    this.wanted = wanted;
+    if (this.state !== 'live' || !this.socket) return;
+    this.#requestWindow(wanted);
+  }
+
+  #requestWindow(wanted) {
+    this.model.didRequest(wanted);
+    this.windowRequests += 1;
+    this.socket.send(JSON.stringify({ type: 'window', sub: this.sub, window: [wanted[0], wanted[1] - wanted[0]] }));
+  }
+
+  #subscribe() {
+    this.sub += 1;
+    const message = { type: 'subscribe', sub: this.sub, query: this.query, arguments: this.args, window: [this.wanted[0], this.wanted[1] - this.wanted[0]] };
+    const resume = this.model.resume;
+    if (resume) message.resume = resume;
+    this.model.didSubscribe(this.wanted);
+    this.socket.send(JSON.stringify(message));
+  }
+
+  #receive(text) {
+    this.framesReceived += 1;
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.socket?.close(1002, 'not JSON');
+      return;
+    }
+    if (message === null || typeof message !== 'object') return;
+    if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
+    let output;
+    try {
+      output = this.model.receive(message);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      // Start the subscription over: a gap resumes from the version held, a contradiction resets.
+      if (error.kind !== 'versionGap') this.model = new ListModel();
+      this.socket.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
+      this.#subscribe();
+      return;
+    }
+    this.messagesApplied += 1;
+    if (output.type === 'error') {
+      const refused = output.error.code !== 'queryFailed';
+      this.failure = { message: `${output.error.code}: ${output.error.message}`, retry: () => this.retry() };
+      if (refused) {
+        this.state = 'refused';
+        this.socket?.close(1000);
+        this.socket = null;
+      }
+      this.#emit({ type: 'failure', failure: this.failure, refused });
+      return;
+    }
+    if (this.state !== 'live') {
+      this.state = 'live';
+      this.attempt = 0;
+      this.#emit({ type: 'state', state: 'live' });
+    }
+    if (this.failure && output.type !== 'none') {
+      this.failure = null;
+      this.#emit({ type: 'recovered' });
+    }
+    if (output.type === 'reset') this.resetsReceived += 1;
+    if (output.type !== 'none') this.#emit(output);
+    // A window asked for while another was in flight goes out once that one is answered.
+    const requested = this.model.requestedWindow;
+    if (requested === null && (this.wanted[0] !== this.model.window[0] || this.wanted[1] !== this.model.window[1]) && this.socket) {
+      this.#requestWindow(this.wanted);
+    }
+  }
+
+  #lost(reason) {
+    if (this.state === 'stopped' || this.state === 'refused') return;
+    this.attempt += 1;
+    this.state = 'reconnecting';
+    this.failure = { message: `connection lost: ${reason}`, retry: () => this.retry() };
+    this.#emit({ type: 'failure', failure: this.failure, refused: false });
+    const [base, cap] = this.backoff;
+    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
+    this.timer = setTimeout(() => { this.timer = null; this.start(); }, delay + Math.random() * delay / 4);
+  }
+
+  #emit(event) {
+    this.onEvent(event);
+  }
+}
+"""##),
+        "livelist-view.js": ("text/javascript; charset=utf-8", ##"""
+// livelist-view.js — a virtualized, animated list for a LiveQuery of livelist.js.
+//
+// The scroll area is as tall as the whole list (its count of rows and its section headers); only
+// the rows in view and a margin are in the DOM. A changeset animates what is on screen (moves
+// slide from their old place, inserts and deletes fade: FLIP), updates the rest without touching
+// the DOM, and keeps the first visible row where it is when rows come or go above it. Updates that
+// arrive during an animation or a programmatic smooth scroll are applied to the model at once and
+// drawn, composed, when it ends. Selection follows the row's identity through moves and is dropped,
+// with a `selectionchange` event, when the row leaves. Loading, failed-with-retry and empty are
+// rows of the list; rows whose values are on their way are placeholders of the same height.
+//
+// Accessible as a grid: `aria-rowcount` is the list's count, each row has its `aria-rowindex`, and
+// the selected row holds the focus.
+
+import { displayText } from './livelist.js';
+
+const css = `
+.ll-scroller { position: relative; overflow-y: auto; overflow-x: hidden; outline: none; contain: strict; overflow-anchor: none; }
+.ll-content { position: relative; width: 100%; }
+.ll-row, .ll-header, .ll-state { position: absolute; left: 0; right: 0; box-sizing: border-box; will-change: transform; }
+.ll-row { display: flex; align-items: center; padding: 0 12px; border-bottom: 1px solid #eee; cursor: default; background: #fff; }
+.ll-row[aria-selected="true"] { background: #dbe9ff; }
+.ll-row.ll-placeholder { color: #999; }
+.ll-row.ll-placeholder .ll-skeleton { display: inline-block; width: 60%; height: 0.8em; border-radius: 4px; background: linear-gradient(90deg, #eee, #f6f6f6, #eee); }
+.ll-header { display: flex; align-items: center; padding: 0 12px; font-weight: 600; background: #f3f4f6; color: #333; z-index: 1; }
+.ll-sticky { position: sticky; top: 0; height: 0; z-index: 2; }
+.ll-sticky > .ll-header { position: absolute; top: 0; }
+.ll-state { display: flex; align-items: center; gap: 12px; padding: 0 12px; color: #555; background: #fafafa; }
+.ll-state.ll-failed { color: #a40000; background: #fff0f0; }
+`;
+
+/** Where the rows are: section headers (when the list has sections) and rows of fixed heights. */
+class Layout {
+  constructor(sections, rowHeight, headerHeight, stateHeight) {
+    this.sections = sections;
+    this.rowHeight = rowHeight;
+    this.headerHeight = sections.length > 1 || (sections.length === 1 && sections.keys[0] !== null) ? headerHeight : 0;
+    this.stateHeight = stateHeight;   // a list state row above the rows (loading, failed), or 0
+  }
+  get height() { return this.stateHeight + this.sections.count * this.rowHeight + this.sections.length * this.headerHeight; }
+  headerTop(section) { return this.stateHeight + this.sections.starts[section] * this.rowHeight + section * this.headerHeight; }
+  rowTop(position) {
+    const path = this.sections.path(position);
+    if (!path) return null;
+    return this.stateHeight + position * this.rowHeight + (path[0] + 1) * this.headerHeight;
+  }
+  /** The first position whose row ends below `y`. */
+  positionAt(y) {
+    const sections = this.sections;
+    if (sections.count === 0) return 0;
+    let low = 0, high = sections.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.headerTop(middle) <= y) low = middle; else high = middle - 1;
+    }
+    const top = this.headerTop(low) + this.headerHeight;
+    const item = Math.max(0, Math.floor((y - top) / this.rowHeight));
+    return Math.min(sections.count - 1, sections.starts[low] + Math.min(item, Math.max(0, sections.counts[low] - 1)));
+  }
+}
+
+export class LiveListView extends EventTarget {
+  /**
+   * `root`: an element with a height; `live`: a LiveQuery (not started: the view starts it).
+   * `renderRow(element, values, columns)` fills a row; `renderHeader(element, key)` a header.
+   */
+  constructor(root, live, { rowHeight = 36, headerHeight = 28, margin = 8, animationMs = 180, renderRow, renderHeader, label = 'list' } = {}) {
+    super();
+    this.root = root;
+    this.live = live;
+    this.rowHeight = rowHeight;
+    this.headerHeight = headerHeight;
+    this.margin = margin;
+    this.animationMs = animationMs;
+    this.renderRow = renderRow ?? ((element, values) => { element.textContent = values.map(displayText).join(' · '); });
+    this.renderHeader = renderHeader ?? ((element, key) => { element.textContent = displayText(key); });
+    this.selectedKey = null;
+    this.selectedPosition = null;
+    this.anchor = null;           // {position, offset}: the first visible row and its distance from the top
+    this.rows = new Map();        // key → element
+    this.headers = new Map();     // section key JSON → element
+    this.busyUntil = 0;           // an animation or a smooth scroll runs until then
+    this.pending = null;          // a render waiting for it
+    this.pendingMoves = new Map();
+    this.latencies = [];          // commit → painted, ms (the server's `at`)
+    this.renders = 0;
+    this.domWrites = 0;
+
+    if (!document.getElementById('ll-style')) {
+      const style = document.createElement('style');
+      style.id = 'll-style';
+      style.textContent = css;
+      document.head.append(style);
+    }
+    this.scroller = document.createElement('div');
+    this.scroller.className = 'll-scroller';
+    this.scroller.style.height = '100%';
+    this.scroller.setAttribute('role', 'grid');
+    this.scroller.setAttribute('aria-label', label);
+    this.scroller.tabIndex = 0;
+    this.sticky = document.createElement('div');
+    this.sticky.className = 'll-sticky';
+    this.stickyHeader = document.createElement('div');
+    this.stickyHeader.className = 'll-header';
+    this.stickyHeader.setAttribute('aria-hidden', 'true');
+    this.stickyHeader.style.height = `${headerHeight}px`;
+    this.sticky.append(this.stickyHeader);
+    this.content = document.createElement('div');
+    this.content.className = 'll-content';
+    this.state = document.createElement('div');
+    this.state.className = 'll-state';
+    this.state.setAttribute('role', 'row');
+    this.state.style.height = `${rowHeight}px`;
+    this.stateText = document.createElement('span');
+    this.retryButton = document.createElement('button');
+    this.retryButton.type = 'button';
+    this.retryButton.className = 'll-retry';
+    this.retryButton.textContent = 'Retry';
+    this.retryButton.addEventListener('click', () => this.live.retry());
+    this.state.append(this.stateText, this.retryButton);
+    this.scroller.append(this.sticky, this.content);
+    root.replaceChildren(this.scroller);
+
+    this.scroller.addEventListener('scroll', () => this.#scrolled());
+    this.scroller.addEventListener('click', (event) => this.#clicked(event));
+    this.scroller.addEventListener('keydown', (event) => this.#key(event));
+    this.scroller.addEventListener('scrollend', () => { if (this.smoothScrolling) { this.smoothScrolling = false; this.#flush(); } });
+    live.onEvent = (event) => this.#event(event);
+    this.layout = this.#makeLayout();
+    live.start();
+    this.#render(null);
+  }
+
+  /** The positions in view now. */
+  get visibleRange() {
+    const layout = this.layout;
+    if (layout.sections.count === 0) return [0, 0];
+    const top = this.scroller.scrollTop, bottom = top + this.scroller.clientHeight;
+    return [layout.positionAt(top), Math.min(layout.sections.count, layout.positionAt(bottom) + 1)];
+  }
+
+  /** Scrolls so that `position` is the first row in view (smoothly: updates wait for the end). */
+  scrollToPosition(position, { smooth = false } = {}) {
+    const top = this.layout.rowTop(Math.max(0, Math.min(position, this.layout.sections.count - 1)));
+    if (top === null) return;
+    const target = Math.max(0, top - this.layout.headerHeight);
+    if (smooth) {
+      this.smoothScrolling = true;
+      this.busyUntil = Math.max(this.busyUntil, performance.now() + 1000);
+      this.scroller.scrollTo({ top: target, behavior: 'smooth' });
+    } else {
+      this.scroller.scrollTop = target;
+      this.#scrolled();
+    }
+  }
+
+  /** Selects the row at `position` (by its identity from now on). */
+  select(position, { focus = true } = {}) {
+    const row = this.live.model.row(position);
+    this.selectedPosition = position;
+    this.selectedKey = row ? row.key : null;
+    this.#announceSelection('selected');
+    this.#render(null);
+    if (focus) this.rows.get(this.selectedKey)?.focus({ preventScroll: true });
+  }
+
+  #makeLayout() {
+    const model = this.live.model;
+    const stateHeight = this.#listState() && model.count > 0 ? this.rowHeight : 0;
+    return new Layout(model.sections, this.rowHeight, this.headerHeight, stateHeight);
+  }
+
+  /** The list's state row: loading before the first state, failed with retry, empty. */
+  #listState() {
+    const live = this.live;
+    if (live.failure) return { kind: 'failed', message: live.failure.message };
+    if (live.model.version === null) return { kind: 'loading' };
+    if (live.model.count === 0) return { kind: 'empty' };
+    return null;
+  }
+
+  #event(event) {
+    switch (event.type) {
+      case 'reset':
+        this.#reset();
+        break;
+      case 'changes':
+        this.#changes(event);
+        break;
+      case 'rows':
+        this.#schedule(null);
+        break;
+      default:   // state, failure, recovered
+        this.#schedule(null);
+        this.dispatchEvent(new CustomEvent('statechange', { detail: { state: this.live.state, failure: this.live.failure } }));
+    }
+  }
+
+  /** A new first state: the anchor and the selection stay on their rows when they are still there. */
+  #reset() {
+    const model = this.live.model;
+    const byKey = new Map([...model.known].map(([position, row]) => [row.key, position]));
+    if (this.selectedKey !== null) {
+      const position = byKey.get(this.selectedKey);
+      if (position === undefined && this.selectedPosition !== null && this.selectedPosition >= model.window[0] && this.selectedPosition < model.window[1]) {
+        this.#dropSelection('removed');
+      } else if (position !== undefined) {
+        this.selectedPosition = position;
+      }
+    }
+    if (this.anchor && this.anchor.key) {
+      const position = byKey.get(this.anchor.key);
+      if (position !== undefined) this.anchor.position = position;
+    }
+    this.#schedule(null);
+  }
+
+  #changes(event) {
+    const { mapping, oldSections } = event;
+    const map = (position) => {
+      const path = oldSections.path(position);
+      if (!path) return null;
+      const target = mapping.newPath(path[0], path[1]);
+      return target ? this.live.model.sections.position(target[0], target[1]) : null;
+    };
+    // A row whose section came or went is deleted and inserted: its identity says where it went.
+    const inserted = new Map();
+    for (const [section, item, id] of event.changes.inserts) inserted.set(JSON.stringify(id), this.live.model.sections.position(section, item));
+    if (this.selectedPosition !== null) {
+      const next = map(this.selectedPosition) ?? inserted.get(this.selectedKey) ?? null;
+      if (next === null) this.#dropSelection('removed'); else this.selectedPosition = next;
+    }
+    if (this.anchor) {
+      // The first visible row, or the first one after it that is still in the list.
+      let position = this.anchor.position, next = map(position) ?? (this.anchor.key ? inserted.get(this.anchor.key) ?? null : null), steps = 0;
+      const survived = next !== null;
+      while (next === null && position + 1 < oldSections.count && steps < 200) { position += 1; steps += 1; next = map(position); }
+      this.anchor.position = next ?? Math.min(this.anchor.position, Math.max(0, this.live.model.count - 1));
+      if (!survived) this.anchor.key = this.live.model.row(this.anchor.position)?.key ?? null;
+    }
+    const at = this.live.model.lastObservedAt;
+    this.#schedule(at !== null && event.changes.at !== null ? at : null);
+  }
+
+  #dropSelection(reason) {
+    const key = this.selectedKey;
+    this.selectedKey = null;
+    this.selectedPosition = null;
+    if (key !== null) this.#announceSelection(reason, key);
+  }
+
+  #announceSelection(reason, previous = null) {
+    this.dispatchEvent(new CustomEvent('selectionchange', { detail: { key: this.selectedKey, position: this.selectedPosition, reason, previous } }));
+  }
+
+  /** Draws now, or once the running animation or smooth scroll ends (composed with later updates). */
+  #schedule(observedAt) {
+    if (this.pending) {
+      if (observedAt !== null) this.pending.observedAt.push(observedAt);
+      return;
+    }
+    this.pending = { observedAt: observedAt === null ? [] : [observedAt] };
+    const wait = this.busyUntil - performance.now();
+    if (wait > 0 || this.smoothScrolling) {
+      if (!this.smoothScrolling) setTimeout(() => this.#flush(), wait);
+      return;
+    }
+    requestAnimationFrame(() => this.#flush());
+  }
+
+  #flush() {
+    const pending = this.pending;
+    if (!pending) return;
+    if (this.smoothScrolling) return;
+    const wait = this.busyUntil - performance.now();
+    if (wait > 1) { setTimeout(() => this.#flush(), wait); return; }
+    this.pending = null;
+    this.#render(pending.observedAt, true);
+  }
+
+  #scrolled() {
+    // The scroll event of a position this view set itself: the anchor is already right (and the
+    // model may have changed since, with this layout not yet drawn).
+    if (this.ownScrollTop !== undefined && Math.abs(this.scroller.scrollTop - this.ownScrollTop) < 1) return;
+    this.ownScrollTop = undefined;
+    const layout = this.layout;
+    const [first] = this.visibleRange;
+    const top = layout.rowTop(first);
+    const row = this.live.model.row(first);
+    this.anchor = top === null ? null : { position: first, key: row ? row.key : null, offset: top - this.scroller.scrollTop };
+    if (!this.pending && !this.scrollFrame) {
+      this.scrollFrame = requestAnimationFrame(() => { this.scrollFrame = null; this.#render(null); });
+    }
+  }
+
+  /** Puts the rows in view (and the margin) in the DOM; animates moves, inserts and deletes when `animate`. */
+  #render(observedAt, animate = false) {
+    this.renders += 1;
+    const live = this.live, model = live.model;
+    const layout = this.#makeLayout();
+    this.layout = layout;
+    this.content.style.height = `${Math.max(layout.height, this.#listState() ? this.rowHeight : 0)}px`;
+    this.scroller.setAttribute('aria-rowcount', String(model.count));
+    this.scroller.setAttribute('aria-busy', model.version === null ? 'true' : 'false');
+    // The anchor row keeps its distance from the top of the viewport: found by its identity when
+    // the window holds it, else at its position carried through every changeset.
+    if (this.anchor && model.count > 0) {
+      if (this.anchor.key !== null) {
+        for (const [position, row] of model.known) if (row.key === this.anchor.key) { this.anchor.position = position; break; }
+      }
+      const top = layout.rowTop(Math.min(this.anchor.position, model.count - 1));
+      if (top !== null) {
+        const wanted = Math.max(0, top - this.anchor.offset);
+        if (Math.abs(this.scroller.scrollTop - wanted) >= 1) {
+          this.scroller.scrollTop = wanted;
+          this.ownScrollTop = this.scroller.scrollTop;
+        }
+      }
+    }
+    const [first, end] = this.visibleRange;
+    const from = Math.max(0, first - this.margin), to = Math.min(model.count, end + this.margin);
+    live.showRows(first, end);
+
+    // The list's state row.
+    const state = this.#listState();
+    if (state) {
+      this.state.className = `ll-state ll-${state.kind}`;
+      this.state.setAttribute('aria-rowindex', '1');
+      this.state.style.transform = 'translateY(0px)';
+      const text = state.kind === 'failed' ? `⚠ ${state.message}` : state.kind === 'loading' ? 'Loading…' : 'Nothing here';
+      if (this.stateText.textContent !== text) this.stateText.textContent = text;
+      this.retryButton.hidden = state.kind !== 'failed';
+    }
+    if (state && this.state.parentNode !== this.content) this.content.append(this.state);
+    if (!state && this.state.parentNode) this.state.remove();
+
+    // Rows: reuse by identity; placeholders for rows whose identity or values are on their way.
+    const old = new Map(this.rows);
+    const next = new Map();
+    const now = performance.now();
+    let animated = false;
+    for (let position = from; position < to; position++) {
+      const row = model.row(position);
+      const key = row ? row.key : `#${position}`;
+      const top = layout.rowTop(position);
+      let element = old.get(key);
+      const existed = element !== undefined;
+      if (existed) old.delete(key); else element = this.#newRow();
+      const loaded = row !== null && row.values !== null;
+      const stamp = loaded ? `${row.stamp}` : '';
+      if (element.dataset.stamp !== stamp || !existed) {
+        this.domWrites += 1;
+        element.dataset.stamp = stamp;
+        element.classList.toggle('ll-placeholder', !loaded);
+        if (loaded) {
+          element.dataset.id = row.key;
+          this.renderRow(element, row.values, model.columns, row);
+        } else {
+          delete element.dataset.id;
+          const skeleton = document.createElement('span');
+          skeleton.className = 'll-skeleton';
+          skeleton.setAttribute('aria-label', 'loading');
+          element.replaceChildren(skeleton);
+        }
+      }
+      element.setAttribute('aria-rowindex', String(position + 1 + (state ? 1 : 0)));
+      const selected = this.selectedKey !== null && row !== null && row.key === this.selectedKey;
+      element.setAttribute('aria-selected', selected ? 'true' : 'false');
+      element.tabIndex = selected ? 0 : -1;
+      element.dataset.position = String(position);
+      const previousTop = element._top;
+      if (previousTop !== top) {
+        element.style.transform = `translateY(${top}px)`;
+        element._top = top;
+        if (animate && existed && previousTop !== undefined && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
+          element.animate([{ transform: `translateY(${previousTop}px)` }, { transform: `translateY(${top}px)` }],
+            { duration: this.animationMs, easing: 'ease-out' });
+          animated = true;
+        }
+      }
+      if (!existed) {
+        this.content.append(element);
+        if (animate && row !== null && this.renders > 1) {
+          element.animate([{ opacity: 0 }, { opacity: 1 }], { duration: this.animationMs });
+          animated = true;
+        }
+      }
+      next.set(key, element);
+    }
+    // Rows gone: deleted ones in view fade out; others leave at once.
+    for (const [key, element] of old) {
+      if (animate && !key.startsWith('#') && element._top !== undefined) {
+        const fading = element.animate([{ opacity: 1 }, { opacity: 0 }], { duration: this.animationMs });
+        fading.onfinish = () => element.remove();
+        animated = true;
+      } else {
+        element.remove();
+      }
+    }
+    this.rows = next;
+    this.#renderHeaders(layout, from, to);
+    if (animated) this.busyUntil = Math.max(this.busyUntil, now + this.animationMs);
+    if (observedAt && observedAt.length) {
+      // Painted at the next frame: commit → screen, by the server's clock (one machine, or NTP).
+      requestAnimationFrame(() => {
+        const painted = Date.now() * 1000;
+        for (const at of observedAt) this.latencies.push((painted - at) / 1000);
+        performance.mark('livelist:painted');
+        this.dispatchEvent(new CustomEvent('painted', { detail: { latencies: observedAt.map((at) => (painted - at) / 1000) } }));
+      });
+    }
+    this.dispatchEvent(new CustomEvent('rendered'));
+  }
+
+  #newRow() {
+    const element = document.createElement('div');
+    element.className = 'll-row';
+    element.setAttribute('role', 'row');
+    element.style.height = `${this.rowHeight}px`;
+    return element;
+  }
+
+  #renderHeaders(layout, from, to) {
+    const sections = layout.sections;
+    const next = new Map();
+    if (layout.headerHeight > 0 && sections.count > 0) {
+      const firstPath = sections.path(Math.min(from, sections.count - 1)), lastPath = sections.path(Math.max(0, Math.min(to, sections.count) - 1));
+      for (let section = firstPath ? firstPath[0] : 0; lastPath && section <= lastPath[0]; section++) {
+        const key = JSON.stringify(sections.keys[section]);
+        let element = this.headers.get(key);
+        if (element) this.headers.delete(key); else {
+          element = document.createElement('div');
+          element.className = 'll-header';
+          element.setAttribute('role', 'row');
+          element.style.height = `${layout.headerHeight}px`;
+          element.dataset.key = key;
+          this.renderHeader(element, sections.keys[section]);
+          this.content.append(element);
+        }
+        element.style.transform = `translateY(${layout.headerTop(section)}px)`;
+        next.set(key, element);
+      }
+      // The header of the section at the top stays in view.
+      const [first] = this.visibleRange;
+      const path = sections.path(first);
+      // Only once the section's own header has scrolled out (never over the list's state row).
+      if (path && this.scroller.scrollTop > layout.headerTop(path[0])) {
+        this.renderHeader(this.stickyHeader, sections.keys[path[0]]);
+        this.stickyHeader.style.display = '';
+      } else {
+        this.stickyHeader.style.display = 'none';
+      }
+    } else {
+      this.stickyHeader.style.display = 'none';
+    }
+    for (const element of this.headers.values()) element.remove();
+    this.headers = next;
+  }
+
+  #clicked(event) {
+    const element = event.target.closest('.ll-row');
+    if (!element || element.dataset.position === undefined) return;
+    this.select(Number(element.dataset.position));
+  }
+
+  #key(event) {
+    const model = this.live.model;
+    if (model.count === 0) return;
+    const current = this.selectedPosition ?? this.visibleRange[0];
+    let target = null;
+    const page = Math.max(1, Math.floor(this.scroller.clientHeight / this.rowHeight) - 1);
+    switch (event.key) {
+      case 'ArrowDown': target = Math.min(model.count - 1, current + (this.selectedPosition === null ? 0 : 1)); break;
+      case 'ArrowUp': target = Math.max(0, current - 1); break;
+      case 'PageDown': target = Math.min(model.count - 1, current + page); break;
+      case 'PageUp': target = Math.max(0, current - page); break;
+      case 'Home': target = 0; break;
+      case 'End': target = model.count - 1; break;
+      default: return;
+    }
+    event.preventDefault();
+    this.#reveal(target);
+    this.select(target);
+  }
+
+  /** Scrolls as little as needed for `position` to be in view. */
+  #reveal(position) {
+    const layout = this.layout;
+    const top = layout.rowTop(position);
+    if (top === null) return;
+    const viewTop = this.scroller.scrollTop + layout.headerHeight, viewBottom = this.scroller.scrollTop + this.scroller.clientHeight;
+    if (top < viewTop) this.scroller.scrollTop = top - layout.headerHeight;
+    else if (top + this.rowHeight > viewBottom) this.scroller.scrollTop = top + this.rowHeight - this.scroller.clientHeight;
+    this.#scrolled();
+  }
+}
+"""##),
+        "demo.html": ("text/html; charset=utf-8", ##"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>LiveList — inbox</title>
+<link rel="icon" href="data:,">
+<style>
+  body { margin: 0; font: 14px/1.3 system-ui, -apple-system, "Segoe UI", sans-serif; display: flex; flex-direction: column; height: 100vh; }
+  header { display: flex; gap: 12px; align-items: center; padding: 8px 12px; background: #1f2937; color: #fff; }
+  header h1 { font-size: 15px; margin: 0 12px 0 0; }
+  header input, header select { font: inherit; padding: 3px 6px; }
+  #list { flex: 1; min-height: 0; }
+  #status { padding: 4px 12px; background: #f3f4f6; color: #374151; font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; }
+  .c-unread { width: 14px; color: #2563eb; }
+  .c-sender { width: 180px; flex: none; overflow: hidden; text-overflow: ellipsis; white-space: pre; }
+  .c-subject { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: pre; }
+  .c-time { width: 60px; text-align: right; color: #6b7280; }
+  .unread .c-sender, .unread .c-subject { font-weight: 600; }
+</style>
+</head>
+<body>
+<header>
+  <h1>LiveList inbox</h1>
+  <label>Filter <input id="filter" type="search" placeholder="sender or subject" autocomplete="off"></label>
+  <label>Sort <select id="sort">
+    <option value="activity">newest first, by day</option>
+    <option value="sender">by sender</option>
+    <option value="unread">unread first</option>
+  </select></label>
+</header>
+<div id="list"></div>
+<div id="status" role="status">connecting…</div>
+<script type="module">
+import { LiveQuery, displayText } from './live/livelist.js';
+import { LiveListView } from './live/livelist-view.js';
+
+const params = new URLSearchParams(location.search);
+const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/live`;
+const live = new LiveQuery(url, params.get('query') ?? 'inbox', {
+  args: { sort: params.get('sort') ?? 'activity', filter: params.get('filter') ?? '' },
+  token: params.get('access_token'),
+});
+const dayFormat = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+const timeFormat = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' });
+function column(values, columns, name) { return values[columns.indexOf(name)]; }
+const view = new LiveListView(document.getElementById('list'), live, {
+  label: 'Inbox',
+  renderRow(element, values, columns) {
+    if (!columns.includes('sender')) {   // another published query: its values as they are
+      element.textContent = values.map(displayText).join(' · ');
+      return;
+    }
+    const unread = Number(column(values, columns, 'unread')) === 1;
+    element.classList.toggle('unread', unread);
+    const cells = [['c-unread', unread ? '•' : ''], ['c-sender', column(values, columns, 'sender')], ['c-subject', column(values, columns, 'subject')],
+      ['c-time', timeFormat.format(new Date(Number(column(values, columns, 'last_activity')) * 1000))]];
+    element.replaceChildren(...cells.map(([name, text]) => {
+      const cell = document.createElement('span');
+      cell.className = name;
+      cell.setAttribute('role', 'gridcell');
+      cell.textContent = text ?? '';
+      return cell;
+    }));
+  },
+  renderHeader(element, key) {
+    const sort = live.args.sort;
+    if (sort === 'unread') element.textContent = Number(key) === 1 ? 'Unread' : 'Read';
+    else if (typeof key === 'number') element.textContent = dayFormat.format(new Date(key * 86400000));
+    else element.textContent = 'All conversations';
+  },
+});
+
+// Frames over 50 ms (the long-task observer) and commit → paint latency, in the status line.
+const longTasks = [];
+try {
+  new PerformanceObserver((list) => { for (const entry of list.getEntries()) longTasks.push(entry.duration); }).observe({ type: 'longtask', buffered: true });
+} catch { /* a browser without the long-task API */ }
+function percentile(values, p) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+function status() {
+  const model = live.model;
+  const latencies = view.latencies.slice(-500);
+  const parts = [`${model.count.toLocaleString('en')} rows`, live.state, `commit→paint p50 ${percentile(latencies, 0.5).toFixed(1)} ms p99 ${percentile(latencies, 0.99).toFixed(1)} ms`,
+    `${longTasks.filter((d) => d > 50).length} frames over 50 ms`, `${live.resetsReceived} resets`, `${live.windowRequests} window requests`];
+  if (live.failure) parts.push(`⚠ ${live.failure.message}`);
+  document.getElementById('status').textContent = parts.join(' · ');
+}
+setInterval(status, 250);
+view.addEventListener('statechange', status);
+
+let filterTimer = null;
+document.getElementById('filter').addEventListener('input', (event) => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => live.setArguments({ ...live.args, filter: event.target.value }), 150);
+});
+document.getElementById('sort').addEventListener('change', (event) => live.setArguments({ ...live.args, sort: event.target.value }));
+document.getElementById('sort').value = live.args.sort;
+document.getElementById('filter').value = live.args.filter;
+window.livelist = { live, view, longTasks };
+</script>
+</body>
+</html>
+"""##),
+    ]
+}

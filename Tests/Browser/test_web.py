@@ -1,0 +1,392 @@
+"""The web client in real headless Chromium, as a person uses it: `python3 Tests/Browser/test_web.py`.
+
+Starts `livelist serve` (the release build when there is one, else the debug build) over SQLite
+files of its own, drives Debian's chromium through chromium-driver with Selenium, writes from this
+process and from the sqlite3 shell, and checks the DOM against a fresh SELECT. Screenshots go to
+$LIVELIST_SCREENSHOTS (default: a temporary folder) and their paths are printed.
+"""
+
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED = int(os.environ.get("LIVELIST_SEED", random.randrange(2**32)))
+print(f"browser test seed: {SEED}", flush=True)
+SCREENSHOTS = os.environ.get("LIVELIST_SCREENSHOTS") or tempfile.mkdtemp(prefix="livelist-screenshots-")
+ORDERS = {
+    "activity": "day DESC, last_activity DESC, id",
+    "sender": "sender COLLATE NOCASE, last_activity DESC, id",
+    "unread": "unread DESC, last_activity DESC, id",
+}
+
+
+def livelist_binary():
+    for kind in ("release", "debug"):
+        path = os.path.join(ROOT, ".build", kind, "livelist")
+        if os.access(path, os.X_OK):
+            return path
+    raise RuntimeError("build livelist first (swift build -c release --product livelist)")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def eventually(what, condition, seconds=20.0):
+    deadline = time.time() + seconds
+    last = None
+    while time.time() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {seconds} s (last: {last!r})")
+
+
+class Server:
+    """`livelist serve` on a loopback port, stopped and started again on the same port."""
+
+    def __init__(self, arguments):
+        self.arguments = arguments
+        self.port = free_port()
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen([livelist_binary(), "serve", *self.arguments, "--port", str(self.port)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = ""
+        deadline = time.time() + 180
+        while "ws://" not in line:
+            line = self.process.stdout.readline()
+            if not line and self.process.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"livelist serve did not start: {line}")
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        return self
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(30)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/"
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,760"):
+        options.add_argument(argument)
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    return webdriver.Chrome(service=service, options=options)
+
+
+QUIET = """
+const {live, view} = window.livelist;
+return live.state === 'live' && live.model.version !== null && live.model.requestedWindow === null && !view.pending
+  ? live.model.version : null;
+"""
+
+DOM_ROWS = """
+const rows = [...document.querySelectorAll('.ll-content > .ll-row')].filter((e) => e.dataset.id !== undefined && e.getAnimations().every((a) => a.playState !== 'running'));
+const scroller = document.querySelector('.ll-scroller');
+const top = scroller.getBoundingClientRect().top, bottom = scroller.getBoundingClientRect().bottom;
+return {
+  count: Number(scroller.getAttribute('aria-rowcount')),
+  rows: rows.map((e) => ({position: Number(e.getAttribute('aria-rowindex')) - 1, id: JSON.parse(e.dataset.id),
+    sender: e.querySelector('.c-sender')?.textContent ?? null, subject: e.querySelector('.c-subject')?.textContent ?? null,
+    selected: e.getAttribute('aria-selected') === 'true', top: e.getBoundingClientRect().top,
+    visible: e.getBoundingClientRect().bottom > top && e.getBoundingClientRect().top < bottom})),
+  headers: [...document.querySelectorAll('.ll-content > .ll-header')].map((e) => JSON.parse(e.dataset.key)),
+  placeholders: [...document.querySelectorAll('.ll-content > .ll-row.ll-placeholder')].filter((e) => {
+    const r = e.getBoundingClientRect(); return r.bottom > top && r.top < bottom; }).length,
+  state: document.querySelector('.ll-state')?.className ?? null,
+};
+"""
+
+
+class InboxTests(unittest.TestCase):
+    """The demo page over the inbox, its writer off: this process and the sqlite3 shell write."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="livelist-browser-")
+        cls.database = os.path.join(cls.folder, "inbox.sqlite")
+        cls.server = Server(["--demo", "--db", cls.database, "--rows", "3000", "--writes-per-second", "0"]).start()
+        cls.driver = browser()
+        cls.random = random.Random(SEED)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.stop()
+
+    def setUp(self):
+        self.driver.get(self.server.url)
+        eventually("the first state", lambda: self.driver.execute_script(QUIET))
+
+    def write(self, sql, arguments=()):
+        connection = sqlite3.connect(self.database, timeout=10)
+        with connection:
+            connection.execute(sql, arguments)
+        connection.close()
+
+    def latest(self):
+        """A time after every conversation's (other tests move rows into the future)."""
+        connection = sqlite3.connect(self.database, timeout=10)
+        value = connection.execute("SELECT max(last_activity) FROM conversation").fetchone()[0]
+        connection.close()
+        return max(value, int(time.time()))
+
+    def shell(self, sql):
+        subprocess.run(["sqlite3", self.database, ".timeout 10000", sql], check=True)
+
+    def select(self, order="activity"):
+        connection = sqlite3.connect(self.database, timeout=10)
+        connection.text_factory = lambda b: b.decode("utf-8", "replace")
+        rows = connection.execute(f"SELECT id, sender, subject, day FROM conversation WHERE archived = 0 ORDER BY {ORDERS[order]}").fetchall()
+        connection.close()
+        return rows
+
+    def quiet_dom(self):
+        """The DOM once the list is caught up and no animation runs."""
+        def settled():
+            version = self.driver.execute_script(QUIET)
+            if not version:
+                return None
+            time.sleep(0.3)
+            if self.driver.execute_script(QUIET) != version:
+                return None
+            return self.driver.execute_script(DOM_ROWS)
+        return eventually("a quiet list", settled)
+
+    def assert_matches_select(self, order="activity"):
+        expected = self.select(order)
+
+        def compare():
+            dom = self.quiet_dom()
+            problems = []
+            if dom["count"] != len(expected):
+                problems.append(f"aria-rowcount {dom['count']} vs {len(expected)}")
+            visible = [row for row in dom["rows"] if row["visible"]]
+            if not visible:
+                problems.append("no rows in view")
+            for row in dom["rows"]:
+                id_, sender, subject, _ = expected[row["position"]]
+                if (row["id"], row["sender"], row["subject"]) != (id_, sender, subject):
+                    problems.append(f"row {row['position']}: {row['id']} {row['sender']!r} {row['subject']!r} vs {id_} {sender!r} {subject!r}")
+            if order == "activity" and dom["rows"]:
+                days = {expected[row["position"]][3] for row in dom["rows"]}
+                if not days.issubset(set(dom["headers"])):
+                    problems.append(f"headers {dom['headers']} lack days {sorted(days)}")
+            if dom["placeholders"]:
+                problems.append(f"{dom['placeholders']} placeholders in view")
+            self.last_problems = problems
+            return None if problems else dom
+        return eventually("the DOM equal to a fresh SELECT", compare, seconds=20)
+
+    def test_random_commits_from_two_processes(self):
+        texts = ["e\u0301", "\u00e9", "😀", "Ω", "a\u0000b", "ß", " x "]
+        for round_ in range(6):
+            ids = [row[0] for row in self.select()]
+            for _ in range(self.random.randrange(1, 8)):
+                kind = self.random.randrange(5)
+                target = self.random.choice(ids)
+                if kind == 0:
+                    self.write("UPDATE conversation SET sender = ?, version = version + 1 WHERE id = ?",
+                               (self.random.choice(texts) + " Ada", target))
+                elif kind == 1:
+                    now = int(time.time()) + self.random.randrange(-50_000, 5_000)
+                    self.write("UPDATE conversation SET last_activity = ?, day = ?, version = version + 1 WHERE id = ?", (now, now // 86400, target))
+                elif kind == 2:
+                    self.write("UPDATE conversation SET archived = 1, version = version + 1 WHERE id = ?", (target,))
+                elif kind == 3:
+                    now = int(time.time())
+                    self.write("INSERT INTO conversation(sender, subject, unread, archived, last_activity, day, version) VALUES (?, ?, 1, 0, ?, ?, 1)",
+                               (self.random.choice(texts), "new " + self.random.choice(texts), now, now // 86400))
+                else:
+                    self.shell(f"UPDATE conversation SET subject = 'shell ' || id || ' é', version = version + 1 WHERE id = {target}")
+            if round_ == 3:
+                self.driver.execute_script("window.livelist.view.scrollToPosition(400)")
+            try:
+                self.assert_matches_select()
+            except AssertionError:
+                print("problems:", getattr(self, "last_problems", None))
+                raise
+
+    def test_selection_follows_a_moved_row(self):
+        dom = self.quiet_dom()
+        target = next(row for row in dom["rows"] if row["position"] == 6)
+        self.driver.execute_script("window.livelist.view.select(6)")
+        now = self.latest() + 60
+        self.write("UPDATE conversation SET last_activity = ?, day = ?, version = version + 1 WHERE id = ?", (now, now // 86400, target["id"]))
+
+        def moved():
+            dom = self.quiet_dom()
+            selected = [row for row in dom["rows"] if row["selected"]]
+            return selected if selected and selected[0]["position"] == 0 else None
+        selected = eventually("the selected row at the top", moved)
+        self.assertEqual(selected[0]["id"], target["id"])
+        self.assertEqual(len(selected), 1)
+        focused = self.driver.execute_script("return document.activeElement?.dataset?.id ?? null")
+        self.assertEqual(json.loads(focused), target["id"])
+        # Keyboard: ↓ selects the next row.
+        self.driver.find_element(By.CSS_SELECTOR, ".ll-scroller").send_keys(Keys.ARROW_DOWN)
+        dom = self.quiet_dom()
+        self.assertEqual([row["position"] for row in dom["rows"] if row["selected"]], [1])
+        # A selected row that leaves the list drops the selection, with an event.
+        self.driver.execute_script("window.selectionEvents = []; window.livelist.view.addEventListener('selectionchange', (e) => window.selectionEvents.push(e.detail))")
+        leaving = next(row for row in dom["rows"] if row["selected"])
+        self.write("UPDATE conversation SET archived = 1, version = version + 1 WHERE id = ?", (leaving["id"],))
+        events = eventually("a selectionchange", lambda: self.driver.execute_script("return window.selectionEvents.length ? window.selectionEvents : null"))
+        self.assertEqual(events[0]["reason"], "removed")
+        self.assertIsNone(events[0]["key"])
+
+    def test_first_visible_row_keeps_its_place_when_rows_arrive_above(self):
+        self.driver.execute_script("window.livelist.view.scrollToPosition(200)")
+        dom = self.quiet_dom()
+        first = min((row for row in dom["rows"] if row["visible"]), key=lambda row: row["top"])
+        now = self.latest() + 60
+        for index in range(3):
+            self.write("INSERT INTO conversation(sender, subject, unread, archived, last_activity, day, version) VALUES ('Above', ?, 1, 0, ?, ?, 1)",
+                       (f"arrived {index}", now + index, (now + index) // 86400))
+
+        def shifted():
+            dom = self.quiet_dom()
+            same = [row for row in dom["rows"] if row["id"] == first["id"]]
+            return same[0] if same and dom["count"] == len(self.select()) else None
+        after = eventually("the list with the new rows", shifted)
+        self.assertGreater(after["position"], first["position"])
+        self.assertAlmostEqual(after["top"], first["top"], delta=1.0)
+
+    def test_server_stopped_shows_failed_row_with_retry_then_resumes(self):
+        dom = self.quiet_dom()
+        self.server.stop()
+        eventually("the failed row", lambda: self.driver.execute_script("return document.querySelector('.ll-state.ll-failed .ll-retry') !== null"))
+        self.screenshot("failed")
+        # Retry tries again at once, not at the end of its backoff (the server is still down).
+        eventually("a backoff of a second or more", lambda: self.driver.execute_script("return window.livelist.live.attempt >= 4"))
+        attempts = self.driver.execute_script("return window.livelist.live.attempt")
+        self.driver.find_element(By.CSS_SELECTOR, ".ll-state.ll-failed .ll-retry").click()   # the button a person clicks
+        eventually("an attempt at once", lambda: self.driver.execute_script("return window.livelist.live.attempt") > attempts, seconds=0.5)
+        self.server.start()
+        self.driver.execute_script("document.querySelector('.ll-state.ll-failed .ll-retry:not([hidden])')?.click()")
+        eventually("live again", lambda: self.driver.execute_script("return window.livelist.live.state === 'live'"))
+        after = self.assert_matches_select()
+        # A new server is a new epoch: a reset, drawn with the first visible row where it was.
+        self.assertEqual(self.driver.execute_script("return window.livelist.live.resetsReceived"), 2)
+        self.assertEqual(min(dom["rows"], key=lambda r: r["position"])["id"], min(after["rows"], key=lambda r: r["position"])["id"])
+
+    def test_filter_sort_empty_and_screenshots(self):
+        self.assert_matches_select()
+        self.screenshot("normal")
+        box = self.driver.find_element(By.ID, "filter")
+        box.send_keys("Grace")
+        eventually("filtered", lambda: self.driver.execute_script("return window.livelist.live.args.filter === 'Grace' && window.livelist.live.state === 'live' && window.livelist.live.model.version !== null"))
+        dom = self.quiet_dom()
+        self.assertTrue(dom["rows"] and all("Grace" in (row["sender"] or "") or "Grace" in (row["subject"] or "") for row in dom["rows"]), dom["rows"][:3])
+        self.screenshot("filtered")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys("zzz-no-such-text")
+        eventually("the empty row", lambda: self.driver.execute_script("return document.querySelector('.ll-state.ll-empty') !== null"))
+        self.screenshot("empty")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        self.driver.find_element(By.CSS_SELECTOR, "#sort option[value=sender]").click()
+        eventually("sorted by sender", lambda: self.driver.execute_script("return window.livelist.live.args.sort === 'sender' && window.livelist.live.args.filter === '' && window.livelist.live.model.version !== null"))
+        self.assert_matches_select("sender")
+
+    def screenshot(self, name):
+        path = os.path.join(SCREENSHOTS, f"web-{name}.png")
+        self.driver.save_screenshot(path)
+        # Not blank: a page with content has many colours; a blank one, one or two.
+        colours = self.driver.execute_script("""
+            const image = new Image(); image.src = 'data:image/png;base64,' + arguments[0];
+            return new Promise((resolve) => { image.onload = () => {
+              const canvas = document.createElement('canvas'); canvas.width = image.width; canvas.height = image.height;
+              const context = canvas.getContext('2d'); context.drawImage(image, 0, 0);
+              const data = context.getImageData(0, 0, image.width, image.height).data; const seen = new Set();
+              for (let i = 0; i < data.length; i += 4 * 97) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+              resolve(seen.size); }; });""", self.driver.get_screenshot_as_base64())
+        print(f"screenshot: {path} ({colours} colours)", flush=True)
+        self.assertGreater(colours, 8, f"{path} looks blank")
+
+
+class MillionRowTests(unittest.TestCase):
+    """A 1M-row published query: the browser holds only the rows on screen."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="livelist-browser-1m-")
+        cls.database = os.path.join(cls.folder, "items.sqlite")
+        connection = sqlite3.connect(cls.database)
+        connection.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        connection.execute("""WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000000)
+                              INSERT INTO item(id, name) SELECT x, printf('item %07d', x) FROM n""")
+        connection.commit()
+        connection.close()
+        cls.server = Server(["--db", cls.database, "--query", "items=SELECT id, name FROM item ORDER BY name"]).start()
+        cls.driver = browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.stop()
+
+    def test_row_900000_within_a_second_fetching_only_the_pages_on_the_way(self):
+        # The demo page is served with --demo only: the modules go into a page of the server's origin.
+        self.driver.get(self.server.url + "live/health")
+        self.driver.execute_script(f"""
+            document.body.innerHTML = "<div id=list style='height:600px'></div>";
+            window.ready = (async () => {{
+              const {{ LiveQuery }} = await import('/live/livelist.js');
+              const {{ LiveListView }} = await import('/live/livelist-view.js');
+              const live = new LiveQuery('ws://127.0.0.1:{self.server.port}/live', 'items');
+              const view = new LiveListView(document.getElementById('list'), live);
+              window.livelist = {{ live, view }};
+            }})();
+        """)
+        eventually("the first state", lambda: self.driver.execute_script("return window.livelist && window.livelist.live.model.count === 1000000"), seconds=120)
+        before = self.driver.execute_script("return [window.livelist.live.windowRequests, window.livelist.live.framesReceived]")
+        elapsed = self.driver.execute_script("""
+            const { view } = window.livelist;
+            const start = performance.now();
+            view.scrollToPosition(900000);
+            return new Promise((resolve) => {
+              const check = () => {
+                const row = document.querySelector('.ll-row[aria-rowindex="900001"]');
+                if (row && row.dataset.id !== undefined) resolve(performance.now() - start); else requestAnimationFrame(check);
+              };
+              check();
+            });""")
+        after = self.driver.execute_script("return [window.livelist.live.windowRequests, window.livelist.live.framesReceived]")
+        text = self.driver.execute_script("return document.querySelector('.ll-row[aria-rowindex=\"900001\"]').textContent")
+        print(f"row 900,000 shown in {elapsed:.1f} ms with {after[0] - before[0]} window request(s), {after[1] - before[1]} frame(s)", flush=True)
+        self.assertIn("item 0900001", text)
+        self.assertLess(elapsed, 1000)
+        self.assertLessEqual(after[0] - before[0], 2)
+        rows_in_dom = self.driver.execute_script("return document.querySelectorAll('.ll-row').length")
+        self.assertLess(rows_in_dom, 100)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

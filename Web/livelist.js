@@ -1,0 +1,703 @@
+// livelist.js — the LiveList wire protocol (docs/PROTOCOL.md) in the browser, without the DOM:
+// the exact values, the list model a client keeps (counts, sections, the window's identities and
+// rows) and a live query over a WebSocket that subscribes, applies every changeset in order, asks
+// for rows as the window moves, resumes from its version and reconnects with backoff.
+//
+// No dependencies; an ES module for browsers and Node (20+, where `WebSocket` is passed in).
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A value that JSON cannot carry exactly: an integer beyond ±(2⁵³ − 1), kept as a BigInt. */
+export function decodeValue(json) {
+  if (json === null || typeof json === 'string') return json;
+  if (typeof json === 'number') {
+    if (!Number.isInteger(json)) throw new ProtocolError(`a bare number with a fraction: ${json}`);
+    return json;
+  }
+  if (typeof json === 'object' && !Array.isArray(json)) {
+    const keys = Object.keys(json);
+    if (keys.length === 1) {
+      if (keys[0] === 'i' && typeof json.i === 'string' && /^-?[0-9]+$/.test(json.i)) return BigInt(json.i);
+      if (keys[0] === 'f') {
+        if (typeof json.f === 'number') return new Real(json.f);
+        if (json.f === 'inf') return new Real(Infinity);
+        if (json.f === '-inf') return new Real(-Infinity);
+      }
+      if (keys[0] === 'b' && typeof json.b === 'string') return base64Decode(json.b);
+    }
+  }
+  throw new ProtocolError(`not a value: ${JSON.stringify(json)}`);
+}
+
+/** A REAL (so that 1.0 stays a real, not the integer 1). */
+export class Real {
+  constructor(value) { this.value = value; }
+  toString() { return Number.isInteger(this.value) ? this.value.toFixed(1) : String(this.value); }
+}
+
+/** The text a cell shows for a value. */
+export function displayText(value) {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Uint8Array) return `⟨${value.length} bytes⟩`;
+  return String(value);
+}
+
+function base64Decode(text) {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) throw new ProtocolError('bad base64');
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** A message the client cannot apply: its version does not follow, or it contradicts the list. */
+export class ProtocolError extends Error {
+  constructor(message, kind = 'inconsistent') {
+    super(message);
+    this.name = 'ProtocolError';
+    this.kind = kind;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions: how a transition in UIKit's conventions maps old indices to new ones.
+
+function countLess(sorted, value) {
+  let low = 0, high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] < value) low = middle + 1; else high = middle;
+  }
+  return low;
+}
+
+function containsSorted(sorted, value) {
+  const index = countLess(sorted, value);
+  return index < sorted.length && sorted[index] === value;
+}
+
+/** The `rank`-th non-negative integer not in `sorted` (strictly increasing). */
+function selectNotIn(sorted, rank) {
+  let low = 0, high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle] - middle > rank) high = middle; else low = middle + 1;
+  }
+  return rank + low;
+}
+
+class RankMapping {
+  constructor(removed, occupied, moves) {
+    this.removed = [...removed].sort((a, b) => a - b);
+    this.occupied = [...occupied].sort((a, b) => a - b);
+    this.movedTo = new Map(moves.map(([from, to]) => [from, to]));
+    this.movedFrom = new Map(moves.map(([from, to]) => [to, from]));
+  }
+  newIndex(old) {
+    if (this.movedTo.has(old)) return this.movedTo.get(old);
+    if (containsSorted(this.removed, old)) return null;
+    return selectNotIn(this.occupied, old - countLess(this.removed, old));
+  }
+  oldIndex(now) {
+    if (this.movedFrom.has(now)) return this.movedFrom.get(now);
+    if (containsSorted(this.occupied, now)) return null;
+    return selectNotIn(this.removed, now - countLess(this.occupied, now));
+  }
+}
+
+const pathKey = (section, item) => `${section}:${item}`;
+
+/**
+ * Maps item paths across one transition: deletes, reloads and move sources are paths before it;
+ * inserts and move destinations after it (UIKit's conventions, the protocol's `changes`).
+ */
+export class PathMapping {
+  constructor(changes) {
+    this.sections = new RankMapping(
+      [...changes.sectionDeletes, ...changes.sectionMoves.map(([from]) => from)],
+      [...changes.sectionInserts, ...changes.sectionMoves.map(([, to]) => to)],
+      changes.sectionMoves);
+    const removed = new Map(), occupied = new Map();
+    const add = (map, section, item) => { if (!map.has(section)) map.set(section, []); map.get(section).push(item); };
+    this.movedTo = new Map();
+    this.movedFrom = new Map();
+    for (const [s, i] of changes.deletes) add(removed, s, i);
+    for (const [s, i] of changes.inserts) add(occupied, s, i);
+    for (const [fs, fi, ts, ti] of changes.moves) {
+      add(removed, fs, fi);
+      add(occupied, ts, ti);
+      this.movedTo.set(pathKey(fs, fi), [ts, ti]);
+      this.movedFrom.set(pathKey(ts, ti), [fs, fi]);
+    }
+    for (const list of removed.values()) list.sort((a, b) => a - b);
+    for (const list of occupied.values()) list.sort((a, b) => a - b);
+    this.removed = removed;
+    this.occupied = occupied;
+    this.deleted = new Set(changes.deletes.map(([s, i]) => pathKey(s, i)));
+    this.inserted = new Set(changes.inserts.map(([s, i]) => pathKey(s, i)));
+  }
+  newPath(section, item) {
+    const moved = this.movedTo.get(pathKey(section, item));
+    if (moved) return moved;
+    if (this.deleted.has(pathKey(section, item))) return null;
+    const target = this.sections.newIndex(section);
+    if (target === null) return null;
+    const rank = item - countLess(this.removed.get(section) ?? [], item);
+    return [target, selectNotIn(this.occupied.get(target) ?? [], rank)];
+  }
+  oldPath(section, item) {
+    const moved = this.movedFrom.get(pathKey(section, item));
+    if (moved) return moved;
+    if (this.inserted.has(pathKey(section, item))) return null;
+    const source = this.sections.oldIndex(section);
+    if (source === null) return null;
+    const rank = item - countLess(this.occupied.get(section) ?? [], item);
+    return [source, selectNotIn(this.removed.get(source) ?? [], rank)];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections: counts and their prefix sums.
+
+/** Sections (key and count) with O(log s) position ↔ path. */
+export class Sections {
+  constructor(keys, counts) {
+    this.keys = keys;
+    this.counts = counts;
+    this.starts = new Array(counts.length + 1);
+    this.starts[0] = 0;
+    for (let i = 0; i < counts.length; i++) this.starts[i + 1] = this.starts[i] + counts[i];
+  }
+  get count() { return this.starts[this.starts.length - 1]; }
+  get length() { return this.counts.length; }
+  /** The path `[section, item]` of a position, or null. */
+  path(position) {
+    if (!(position >= 0 && position < this.count)) return null;
+    let low = 0, high = this.counts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.starts[middle] <= position) low = middle; else high = middle - 1;
+    }
+    return [low, position - this.starts[low]];
+  }
+  position(section, item) {
+    if (!(section >= 0 && section < this.counts.length && item >= 0 && item < this.counts[section])) return null;
+    return this.starts[section] + item;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list model
+
+const isIndex = (value) => Number.isInteger(value) && value >= 0 && value <= 0x7fffffff;
+
+function parseVersion(value, field) {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{1,64}:[0-9]+$/.test(value)) throw new ProtocolError(`${field}: not a version`, 'malformed');
+  return value;
+}
+
+function indices(list, width, field) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError(`${field}: not an array`, 'malformed');
+  return list.map((entry) => {
+    if (width === 0) {
+      if (!isIndex(entry)) throw new ProtocolError(`${field}: not an index`, 'malformed');
+      return entry;
+    }
+    if (!Array.isArray(entry) || entry.length !== width || !entry.every(isIndex)) throw new ProtocolError(`${field}: expected ${width} indices`, 'malformed');
+    return entry;
+  });
+}
+
+/** Arrays of `width` indices and a value (an identity or a section key). */
+function identified(list, width, field) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError(`${field}: not an array`, 'malformed');
+  return list.map((entry) => {
+    if (!Array.isArray(entry) || entry.length !== width + 1 || !entry.slice(0, width).every(isIndex)) {
+      throw new ProtocolError(`${field}: expected ${width} indices and a value`, 'malformed');
+    }
+    decodeValue(entry[width]);
+    return entry;
+  });
+}
+
+function parseRows(list) {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ProtocolError('rows: not an array', 'malformed');
+  return list.map((entry) => {
+    if (!Array.isArray(entry) || entry.length !== 3 || !isIndex(entry[0]) || !(entry[2] === null || Array.isArray(entry[2]))) {
+      throw new ProtocolError('rows: expected [position, id, values | null]', 'malformed');
+    }
+    decodeValue(entry[1]);
+    return { position: entry[0], id: entry[1], key: JSON.stringify(entry[1]), values: entry[2] === null ? null : entry[2].map(decodeValue) };
+  });
+}
+
+/** The changes of a `changes` message, checked for shape. */
+export function parseChanges(message) {
+  return {
+    from: parseVersion(message.from, 'from'),
+    to: parseVersion(message.to, 'to'),
+    sectionDeletes: indices(message.sectionDeletes, 0, 'sectionDeletes'),
+    sectionInserts: identified(message.sectionInserts, 1, 'sectionInserts').map(([index]) => index),
+    sectionInsertKeys: identified(message.sectionInserts, 1, 'sectionInserts').map(([, key]) => decodeValue(key)),
+    sectionMoves: indices(message.sectionMoves, 2, 'sectionMoves'),
+    sectionReloads: indices(message.sectionReloads, 0, 'sectionReloads'),
+    deletes: indices(message.deletes, 2, 'deletes'),
+    inserts: identified(message.inserts, 2, 'inserts'),
+    moves: identified(message.moves, 4, 'moves'),
+    reloads: identified(message.reloads, 2, 'reloads'),
+    rows: parseRows(message.rows),
+    at: typeof message.at === 'number' ? message.at : null,
+  };
+}
+
+/**
+ * A remote list as the server's messages make it, without I/O: the sections and counts, the
+ * version, the window the server sends rows for, and the identities and values of the window's
+ * rows. `receive(message)` applies one message and says what changed; a message that cannot be
+ * applied throws a ProtocolError and changes nothing.
+ */
+export class ListModel {
+  constructor() {
+    this.sections = new Sections([], []);
+    this.version = null;
+    this.columns = [];
+    this.window = [0, 0];            // [start, end)
+    this.requestedWindow = null;     // [start, end) asked for, not answered yet
+    this.known = new Map();          // position → {key, id, stamp}
+    this.records = new Map();        // key → {stamp, values}
+    this.lastReset = null;
+    this.lastObservedAt = null;
+    this.nextStamp = 1;
+  }
+
+  get count() { return this.sections.count; }
+
+  /** The row at `position`: {key, id, values (null: not loaded)}, or null when its identity is unknown. */
+  row(position) {
+    const known = this.known.get(position);
+    if (!known) return null;
+    const record = this.records.get(known.key);
+    return { key: known.key, id: known.id, values: record && record.stamp === known.stamp ? record.values : null, stamp: known.stamp };
+  }
+
+  /** What a resuming client holds: its version and the longest run of its window held with values. */
+  get resume() {
+    if (this.version === null) return null;
+    let best = [0, 0], runStart = null;
+    const [start, end] = this.window;
+    for (let position = start; position < Math.min(end, this.count); position++) {
+      const row = this.row(position);
+      if (row && row.values) {
+        if (runStart === null) runStart = position;
+        if (position + 1 - runStart > best[1] - best[0]) best = [runStart, position + 1];
+      } else {
+        runStart = null;
+      }
+    }
+    return { version: this.version, held: [best[0], best[1] - best[0]] };
+  }
+
+  didRequest(window) { this.requestedWindow = window; }
+
+  didSubscribe(window) {
+    this.window = window;
+    this.requestedWindow = null;
+  }
+
+  /**
+   * Applies one message of the subscription. Returns
+   * - {type: 'reset', reason} — a new first state;
+   * - {type: 'changes', changes, mapping, oldSections, loaded} — a transition (positions in
+   *   `changes`, `mapping` from old paths to new ones), `loaded` the keys whose values arrived;
+   * - {type: 'rows', loaded, replaced} — rows of a moved window arrived;
+   * - {type: 'error', error} — the server's error for the subscription.
+   */
+  receive(message) {
+    switch (message.type) {
+      case 'reset': return this.#reset(message);
+      case 'changes': return this.#changes(parseChanges(message));
+      case 'rows': return this.#rows(message);
+      case 'error': return { type: 'error', error: { code: String(message.code), message: String(message.message ?? '') } };
+      default: return { type: 'none' };   // later versions may add messages
+    }
+  }
+
+  #stamp() { return this.nextStamp++; }
+
+  #reset(message) {
+    const version = parseVersion(message.version, 'version');
+    if (!Array.isArray(message.sections) || !message.sections.every((s) => Array.isArray(s) && s.length === 2 && isIndex(s[1]))) {
+      throw new ProtocolError('sections: expected [[key, count]]', 'malformed');
+    }
+    if (!Array.isArray(message.columns) || !message.columns.every((c) => typeof c === 'string')) throw new ProtocolError('columns', 'malformed');
+    const window = message.window;
+    if (!Array.isArray(window) || window.length !== 2 || !window.every(isIndex)) throw new ProtocolError('window', 'malformed');
+    const sections = new Sections(message.sections.map(([key]) => decodeValue(key)), message.sections.map(([, count]) => count));
+    const rows = parseRows(message.rows);
+    this.sections = sections;
+    this.version = version;
+    this.columns = message.columns;
+    this.window = [window[0], window[0] + window[1]];
+    this.requestedWindow = null;
+    this.lastReset = String(message.reason);
+    this.known = new Map();
+    this.records = new Map();
+    for (const row of rows) {
+      if (row.position >= sections.count) continue;
+      const stamp = this.#stamp();
+      this.known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+      if (row.values) this.records.set(row.key, { stamp, values: row.values });
+    }
+    return { type: 'reset', reason: this.lastReset };
+  }
+
+  #sectionsAfter(changes) {
+    const old = this.sections;
+    const oldCount = old.length;
+    const deleted = new Set(changes.sectionDeletes);
+    if (deleted.size !== changes.sectionDeletes.length || changes.sectionDeletes.some((s) => s >= oldCount)) {
+      throw new ProtocolError(`section deletes ${changes.sectionDeletes} of ${oldCount}`);
+    }
+    const newCount = oldCount - deleted.size + changes.sectionInserts.length;
+    const inserted = new Set(changes.sectionInserts);
+    if (inserted.size !== changes.sectionInserts.length || changes.sectionInserts.some((s) => s >= newCount)) {
+      throw new ProtocolError(`section inserts ${changes.sectionInserts} of ${newCount}`);
+    }
+    for (const [from, to] of changes.sectionMoves) {
+      if (from >= oldCount || deleted.has(from) || to >= newCount || inserted.has(to)) throw new ProtocolError(`section move ${from} → ${to}`);
+    }
+    if (changes.sectionReloads.some((s) => s >= oldCount)) throw new ProtocolError('section reload out of range');
+    const mapping = new PathMapping(changes);
+    const keys = new Array(newCount).fill(undefined);
+    const counts = new Array(newCount).fill(0);
+    for (let section = 0; section < oldCount; section++) {
+      if (deleted.has(section)) continue;
+      const target = mapping.sections.newIndex(section);
+      if (target === null || target >= newCount || keys[target] !== undefined) throw new ProtocolError(`section ${section} has no place after the changes`);
+      keys[target] = old.keys[section];
+      counts[target] = old.counts[section];
+    }
+    changes.sectionInserts.forEach((index, i) => { keys[index] = changes.sectionInsertKeys[i]; });
+    for (const [s] of changes.deletes) {
+      if (deleted.has(s)) continue;
+      const target = mapping.sections.newIndex(s);
+      if (target !== null) counts[target] -= 1;
+    }
+    for (const [fs, , ts] of changes.moves) {
+      const source = mapping.sections.newIndex(fs);
+      if (source === null || ts >= newCount) throw new ProtocolError(`item move from section ${fs}`);
+      counts[source] -= 1;
+      counts[ts] += 1;
+    }
+    for (const [s] of changes.inserts) {
+      if (s >= newCount) throw new ProtocolError(`item insert in section ${s}`);
+      counts[s] += 1;
+    }
+    if (counts.some((c) => c < 0)) throw new ProtocolError('a section count below zero');
+    return { sections: new Sections(keys.map((k) => (k === undefined ? null : k)), counts), mapping };
+  }
+
+  #checkItems(changes, old, now) {
+    const inOld = ([s, i]) => s < old.length && i < old.counts[s];
+    const inNew = ([s, i]) => s < now.length && i < now.counts[s];
+    const sources = [...changes.deletes, ...changes.moves.map((m) => [m[0], m[1]])];
+    const unique = (paths) => new Set(paths.map(([s, i]) => pathKey(s, i))).size === paths.length;
+    const deleted = new Set(changes.deletes.map(([s, i]) => pathKey(s, i)));
+    if (!sources.every(inOld) || !unique(sources) || !changes.reloads.every(inOld) || changes.reloads.some(([s, i]) => deleted.has(pathKey(s, i)))) {
+      throw new ProtocolError('an item delete, move or reload outside the list before');
+    }
+    const targets = [...changes.inserts.map((m) => [m[0], m[1]]), ...changes.moves.map((m) => [m[2], m[3]])];
+    if (!targets.every(inNew) || !unique(targets)) throw new ProtocolError('an item insert or move outside the list after');
+  }
+
+  #changes(changes) {
+    if (changes.from !== this.version) throw new ProtocolError(`changes from ${changes.from}, the list is at ${this.version}`, 'versionGap');
+    const old = this.sections;
+    const { sections, mapping } = this.#sectionsAfter(changes);
+    this.#checkItems(changes, old, sections);
+    const newCount = sections.count;
+    const bad = changes.rows.find((row) => row.position >= newCount);
+    if (bad) throw new ProtocolError(`row at ${bad.position} of ${newCount}`);
+    // Identities known before, carried to their new positions (reloaded rows get a new stamp).
+    const reloaded = new Set(changes.reloads.map(([s, i]) => pathKey(s, i)));
+    const known = new Map();
+    for (const [position, row] of this.known) {
+      const path = old.path(position);
+      if (!path || reloaded.has(pathKey(path[0], path[1]))) continue;
+      const target = mapping.newPath(path[0], path[1]);
+      if (!target) continue;
+      const next = sections.position(target[0], target[1]);
+      if (next !== null) known.set(next, row);
+    }
+    const place = (section, item, idJSON, keep) => {
+      const position = sections.position(section, item);
+      if (position === null) return;
+      const key = JSON.stringify(idJSON);
+      const stamp = keep && keep.key === key ? keep.stamp : this.#stamp();
+      known.set(position, { key, id: decodeValue(idJSON), stamp });
+    };
+    for (const [s, i, id] of changes.inserts) place(s, i, id, null);
+    for (const [fs, fi, ts, ti, id] of changes.moves) {
+      if (reloaded.has(pathKey(fs, fi))) continue;
+      const before = old.position(fs, fi);
+      place(ts, ti, id, before === null ? null : this.known.get(before));
+    }
+    for (const [s, i, id] of changes.reloads) {
+      const target = mapping.newPath(s, i);
+      if (target) place(target[0], target[1], id, null);
+    }
+    const loaded = [];
+    for (const row of changes.rows) {
+      const existing = known.get(row.position);
+      const kept = existing && existing.key === row.key ? existing.stamp : null;
+      const stamp = kept ?? this.#stamp();
+      known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+      if (row.values) {
+        if (kept !== null && this.records.get(row.key)?.stamp !== stamp) loaded.push(row.key);
+        this.records.set(row.key, { stamp, values: row.values });
+      }
+    }
+    this.version = changes.to;
+    if (changes.at !== null) this.lastObservedAt = changes.at;
+    const oldSections = old;
+    this.sections = sections;
+    this.known = this.#pruned(known);
+    return { type: 'changes', changes, mapping, oldSections, loaded };
+  }
+
+  #rows(message) {
+    const version = parseVersion(message.version, 'version');
+    if (version !== this.version) throw new ProtocolError(`rows at ${version}, the list is at ${this.version}`, 'versionGap');
+    const window = message.window;
+    if (!Array.isArray(window) || window.length !== 2 || !window.every(isIndex)) throw new ProtocolError('window', 'malformed');
+    const rows = parseRows(message.rows);
+    if (rows.some((row) => row.position >= this.count)) throw new ProtocolError('a row past the list');
+    const range = [window[0], window[0] + window[1]];
+    this.window = range;
+    if (this.requestedWindow && this.requestedWindow[0] === range[0] && this.requestedWindow[1] === range[1]) this.requestedWindow = null;
+    const loaded = [], replaced = [];
+    for (const row of rows) {
+      const existing = this.known.get(row.position);
+      let stamp;
+      if (existing && existing.key === row.key) {
+        stamp = existing.stamp;
+        if (row.values) loaded.push(row.key);
+      } else {
+        stamp = this.#stamp();
+        this.known.set(row.position, { key: row.key, id: decodeValue(row.id), stamp });
+        replaced.push(row.position);
+      }
+      if (row.values) this.records.set(row.key, { stamp, values: row.values });
+    }
+    this.known = this.#pruned(this.known);
+    return { type: 'rows', loaded, replaced };
+  }
+
+  /** Keeps the rows of the window (and of a window asked for) and their records. */
+  #pruned(known) {
+    const count = this.count;
+    const inside = (range, position) => range && position >= range[0] && position < Math.min(range[1], count);
+    const kept = new Map();
+    const keys = new Set();
+    for (const [position, row] of known) {
+      if (inside(this.window, position) || inside(this.requestedWindow, position)) {
+        kept.set(position, row);
+        keys.add(row.key);
+      }
+    }
+    for (const key of [...this.records.keys()]) if (!keys.has(key)) this.records.delete(key);
+    return kept;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live query over a WebSocket
+
+/**
+ * A published query followed live: `start()` connects and subscribes; every message becomes an
+ * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'failure'|'state', …} — after the model
+ * applied it. `showRows(start, end)` keeps the window around the visible rows; `retry()` and
+ * reconnection with backoff resume from the version held.
+ */
+export class LiveQuery {
+  constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
+    this.url = url;
+    this.query = query;
+    this.args = args;
+    this.prefetch = prefetch;
+    this.model = new ListModel();
+    this.state = 'idle';        // idle, connecting, live, reconnecting, refused, stopped
+    this.failure = null;        // {message, retry()} while the list cannot follow
+    this.onEvent = () => {};
+    this.resetsReceived = 0;
+    this.messagesApplied = 0;
+    this.framesReceived = 0;
+    this.windowRequests = 0;
+    this.Socket = Socket;
+    this.token = token;
+    this.backoff = backoff;
+    this.wanted = window;
+    this.sub = 0;
+    this.attempt = 0;
+    this.socket = null;
+    this.timer = null;
+  }
+
+  start() {
+    if (this.socket || this.state === 'live') return;
+    this.state = this.attempt === 0 ? 'connecting' : 'reconnecting';
+    this.#emit({ type: 'state', state: this.state });
+    let url = this.url;
+    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    let socket;
+    try {
+      socket = new this.Socket(url);
+    } catch (error) {
+      this.#lost(String(error));
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.#subscribe();
+    };
+    socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
+      this.#receive(event.data);
+    };
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.#lost(`closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
+    };
+    socket.onerror = () => {};
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) socket.close(1000);
+    this.state = 'stopped';
+    this.#emit({ type: 'state', state: this.state });
+  }
+
+  /** Connects again now (the failed row's retry). */
+  retry() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.socket) return;
+    this.start();
+  }
+
+  /** New arguments: a new subscription (the list is replaced by the server's answer). */
+  setArguments(args) {
+    this.args = args;
+    if (this.socket && this.state === 'live') {
+      this.socket.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
+      this.model = new ListModel();
+      this.#subscribe();
+    } else {
+      this.model = new ListModel();
+    }
+  }
+
+  /** Makes sure rows `start..<end` (and `prefetch` around them) are sent. */
+  showRows(start, end) {
+    const from = Math.max(0, start - this.prefetch);
+    const wanted = [from, Math.max(from, end + this.prefetch)];
+    const current = this.model.requestedWindow ?? this.model.window;
+    const needed = [Math.min(wanted[0], this.model.count), Math.min(wanted[1], this.model.count)];
+    if (needed[1] <= needed[0] || (current[0] <= needed[0] && needed[1] <= current[1])) return;
+    this.wanted = wanted;
+    if (this.state !== 'live' || !this.socket) return;
+    this.#requestWindow(wanted);
+  }
+
+  #requestWindow(wanted) {
+    this.model.didRequest(wanted);
+    this.windowRequests += 1;
+    this.socket.send(JSON.stringify({ type: 'window', sub: this.sub, window: [wanted[0], wanted[1] - wanted[0]] }));
+  }
+
+  #subscribe() {
+    this.sub += 1;
+    const message = { type: 'subscribe', sub: this.sub, query: this.query, arguments: this.args, window: [this.wanted[0], this.wanted[1] - this.wanted[0]] };
+    const resume = this.model.resume;
+    if (resume) message.resume = resume;
+    this.model.didSubscribe(this.wanted);
+    this.socket.send(JSON.stringify(message));
+  }
+
+  #receive(text) {
+    this.framesReceived += 1;
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.socket?.close(1002, 'not JSON');
+      return;
+    }
+    if (message === null || typeof message !== 'object') return;
+    if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
+    let output;
+    try {
+      output = this.model.receive(message);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      // Start the subscription over: a gap resumes from the version held, a contradiction resets.
+      if (error.kind !== 'versionGap') this.model = new ListModel();
+      this.socket.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
+      this.#subscribe();
+      return;
+    }
+    this.messagesApplied += 1;
+    if (output.type === 'error') {
+      const refused = output.error.code !== 'queryFailed';
+      this.failure = { message: `${output.error.code}: ${output.error.message}`, retry: () => this.retry() };
+      if (refused) {
+        this.state = 'refused';
+        this.socket?.close(1000);
+        this.socket = null;
+      }
+      this.#emit({ type: 'failure', failure: this.failure, refused });
+      return;
+    }
+    if (this.state !== 'live') {
+      this.state = 'live';
+      this.attempt = 0;
+      this.#emit({ type: 'state', state: 'live' });
+    }
+    if (this.failure && output.type !== 'none') {
+      this.failure = null;
+      this.#emit({ type: 'recovered' });
+    }
+    if (output.type === 'reset') this.resetsReceived += 1;
+    if (output.type !== 'none') this.#emit(output);
+    // A window asked for while another was in flight goes out once that one is answered.
+    const requested = this.model.requestedWindow;
+    if (requested === null && (this.wanted[0] !== this.model.window[0] || this.wanted[1] !== this.model.window[1]) && this.socket) {
+      this.#requestWindow(this.wanted);
+    }
+  }
+
+  #lost(reason) {
+    if (this.state === 'stopped' || this.state === 'refused') return;
+    this.attempt += 1;
+    this.state = 'reconnecting';
+    this.failure = { message: `connection lost: ${reason}`, retry: () => this.retry() };
+    this.#emit({ type: 'failure', failure: this.failure, refused: false });
+    const [base, cap] = this.backoff;
+    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
+    this.timer = setTimeout(() => { this.timer = null; this.start(); }, delay + Math.random() * delay / 4);
+  }
+
+  #emit(event) {
+    this.onEvent(event);
+  }
+}
