@@ -176,13 +176,23 @@ public final class LiveListServer: Sendable {
         await writer.value
     }
 
+    /// The WebSocket frame size the server writes (hummingbird-websocket's default, what clients accept).
+    static let webSocketFrameSize = 1 << 14
+
     private static func write(_ outbox: _Outbox, to outbound: WebSocketOutboundWriter) async {
         do {
             while true {
                 switch await outbox.next() {
                 case let .write(frames):
-                    // Split into frames of the connection's frame size: a message is never too big to send.
-                    for frame in frames { try await outbound.writeTextMessage(frame) }
+                    for frame in frames {
+                        if frame.readableBytes <= webSocketFrameSize {
+                            // The shared bytes as they are: no copy per connection.
+                            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame)))
+                        } else {
+                            // Split into frames of the connection's frame size: a message is never too big to send.
+                            try await outbound.writeTextMessage(String(buffer: frame))
+                        }
+                    }
                 case let .close(code, reason):
                     try await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: String(reason.utf8.prefix(120)) ?? "")
                     return

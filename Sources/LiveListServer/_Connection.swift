@@ -2,6 +2,7 @@ import Foundation
 import LiveListWire
 import LiveQuery
 import Logging
+import NIOCore
 
 /// One client's connection: its subscriptions, the checks of every request against the
 /// server's limits, and the routing of requests to the shared live queries. Requests are handled
@@ -103,7 +104,7 @@ final class _Connection: @unchecked Sendable {
 
     private func fail(_ sub: Int, _ code: WireErrorCode, _ message: String) {
         let text = ServerMessage.error(WireError(sub: sub, code: code, message: message)).encoded()
-        outbox.send(_Outbox.Frame(text: text, sub: nil, isReset: false))
+        outbox.send(_Outbox.Frame(bytes: ByteBuffer(string: text), sub: nil, isReset: false))
     }
 
     /// Frames of `subs` were dropped: each gets a reset from its hub.

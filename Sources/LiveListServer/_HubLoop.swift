@@ -4,6 +4,7 @@ import ListDiff
 import LiveListWire
 import LiveQuery
 import Logging
+import NIOCore
 
 /// The state of one shared live query, changed in order by one task: the current result and its
 /// version, the recent changesets (for resuming clients), the subscribers and their windows, and
@@ -129,7 +130,13 @@ final class _HubLoop {
             let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] },
                                              observedAt: observedAt)
             let body = ServerMessage.changes(message).encodedBody()
-            for subscriber in subscribers { subscriber.send(body: body) }
+            // One frame per subscription number (clients mostly use the same): its bytes are shared.
+            var frames: [Int: ByteBuffer] = [:]
+            for subscriber in subscribers {
+                let frame = frames[subscriber.sub] ?? ByteBuffer(string: ServerMessage.frame(sub: subscriber.sub, body: body))
+                frames[subscriber.sub] = frame
+                subscriber.send(frame: frame)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// The frames waiting for one connection's socket, bounded: when a client reads too slowly and
 /// the queue passes its byte limit, the queued frames of its subscriptions are dropped, and
@@ -13,7 +14,8 @@ import Foundation
 final class _Outbox: @unchecked Sendable {
     /// A frame and what it is for.
     struct Frame {
-        var text: String
+        /// The message's UTF-8 bytes: one buffer shared by every subscriber it goes to.
+        var bytes: ByteBuffer
         /// The subscription, `nil` for a connection-wide message.
         var sub: Int?
         /// Whether the frame starts the subscription's list over (a reset).
@@ -50,12 +52,12 @@ final class _Outbox: @unchecked Sendable {
                 awaitingReset.remove(sub)
             }
             frames.append(frame)
-            if !frame.isReset { queuedBytes += frame.text.utf8.count }
+            if !frame.isReset { queuedBytes += frame.bytes.readableBytes }
             var overflowed: [Int] = []
             if queuedBytes > byteLimit {
                 let dropped = Set(frames.compactMap(\.sub))
                 frames.removeAll { $0.sub != nil }
-                queuedBytes = frames.reduce(0) { $0 + ($1.isReset ? 0 : $1.text.utf8.count) }
+                queuedBytes = frames.reduce(0) { $0 + ($1.isReset ? 0 : $1.bytes.readableBytes) }
                 awaitingReset.formUnion(dropped)
                 overflowed = dropped.sorted()
             }
@@ -80,7 +82,7 @@ final class _Outbox: @unchecked Sendable {
 
     /// What the writer does next: write these frames, or close.
     enum Next {
-        case write([String])
+        case write([ByteBuffer])
         case close(code: UInt16, reason: String)
         case finished
     }
@@ -91,7 +93,7 @@ final class _Outbox: @unchecked Sendable {
             let next = lock.withLock { () -> Next? in
                 if isClosed { return .finished }
                 if !frames.isEmpty {
-                    let texts = frames.map(\.text)
+                    let texts = frames.map(\.bytes)
                     frames.removeAll(keepingCapacity: true)
                     queuedBytes = 0
                     return .write(texts)

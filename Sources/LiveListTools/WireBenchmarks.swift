@@ -22,7 +22,7 @@ public enum WireBenchmarks {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let rows = quick ? 100_000 : 1_000_000
         let suffix = quick ? "100k" : "1m"
-        let fanouts = quick ? [100] : [1_000, 10_000]
+        let fanouts = quick ? [100] : [1_000, 3_000, 5_000, 10_000]
         let fanoutNames = fanouts.map { "wire.fanout.\($0 >= 1_000 ? "\($0 / 1_000)k" : "\($0)")" }
         guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
             || fanoutNames.contains(where: selected) else { return [] }

@@ -54,6 +54,14 @@ struct BenchCommand: ParsableCommand {
             try waitFor { try await ExternalBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try WireBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            if selected("web.update.100k") {
+                do {
+                    report(try WebBenchmark.run(quick: quick))
+                } catch {
+                    // The browser benchmark needs python3 with Selenium and Chromium; say so, do not fail the others.
+                    FileHandle.standardError.write(Data("livelist bench: skipped \(error)\n".utf8))
+                }
+            }
         } catch let failure as BenchFailure {
             throw InputError("bench: \(failure.description)")
         }

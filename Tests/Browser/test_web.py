@@ -331,6 +331,50 @@ class InboxTests(unittest.TestCase):
         self.assertGreater(colours, 8, f"{path} looks blank")
 
 
+class StreamTests(unittest.TestCase):
+    """100 commits a second into a 100k-row list: no frame over 50 ms (the long-task observer)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="livelist-browser-100k-")
+        cls.database = os.path.join(cls.folder, "inbox.sqlite")
+        cls.server = Server(["--demo", "--db", cls.database, "--rows", "100000", "--writes-per-second", "0"]).start()
+        cls.driver = browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.stop()
+
+    def test_hundred_commits_a_second_without_a_long_frame(self):
+        self.driver.get(self.server.url)
+        eventually("the first state", lambda: self.driver.execute_script(QUIET), seconds=60)
+        time.sleep(1)   # the first layout's tasks are not the stream's
+        before = self.driver.execute_script("return window.livelist.longTasks.length")
+        connection = sqlite3.connect(self.database, timeout=10)
+        ids = [row[0] for row in connection.execute("SELECT id FROM conversation WHERE archived = 0 ORDER BY day DESC, last_activity DESC, id LIMIT 400")]
+        rng = random.Random(SEED)
+        start = time.time()
+        commits = 0
+        while time.time() - start < 4:
+            target = rng.choice(ids)
+            now = int(time.time()) + rng.randrange(-3000, 60)
+            with connection:
+                if commits % 2:
+                    connection.execute("UPDATE conversation SET last_activity = ?, version = version + 1 WHERE id = ?", (now, target))
+                else:
+                    connection.execute("UPDATE conversation SET subject = ?, version = version + 1 WHERE id = ?", (f"stream {commits}", target))
+            commits += 1
+            time.sleep(max(0, start + commits / 100 - time.time()))
+        connection.close()
+        time.sleep(1)
+        tasks = self.driver.execute_script(f"return window.livelist.longTasks.slice({before})")
+        painted = self.driver.execute_script("return window.livelist.view.latencies.length")
+        print(f"{commits} commits in 4 s: {len(tasks)} long tasks {tasks}, {painted} paints with latency", flush=True)
+        self.assertGreater(painted, 0)
+        self.assertEqual([task for task in tasks if task > 50], [])
+
+
 class MillionRowTests(unittest.TestCase):
     """A 1M-row published query: the browser holds only the rows on screen."""
 

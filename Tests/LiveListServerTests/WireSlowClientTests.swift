@@ -4,6 +4,7 @@ import ListTesting
 import LiveListClient
 @testable import LiveListServer
 import LiveListWire
+import NIOCore
 import Testing
 
 @Suite("Slow clients", .serialized)
@@ -45,20 +46,20 @@ struct WireSlowClientTests {
         let outbox = _Outbox(byteLimit: 100)
         outbox.setOverflowHandler { dropped.append($0) }
         let change = String(repeating: "c", count: 40)
-        outbox.send(.init(text: change, sub: 1, isReset: false))
-        outbox.send(.init(text: change, sub: 2, isReset: false))
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 2, isReset: false))
         #expect(dropped.all.isEmpty)
-        outbox.send(.init(text: change, sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(text: change, sub: 1, isReset: false))   // awaiting its reset: not queued
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // awaiting its reset: not queued
         #expect(dropped.all == [[1, 2]])
         // A reset larger than the limit is queued (it would otherwise be asked for again forever).
-        outbox.send(.init(text: String(repeating: "r", count: 500), sub: 1, isReset: true))
-        outbox.send(.init(text: change, sub: 1, isReset: false))
-        outbox.send(.init(text: change, sub: 2, isReset: false))   // still awaiting its reset
+        outbox.send(.init(bytes: ByteBuffer(string: String(repeating: "r", count: 500)), sub: 1, isReset: true))
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 2, isReset: false))   // still awaiting its reset
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(text: change, sub: 1, isReset: false))
-        outbox.send(.init(text: change, sub: 1, isReset: false))   // 120 bytes of changes after the reset
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
+        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // 120 bytes of changes after the reset
         #expect(dropped.all == [[1, 2], [1]])
     }
 }
