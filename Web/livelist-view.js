@@ -84,6 +84,7 @@ export class LiveListView extends EventTarget {
     this.pendingMoves = new Map();
     this.latencies = [];          // commit → painted, ms (the server's `at`)
     this.renders = 0;
+    this.lastRender = 0;
     this.domWrites = 0;
 
     if (!document.getElementById('ll-style')) {
@@ -260,9 +261,16 @@ export class LiveListView extends EventTarget {
       return;
     }
     this.pending = { observedAt: observedAt === null ? [] : [observedAt] };
-    const wait = this.busyUntil - performance.now();
+    const now = performance.now();
+    const wait = this.busyUntil - now;
     if (wait > 0 || this.smoothScrolling) {
       if (!this.smoothScrolling) setTimeout(() => this.#flush(), wait);
+      return;
+    }
+    // An update after a quiet frame is drawn at once (painted with the next frame); updates that
+    // come faster are composed into one draw per frame.
+    if (now - this.lastRender > 16) {
+      this.#flush();
       return;
     }
     requestAnimationFrame(() => this.#flush());
@@ -296,6 +304,7 @@ export class LiveListView extends EventTarget {
   /** Puts the rows in view (and the margin) in the DOM; animates moves, inserts and deletes when `animate`. */
   #render(observedAt, animate = false) {
     this.renders += 1;
+    this.lastRender = performance.now();
     const live = this.live, model = live.model;
     const layout = this.#makeLayout();
     this.layout = layout;

@@ -5,11 +5,16 @@ import LiveListWire
 /// `web.update.100k`: run by `Scripts/web-bench.py` (headless Chromium through Selenium, the page's
 /// own clock), which prints the result as one JSON line; this relays it into `livelist bench`.
 enum WebBenchmark {
-    /// The script next to this executable's package (`.build/<configuration>/livelist` → the root).
+    /// The script of the package this executable was built in (`.build/…/release/livelist`: a few
+    /// folders up).
     static var script: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Scripts/web-bench.py")
+        var folder = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = folder.appendingPathComponent("Scripts/web-bench.py")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: "Scripts/web-bench.py")
     }
 
     /// The result, or why it could not run (no script, no python3, Selenium or Chromium).
