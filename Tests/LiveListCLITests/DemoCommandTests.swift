@@ -147,6 +147,14 @@ struct Tmux {
         for descriptor in [Int32(0), 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // Nothing else of this process goes to the tmux server, which outlives the call: a
+        // listening socket of another test's server, inherited, would hold its port after that
+        // server closed (a restart on the same port then fails to bind).
+        // (glibc 2.34 has it; Swift's Glibc module does not declare it.)
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

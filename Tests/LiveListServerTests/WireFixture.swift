@@ -56,24 +56,63 @@ final class WireFixture: Sendable {
             for _ in 0..<rows { try Self.insert(db, &random) }
             try ChangeTracking.install(on: db, tables: ["message"])
         }
-        let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
-        let (port, group, running) = await serve(server)
+        let (server, port, group, running) = try await serveBelowEphemeralPorts {
+            LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+        }
         return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
     }
 
+    struct ServerDidNotStart: Error, CustomStringConvertible {
+        var port: Int
+        var reason: String
+        var description: String { "the server did not listen on port \(port): \(reason)" }
+    }
+
     /// Runs `server` on `port` (0: a free loopback port) until its group shuts down; returns once
-    /// it listens.
-    static func serve(_ server: LiveListServer, port: Int = 0) async -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+    /// it listens. Throws when the server stops before it listens (a port still held, say) or does
+    /// not listen within `seconds`: a test then fails instead of waiting for a port forever.
+    static func serve(_ server: LiveListServer, port: Int = 0, seconds: Double = 30) async throws
+        -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
+        let (ports, portContinuation) = AsyncStream<Int?>.makeStream()
         let app = server.application(port: port) { port in portContinuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test.group")))
-        let running = Task { try await group.run() }
-        var port = 0
+        let running = Task {
+            defer { portContinuation.yield(nil) }
+            try await group.run()
+        }
+        let timer = Task {
+            try await Task.sleep(for: .seconds(seconds))
+            portContinuation.yield(nil)
+        }
+        defer { timer.cancel() }
         for await bound in ports {
-            port = bound
+            if let bound { return (bound, group, running) }
             break
         }
-        return (port, group, running)
+        await group.triggerGracefulShutdown()
+        let reason: String
+        switch await running.result {
+        case let .failure(error): reason = "\(error)"
+        case .success: reason = "it stopped, or did not listen within \(seconds) s"
+        }
+        throw ServerDidNotStart(port: port, reason: reason)
+    }
+
+    /// Serves a server made by `make` on a free port below the kernel's ephemeral range (32768
+    /// and up on Linux): a port the server had, once it closed, is never taken meanwhile by another
+    /// test's outgoing connection, so ``restart(configuration:queries:)`` can bind it again.
+    static func serveBelowEphemeralPorts(_ make: () -> LiveListServer) async throws
+        -> (server: LiveListServer, port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
+        var attempt = 0
+        while true {
+            let server = make()
+            do {
+                let (port, group, running) = try await serve(server, port: Int.random(in: 20_000..<32_000))
+                return (server, port, group, running)
+            } catch is ServerDidNotStart where attempt < 50 {
+                attempt += 1
+            }
+        }
     }
 
     private init(pool: DatabasePool, path: String, port: Int, server: LiveListServer, group: ServiceGroup, running: Task<Void, any Error>) {
@@ -91,13 +130,23 @@ final class WireFixture: Sendable {
     }
 
     /// Stops the server and starts a new one (a new epoch: versions of the old one are unknown to
-    /// it) over the same database, on the same port.
+    /// it) over the same database, on the same port — retried for a while if the port is still
+    /// held by the old server's closing socket.
     func restart(configuration: LiveListServer.Configuration = LiveListServer.Configuration(),
-                 queries: [PublishedQuery] = [inbox]) async -> WireFixture {
+                 queries: [PublishedQuery] = [inbox]) async throws -> WireFixture {
         await stop()
-        let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
-        let (port, group, running) = await Self.serve(server, port: port)
-        return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
+        var attempt = 0
+        while true {
+            let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+            do {
+                let (port, group, running) = try await Self.serve(server, port: port)
+                return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
+            } catch let error as ServerDidNotStart where attempt < 20 {
+                print("restart on port \(port), attempt \(attempt): \(error)")
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
     }
 
     /// Text that tests exactness: both normalization forms of é, NUL, emoji, plain letters.

@@ -100,7 +100,7 @@ struct WireOracleTests {
             if round == 4 { clients[2].remote.stop() }
             if round == 6 { clients[2].remote.start() }
             if round == 7 {
-                fixture = await fixture.restart()
+                fixture = try await fixture.restart()
                 restarted = true
             }
             if round % 3 == 2 {

@@ -29,7 +29,7 @@ struct WireReadFailureTests {
             for index in 0..<200 { try db.execute(sql: "INSERT INTO item(name) VALUES (?)", arguments: [String(format: "n%03d", index)]) }
         }
         let server = LiveListServer(database: queue, queries: [PublishedQuery(name: "items", sql: "SELECT id, name FROM item ORDER BY name")])
-        let (port, group, running) = await WireFixture.serve(server)
+        let (port, group, running) = try await WireFixture.serve(server)
         var lockerConfiguration = Configuration()
         lockerConfiguration.allowsUnsafeTransactions = true   // the lock is held across accesses on purpose
         let locker = try DatabaseQueue(path: path, configuration: lockerConfiguration)
