@@ -49,8 +49,8 @@ public final class RemoteLiveQuery {
     public let url: String
     /// The published query's name.
     public let query: String
-    /// Its arguments.
-    public let arguments: [String: WireValue]
+    /// Its arguments; ``setArguments(_:)`` changes them.
+    public private(set) var arguments: [String: WireValue]
     /// Rows loaded beyond the visible ones on either side.
     public var prefetch: Int
     /// The list as the server's messages made it.
@@ -75,6 +75,10 @@ public final class RemoteLiveQuery {
     private var sub = 0
     private var wanted: Range<Int>
     private var failure: LoadFailure?
+    /// Between a subscription request and its first answer: an error then refuses the subscription.
+    private var awaitingSubscription = false
+    /// The arguments the server last accepted, while new ones are on their way.
+    private var acceptedArguments: [String: WireValue]?
 
     /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first.
     public init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
@@ -100,6 +104,17 @@ public final class RemoteLiveQuery {
         connection?.close()
         connection = nil
         connectionState = .stopped
+    }
+
+    /// New arguments (a new filter or sort), one call: the server moves the subscription and
+    /// sends one changeset from the list shown to the list of the new arguments — animated like
+    /// any commit — or a reset when they differ by more than a reset costs.
+    public func setArguments(_ arguments: [String: WireValue]) {
+        guard arguments != self.arguments else { return }
+        acceptedArguments = acceptedArguments ?? self.arguments
+        self.arguments = arguments
+        guard connectionState == .live, let connection else { return }
+        connection.send(ClientMessage.arguments(sub: sub, arguments).encoded())
     }
 
     /// Makes sure the rows at `positions` and ``prefetch`` around them are sent; asks the
@@ -153,6 +168,8 @@ public final class RemoteLiveQuery {
         // The server sends the rows of this window from now on; rows the client kept elsewhere
         // would never be brought up to date.
         model.didSubscribe(window: wanted)
+        awaitingSubscription = true
+        acceptedArguments = nil
         connection.send(ClientMessage.subscribe(request).encoded())
     }
 
@@ -169,6 +186,16 @@ public final class RemoteLiveQuery {
         do {
             let output = try model.receive(message)
             messagesApplied += 1
+            switch message {
+            case .reset:
+                awaitingSubscription = false
+                acceptedArguments = nil
+            case let .changes(changes):
+                awaitingSubscription = false
+                // Changes from one live query to another answer new arguments.
+                if changes.from.epoch != changes.to.epoch { acceptedArguments = nil }
+            default: break
+            }
             if connectionState != .live {
                 connectionState = .live
                 failure = nil
@@ -200,7 +227,10 @@ public final class RemoteLiveQuery {
 
     private func recover(from error: RemoteListError, on connection: RemoteConnection) -> Bool {
         switch error {
-        case let .server(wireError) where wireError.code == .queryFailed:
+        case let .server(wireError) where wireError.code == .queryFailed || (!awaitingSubscription && wireError.code != .queryClosed):
+            // The subscription goes on: a failed read, or a request of this client refused (new
+            // arguments that do not fit keep the old ones).
+            if wireError.code == .badArguments, let accepted = acceptedArguments { arguments = accepted }
             let failure = LoadFailure(error, retry: {})
             self.failure = failure
             onEvent?(.failure(failure))

@@ -43,6 +43,7 @@ final class _Connection: @unchecked Sendable {
             }
             guard let range = checkedWindow(window, sub: sub) else { return nil }
             entry.hub.send(.window(entry.subscriber, range))
+        case let .arguments(sub, arguments): await change(sub, to: arguments)
         case let .unsubscribe(sub):
             guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
@@ -87,6 +88,44 @@ final class _Connection: @unchecked Sendable {
             fail(sub, error.code, error.message)
         } catch {
             fail(sub, .queryFailed, "\(error)")
+        }
+    }
+
+    /// New arguments for subscription `sub`: checked like a subscription's; the subscription moves
+    /// to the live query of the new arguments, which sends one changeset from the list the client
+    /// holds. Bad arguments get a typed error and change nothing.
+    private func change(_ sub: Int, to requested: [String: WireValue]) async {
+        guard let entry = lock.withLock({ subscriptions[sub] }) else {
+            fail(sub, .unknownSubscription, "no subscription \(sub)")
+            return
+        }
+        guard let query = server.queries[entry.hub.key.name] else {
+            fail(sub, .unknownQuery, "no published query \"\(entry.hub.key.name)\"")
+            return
+        }
+        let arguments: [String: WireValue]
+        do {
+            arguments = try query.validate(requested, claims: claims?.values)
+        } catch {
+            fail(sub, error.code, error.message)
+            return
+        }
+        let key = _HubKey(name: query.name, arguments: arguments)
+        guard key != entry.hub.key else { return }
+        do {
+            let hub = try await server.registry.move(entry.subscriber, from: entry.hub, to: key, window: 0..<0,
+                                                     idleTimeout: server.configuration.idleTimeout) { [server] in
+                try await server.openHub(key, query: query)
+            }
+            lock.withLock { subscriptions[sub] = (hub, entry.subscriber) }
+            // Frames dropped while it moved (a slow client) are asked for again from the new hub.
+            if outbox.isAwaitingReset(sub) { hub.send(.resync([entry.subscriber], .slowClient)) }
+        } catch let error as WireError {
+            lock.withLock { _ = subscriptions.removeValue(forKey: sub) }
+            fail(sub, error.code, error.message)
+        } catch {
+            lock.withLock { _ = subscriptions.removeValue(forKey: sub) }
+            fail(sub, .queryClosed, "the query of the new arguments could not open: \(error)")
         }
     }
 

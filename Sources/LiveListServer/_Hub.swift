@@ -14,6 +14,13 @@ struct _HubKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The list a subscriber held when it left a live query for another (new arguments).
+struct _Detached: Sendable {
+    var result: LiveResult<SQLValue>
+    var version: WireVersion
+    var window: Range<Int>
+}
+
 /// One live query shared by every subscriber of the same (query, arguments): its changesets are
 /// made ready once per commit and encoded once per distinct window, whatever the number of
 /// subscribers. Everything it does runs in order on one task (``_HubLoop``), fed by the live
@@ -26,6 +33,20 @@ final class _Hub: Sendable {
         case unsubscribe(_Subscriber)
         /// Subscribers whose frames were dropped (slow clients): each gets a reset.
         case resync([_Subscriber], WireResetReason)
+        /// Stops sending to the subscriber and answers with the list it holds (`nil` before the
+        /// first result): the first step of new arguments.
+        case detach(_Subscriber, CheckedContinuation<_Detached?, Never>)
+        /// Starts the subscriber from the list it holds of another live query (new arguments):
+        /// one changeset from that list to this one.
+        case switchIn(_Subscriber, window: Range<Int>, from: _Detached)
+
+        /// The subscriber an input waiting for the first result is for.
+        var subscriber: _Subscriber? {
+            switch self {
+            case let .subscribe(subscriber, _, _), let .switchIn(subscriber, _, _): subscriber
+            default: nil
+            }
+        }
     }
 
     let key: _HubKey
@@ -61,6 +82,14 @@ final class _Hub: Sendable {
     }
 
     func send(_ input: Input) { continuation.yield(input) }
+
+    /// Takes `subscriber` off this live query, with the list it holds (`nil` when there is none,
+    /// or the live query is closed).
+    func detach(_ subscriber: _Subscriber) async -> _Detached? {
+        await withCheckedContinuation { (reply: CheckedContinuation<_Detached?, Never>) in
+            if case .terminated = continuation.yield(.detach(subscriber, reply)) { reply.resume(returning: nil) }
+        }
+    }
 
     /// Stops the live query and the loop; subscribers still attached get `reason`.
     func close() {

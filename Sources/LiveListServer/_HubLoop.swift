@@ -38,7 +38,8 @@ final class _HubLoop {
     /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
     var observedAt: Int64?
     var subscriptions: [ObjectIdentifier: Subscription] = [:]
-    var waiting: [(subscriber: _Subscriber, window: Range<Int>, resume: WireResume?)] = []
+    /// Subscriptions that came before the first result, handled once it is there.
+    var waiting: [_Hub.Input] = []
     let payloads: _PayloadCache
 
     init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, epoch: String, configuration: LiveListServer.Configuration,
@@ -60,10 +61,23 @@ final class _HubLoop {
         case let .event(event): await handle(event)
         case let .subscribe(subscriber, window, resume):
             guard result != nil else {
-                waiting.append((subscriber, window, resume))
+                waiting.append(input)
                 return
             }
             await subscribe(subscriber, window: window, resume: resume)
+        case let .switchIn(subscriber, window, from):
+            guard result != nil else {
+                waiting.append(input)
+                return
+            }
+            await switchIn(subscriber, window: window, from: from)
+        case let .detach(subscriber, reply):
+            waiting.removeAll { $0.subscriber === subscriber }
+            guard let result, let subscription = subscriptions.removeValue(forKey: subscriber.key) else {
+                reply.resume(returning: nil)
+                return
+            }
+            reply.resume(returning: _Detached(result: result, version: version, window: subscription.window))
         case let .window(subscriber, window): await move(subscriber, to: window)
         case let .unsubscribe(subscriber):
             subscriptions[subscriber.key] = nil
@@ -89,7 +103,7 @@ final class _HubLoop {
             result = initial
             let waiting = self.waiting
             self.waiting = []
-            for entry in waiting { await subscribe(entry.subscriber, window: entry.window, resume: entry.resume) }
+            for input in waiting { await handle(input) }
         case let .update(update):
             guard let old = result else { return }
             result = update.result
@@ -171,6 +185,28 @@ final class _HubLoop {
         if failed { retry([subscriber]) }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
                                          observedAt: resume.version.sequence == sequence ? nil : observedAt)
+        subscriber.send(body: ServerMessage.changes(message).encodedBody())
+    }
+
+    /// A subscriber that held `from` (another live query's list: its old arguments) gets one
+    /// changeset from that list to this one, with the rows of its window it lacks — or a reset
+    /// when that is more changes than a reset costs.
+    ///
+    /// - Complexity: O(n + m) for lists of n and m rows (both read in order and matched by
+    ///   identity), once per change of arguments.
+    private func switchIn(_ subscriber: _Subscriber, window: Range<Int>, from: _Detached) async {
+        guard let result else { return }
+        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+        let changes = Changeset(from: from.result.materialized(), to: result.materialized()).changes
+        guard changes.count <= configuration.resetThreshold else {
+            await reset(subscriber, reason: .argumentsChanged)
+            return
+        }
+        let transition = _Transition(changes: changes, old: from.result, new: result)
+        let positions = transition.missing(window: window, held: from.window)
+        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        if failed { retry([subscriber]) }
+        let message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
 

@@ -27,7 +27,7 @@ actor _HubRegistry {
 
     /// The hub of `key`, opened with `open` when there is none; `subscriber` is counted and
     /// subscribed.
-    func subscribe(_ key: _HubKey, _ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?,
+    func subscribe(_ key: _HubKey, _ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?, switching: _Detached? = nil,
                    open: @escaping @Sendable () async throws -> _Hub) async throws -> _Hub {
         guard !isShutDown else { throw CancellationError() }
         let hub: _Hub
@@ -48,8 +48,21 @@ actor _HubRegistry {
         }
         subscribers[key, default: 0] += 1
         idleGeneration[key, default: 0] += 1
-        hub.send(.subscribe(subscriber, window: window, resume: resume))
+        if let switching {
+            hub.send(.switchIn(subscriber, window: window, from: switching))
+        } else {
+            hub.send(.subscribe(subscriber, window: window, resume: resume))
+        }
         return hub
+    }
+
+    /// Moves `subscriber` from `old` to the hub of `key` (new arguments): the old hub stops
+    /// sending to it and says what it holds; the new one sends one changeset from there.
+    func move(_ subscriber: _Subscriber, from old: _Hub, to key: _HubKey, window: Range<Int>, idleTimeout: Duration,
+              open: @escaping @Sendable () async throws -> _Hub) async throws -> _Hub {
+        let detached = await old.detach(subscriber)
+        unsubscribe(old, subscriber, idleTimeout: idleTimeout)
+        return try await subscribe(key, subscriber, window: detached?.window ?? window, resume: nil, switching: detached, open: open)
     }
 
     /// Takes `subscriber` off `hub`; the hub closes after `idleTimeout` without subscribers.

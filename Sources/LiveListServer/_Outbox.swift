@@ -69,6 +69,11 @@ final class _Outbox: @unchecked Sendable {
         if !overflowed.isEmpty { handler?(overflowed) }
     }
 
+    /// Whether frames of `sub` are being dropped until its reset.
+    func isAwaitingReset(_ sub: Int) -> Bool {
+        lock.withLock { awaitingReset.contains(sub) }
+    }
+
     /// Asks the writer to close the socket with `code` after the frames already queued.
     func close(code: UInt16, reason: String) {
         let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in

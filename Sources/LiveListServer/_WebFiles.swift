@@ -551,6 +551,8 @@ export class LiveQuery {
     this.attempt = 0;
     this.socket = null;
     this.timer = null;
+    this.awaitingSubscription = false;
+    this.acceptedArgs = null;
   }
 
   start() {
@@ -601,16 +603,16 @@ export class LiveQuery {
     this.start();
   }
 
-  /** New arguments: a new subscription (the list is replaced by the server's answer). */
+  /**
+   * New arguments (a new filter or sort), one call: the server moves the subscription and sends
+   * one changeset from the list shown to the new one (animated like any commit), or a reset when
+   * they differ by more than a reset costs.
+   */
   setArguments(args) {
+    if (JSON.stringify(args) === JSON.stringify(this.args)) return;
+    this.acceptedArgs = this.acceptedArgs ?? this.args;
     this.args = args;
-    if (this.socket && this.state === 'live') {
-      this.socket.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
-      this.model = new ListModel();
-      this.#subscribe();
-    } else {
-      this.model = new ListModel();
-    }
+    if (this.socket && this.state === 'live') this.socket.send(JSON.stringify({ type: 'arguments', sub: this.sub, arguments: args }));
   }
 
   /** Makes sure rows `start..<end` (and `prefetch` around them) are sent. */
@@ -637,6 +639,8 @@ export class LiveQuery {
     const resume = this.model.resume;
     if (resume) message.resume = resume;
     this.model.didSubscribe(this.wanted);
+    this.awaitingSubscription = true;
+    this.acceptedArgs = null;
     this.socket.send(JSON.stringify(message));
   }
 
@@ -664,7 +668,10 @@ export class LiveQuery {
     }
     this.messagesApplied += 1;
     if (output.type === 'error') {
-      const refused = output.error.code !== 'queryFailed';
+      // Before the subscription's first answer an error refuses it; after, a refused request (new
+      // arguments that do not fit, a bad window) leaves it going, with its old arguments.
+      const refused = (this.awaitingSubscription && output.error.code !== 'queryFailed') || output.error.code === 'queryClosed';
+      if (output.error.code === 'badArguments' && this.acceptedArgs) { this.args = this.acceptedArgs; this.acceptedArgs = null; }
       this.failure = { message: `${output.error.code}: ${output.error.message}`, retry: () => this.retry() };
       if (refused) {
         this.state = 'refused';
@@ -684,6 +691,9 @@ export class LiveQuery {
       this.#emit({ type: 'recovered' });
     }
     if (output.type === 'reset') this.resetsReceived += 1;
+    if (output.type === 'reset' || output.type === 'changes') this.awaitingSubscription = false;
+    // A reset, or changes from one live query's version to another's, answer new arguments.
+    if (output.type === 'reset' || (output.type === 'changes' && output.changes.from.split(':')[0] !== output.changes.to.split(':')[0])) this.acceptedArgs = null;
     if (output.type !== 'none') this.#emit(output);
     // A window asked for while another was in flight goes out once that one is answered.
     const requested = this.model.requestedWindow;

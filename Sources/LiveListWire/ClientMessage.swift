@@ -17,6 +17,10 @@ public enum ClientMessage: Hashable, Sendable {
     case window(sub: Int, WireWindow)
     /// Ends subscription `sub`.
     case unsubscribe(sub: Int)
+    /// New arguments for an open subscription (a new filter or sort): the server answers with one
+    /// `changes` from the list the client holds to the list of the new arguments, or a reset
+    /// (`argumentsChanged`) when that would be more changes than a reset costs.
+    case arguments(sub: Int, [String: WireValue])
 
     /// The deepest nesting a client message has (the arguments' blob and big-integer objects).
     static let maximumDepth = 4
@@ -29,6 +33,9 @@ public enum ClientMessage: Hashable, Sendable {
         case let .subscribe(subscription): subscription.json
         case let .window(sub, window): .object([.init(key: "type", value: "window"), .init(key: "sub", value: .int(sub)), .init(key: "window", value: window.json)])
         case let .unsubscribe(sub): .object([.init(key: "type", value: "unsubscribe"), .init(key: "sub", value: .int(sub))])
+        case let .arguments(sub, arguments):
+            .object([.init(key: "type", value: "arguments"), .init(key: "sub", value: .int(sub)),
+                     .init(key: "arguments", value: WireSubscription.json(arguments))])
         }
     }
 
@@ -42,6 +49,7 @@ public enum ClientMessage: Hashable, Sendable {
         case "subscribe": return .subscribe(try WireSubscription(fields))
         case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))
         case "unsubscribe": return .unsubscribe(sub: try fields.int("sub"))
+        case "arguments": return .arguments(sub: try fields.int("sub"), try WireSubscription.arguments(fields))
         default: throw .unknownType(String(type.prefix(64)))
         }
     }
@@ -73,7 +81,7 @@ public struct WireSubscription: Hashable, Sendable {
     var json: JSONValue {
         var members: [JSONValue.Member] = [
             .init(key: "type", value: "subscribe"), .init(key: "sub", value: .int(sub)), .init(key: "query", value: .string(query)),
-            .init(key: "arguments", value: .object(arguments.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: $0.value.json) })),
+            .init(key: "arguments", value: Self.json(arguments)),
             .init(key: "window", value: window.json),
         ]
         if let resume {
@@ -84,11 +92,13 @@ public struct WireSubscription: Hashable, Sendable {
         return .object(members)
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
-        sub = try fields.int("sub")
-        query = try fields.string("query", maximumLength: 256)
-        window = try WireWindow(json: try fields.required("window"), field: "window")
-        arguments = [:]
+    static func json(_ arguments: [String: WireValue]) -> JSONValue {
+        .object(arguments.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: $0.value.json) })
+    }
+
+    /// The `arguments` object of a message (absent: none).
+    static func arguments(_ fields: _Fields) throws(WireDecodingError) -> [String: WireValue] {
+        var arguments: [String: WireValue] = [:]
         switch fields.value("arguments") {
         case nil: break
         case let .object(members)?:
@@ -98,6 +108,14 @@ public struct WireSubscription: Hashable, Sendable {
             }
         default: throw .invalidField("arguments", "expected an object")
         }
+        return arguments
+    }
+
+    init(_ fields: _Fields) throws(WireDecodingError) {
+        sub = try fields.int("sub")
+        query = try fields.string("query", maximumLength: 256)
+        window = try WireWindow(json: try fields.required("window"), field: "window")
+        arguments = try Self.arguments(fields)
         if let resume = fields.value("resume"), resume != .null {
             let resumeFields: _Fields
             do {

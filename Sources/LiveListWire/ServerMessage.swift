@@ -139,6 +139,9 @@ public enum WireResetReason: String, Hashable, Sendable, CaseIterable {
     /// Rows of the window could not be read (the database was busy or failed) and were sent
     /// without values; here is the list again.
     case readFailed
+    /// The subscription's arguments changed and the new list differs from the old one by more
+    /// changes than a reset costs.
+    case argumentsChanged
 }
 
 /// The whole state of a subscription's list at `version`.

@@ -38,7 +38,8 @@ struct WireCodingTests {
         let subscribe = ClientMessage.subscribe(WireSubscription(sub: 7, query: "inbox", arguments: ["folder": .text("e\u{301}"), "n": .integer(.max)],
                                                                  window: WireWindow(start: 10, count: 50),
                                                                  resume: WireResume(version: WireVersion(epoch: "ab9", sequence: 12), held: WireWindow(start: 10, count: 40))))
-        for message in [subscribe, .window(sub: 7, WireWindow(start: 0, count: 1)), .unsubscribe(sub: 7)] {
+        for message in [subscribe, .window(sub: 7, WireWindow(start: 0, count: 1)), .unsubscribe(sub: 7),
+                        .arguments(sub: 7, ["folder": .text("e\u{301}"), "n": .integer(1 << 60)])] {
             #expect(try ClientMessage.decode(Array(message.encoded().utf8)) == message)
         }
         var changes = ListChanges()
@@ -75,6 +76,7 @@ struct WireCodingTests {
         let valid = [
             #"{"type":"subscribe","sub":1,"query":"inbox","arguments":{"folder":"work","n":{"i":"9007199254740993"},"b":{"b":"AAE="}},"window":[0,60],"resume":{"version":"ab:3","held":[0,10]}}"#,
             #"{"type":"window","sub":1,"window":[100,60]}"#, #"{"type":"unsubscribe","sub":1}"#,
+            #"{"type":"arguments","sub":1,"arguments":{"sort":"sender","filter":"é"}}"#,
         ].map { Array($0.utf8) }
         let tokens = Array(#"{}[]",:0123456789-.eE+truefalsnul\"/u"#.utf8) + [0, 0x80, 0xC3, 0xFF, 0x20]
         var decoded = 0, rejected = 0

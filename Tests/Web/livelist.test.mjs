@@ -231,6 +231,27 @@ test('The live query subscribes with its window, asks for rows as it scrolls, re
   assert.equal(second.closed, 1000);
 });
 
+test('New arguments are one message on the open subscription; refused ones keep the old arguments and the subscription', async () => {
+  FakeSocket.sockets = [];
+  const live = new LiveQuery('ws://host/live', 'inbox', { args: { sort: 'activity' }, WebSocket: FakeSocket });
+  live.start();
+  await tick();
+  const socket = FakeSocket.sockets[0];
+  socket.serve(resetMessage([{ key: 1, rows: [{ id: 1, content: 0 }, { id: 2, content: 0 }] }], 'a:1', [0, 100]));
+  live.setArguments({ sort: 'sender' });
+  assert.deepEqual(socket.sent.at(-1), { type: 'arguments', sub: 1, arguments: { sort: 'sender' } });
+  // The answer: changes from the old live query's version to the new one's (here, a move).
+  socket.serve({ sub: 1, type: 'changes', from: 'a:1', to: 'b:7', moves: [[0, 1, 0, 0, 2]], rows: [[0, 2, [2, 'x']]] });
+  assert.equal(live.model.version, 'b:7');
+  assert.equal(live.model.row(0).id, 2);
+  assert.equal(live.resetsReceived, 1);
+  live.setArguments({ sort: 42 });
+  socket.serve({ sub: 1, type: 'error', code: 'badArguments', message: 'sort: expected text' });
+  assert.deepEqual(live.args, { sort: 'sender' });
+  assert.equal(live.state, 'live');
+  assert.equal(socket.closed, null);
+});
+
 test('An unknown query is refused without retrying; queryFailed shows a failure and the list goes on', async () => {
   FakeSocket.sockets = [];
   const live = new LiveQuery('ws://host/live', 'nope', { WebSocket: FakeSocket });

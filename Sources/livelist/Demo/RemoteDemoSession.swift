@@ -15,11 +15,11 @@ final class RemoteDemoSession: DemoListSession {
 
     let url: String
     let token: String?
-    private(set) var remote: RemoteLiveQuery
-    private(set) var presenter: ListPresenter<RemoteSection, RemoteRow>
-    private(set) var cells: Cells
-    private(set) var view: View
-    private var dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
+    let remote: RemoteLiveQuery
+    let presenter: ListPresenter<RemoteSection, RemoteRow>
+    let cells: Cells
+    let view: View
+    private let dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
     private(set) var sort = DemoSort.byActivity
     private(set) var filter = ""
     /// From each commit (as the server saw it) to its changes applied here, in milliseconds.
@@ -141,15 +141,12 @@ final class RemoteDemoSession: DemoListSession {
         view.layoutIfNeeded()
     }
 
-    /// A new order or filter is a new subscription: the server's answer replaces the list.
+    /// A new order or filter is one call: the server moves the subscription and sends one
+    /// changeset from the list shown to the new one (or a reset when they differ too much).
     func setCriteria(sort: DemoSort, filter: String) {
         self.sort = sort
         self.filter = filter
-        let rows = view.viewportRows
-        remote.stop()
-        (remote, presenter, cells, view, dataSource) = Self.make(url: url, token: token, sort: sort, filter: filter, viewportRows: rows)
-        cursor = nil
-        connect()
+        remote.setArguments(["sort": .text(sort.argument), "filter": .text(filter)])
     }
 
     func moveCursor(by delta: Int) {
