@@ -37,7 +37,8 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
     public var prefetch: Int
 
     /// Placeholders handed out, by row, and whether they showed a failure: the cells to refresh
-    /// when records land or a page's state changes.
+    /// when records land or a page's state changes. A row leaves it when its records land (its
+    /// visible cells are reconfigured then), not when a read finds its record.
     var placeholders: [Item.ID: Bool] = [:]
     /// The displayed model's section starts, for flat positions (one pass per model state).
     var sectionStarts: (state: ListStateID, starts: [Int])?
@@ -83,10 +84,11 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
         case let .block(block):
             return .state(block)
         case let .item(item):
-            if let record = records.record(for: item) {
-                placeholders[item.id] = nil
-                return .record(item, record)
-            }
+            // A read that finds the record leaves `placeholders` alone: it may not be the cell's
+            // own (an app measuring a row, a check), and the landing it follows is heard of on a
+            // later turn of the main actor — the cell that showed the placeholder is only
+            // refreshed if the row is still noted then.
+            if let record = records.record(for: item) { return .record(item, record) }
             var state = PlaceholderState.loading
             if isCaughtUp, let modelPath = displayed.modelPath(ofDisplayed: path) {
                 let position = position(ofModelPath: modelPath, in: displayed.model)

@@ -143,6 +143,21 @@ struct ListCellSourceTests {
         withExtendedLifetime(fixture) {}
     }
 
+    @Test("a record read by someone else between its landing and the cell source hearing of it still reaches the cell that showed the placeholder")
+    func readBeforeTheLandingIsHeard() async throws {
+        let fixture = Self.start([Array(0..<30)], held: Array(0..<4))
+        let (records, cells, view) = (fixture.records, fixture.cells, fixture.view)
+        #expect(Self.shown(view).last == "4 loading")
+        records.land([4])   // heard of on a later turn of the main actor
+        guard case .record = cells.content(at: ItemPath(section: 0, item: 4)) else {
+            Issue.record("the record is held once landed")
+            return
+        }
+        try await eventually("row 4's record", seconds: 5) { Self.shown(view).last == "record 4" }
+        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
+        withExtendedLifetime(fixture) {}
+    }
+
     @Test("while a batch animates, rows are matched by identity and nothing loads by position; once it lands, what is visible loads")
     func loadsWaitForTheView() async throws {
         let before = Self.snapshot([Array(0..<30)])
