@@ -45,9 +45,17 @@ def livelist_binary():
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range (32768 and up on Linux): once the server
+    stops, no outgoing connection takes it meanwhile, so the server can start on it again."""
+    for _ in range(200):
+        port = random.randrange(20_000, 32_000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below 32000")
 
 
 def eventually(what, condition, seconds=20.0):
@@ -78,13 +86,17 @@ class Server:
             line = self.process.stdout.readline()
             if not line and self.process.poll() is not None or time.time() > deadline:
                 raise RuntimeError(f"livelist serve did not start: {line}")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        self.reader = threading.Thread(target=self.process.stdout.read, daemon=True)
+        self.reader.start()
         return self
 
     def stop(self):
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(30)
+        if self.process:
+            self.reader.join(5)
+            self.process.stdout.close()
 
     @property
     def url(self):
@@ -263,7 +275,12 @@ class InboxTests(unittest.TestCase):
 
     def test_first_visible_row_keeps_its_place_when_rows_arrive_above(self):
         self.driver.execute_script("window.livelist.view.scrollToPosition(200)")
-        dom = self.quiet_dom()
+
+        def rows_in_view():
+            # The scroll is handled on the next frame: until then the list is quiet at the top.
+            dom = self.quiet_dom()
+            return dom if any(row["visible"] for row in dom["rows"]) and not dom["placeholders"] else None
+        dom = eventually("rows at position 200 in view", rows_in_view)
         first = min((row for row in dom["rows"] if row["visible"]), key=lambda row: row["top"])
         now = self.latest() + 60
         for index in range(3):
