@@ -85,6 +85,8 @@ let package = Package(
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "CompressNIO", package: "compress-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
+            // The fan-out load generator's bare connections.
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         .executableTarget(
             name: "livelist",

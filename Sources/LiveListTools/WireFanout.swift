@@ -5,6 +5,8 @@ import ListTesting
 import LiveListClient
 import LiveListWire
 import Logging
+import NIOCore
+import NIOPosix
 
 /// `wire.fanout.N`: N subscribers of one query, in a load-generator process of their own, while
 /// the server commits 16 one-row changes a second for 10 s. Commit → received latency (the
@@ -16,6 +18,7 @@ import Logging
 /// SELECT — every client's list is then the SELECT's, or the benchmark fails.
 public enum WireFanout {
     static let commitsPerSecond = 16
+    static let subscribeText = ClientMessage.subscribe(WireSubscription(sub: 1, query: "items", window: WireWindow(start: 0, count: 60))).encoded()
 
     @MainActor
     static func run(_ served: WireServer, pool: DatabasePool, rows: Int, subscribers: Int, seconds: Int) throws -> BenchResult {
@@ -80,7 +83,8 @@ public enum WireFanout {
         result.add("bytes", .double(BenchResult.rounded(figures["bytes_per_commit_per_client"] ?? .nan)))
         result.add("server_cpu_ms_per_commit", .double(BenchResult.rounded(cpu * 1_000 / Double(commitTimes.count))))
         result.add("server_resident_bytes_per_subscriber", .integer(Int64(max(0, residentAfter - residentBefore) / subscribers)))
-        result.add("load_generator", .string("its own process; every frame timed at receipt, one client applying every message"))
+        result.add("load_generator_cpu_ms_per_commit", .double(BenchResult.rounded(figures["cpu_ms_per_commit"] ?? .nan)))
+        result.add("load_generator", .string("its own process, bare NIO connections on \(System.coreCount) event loops; every frame timed at receipt, one Swift client applying every message"))
         return result
     }
 
@@ -93,16 +97,21 @@ public enum WireFanout {
     /// In the load generator: `subscribers` connections to `url`; prints "ready", then, when its
     /// input gives the SELECT's count and first ids, one JSON line of figures.
     public static func child(url: String, subscribers: Int, commitsFile: String) throws -> String {
-        let clients = (0..<subscribers).map { _ in FanoutClient() }
-        let checker = FanoutClient(appliesMessages: true)
-        let tasks = (clients + [checker]).map { client in Task.detached { await client.run(url: url) } }
+        let clients = (0..<subscribers).map { _ in FanoutRecorder() }
+        let checker = FanoutRecorder()
+        let checkerTask = Task.detached { await FanoutChecker.run(url: url, recorder: checker) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        defer { try? group.syncShutdownGracefully() }
+        let channels = try FanoutConnections.open(url: url, subscribe: Array(subscribeText.utf8), recorders: clients, group: group)
         let deadline = Date().addingTimeInterval(120)
         while (clients + [checker]).contains(where: { !$0.isSubscribed }) {
             guard Date() < deadline else { throw BenchFailure("fan-out: subscriptions did not all open within 120 s") }
             Thread.sleep(forTimeInterval: 0.05)
         }
+        let cpuBefore = cpuSeconds()
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         guard let line = readLine() else { throw BenchFailure("fan-out: no SELECT from the parent") }
+        let cpu = cpuSeconds() - cpuBefore
         let parts = line.split(separator: " ")
         let count = parts.first.flatMap { Int($0) } ?? -1
         let firstIDs = parts.count > 1 ? parts[1].split(separator: ",").compactMap { Int64($0) } : []
@@ -114,7 +123,8 @@ public enum WireFanout {
             Thread.sleep(forTimeInterval: 0.01)
         }
         let catchUp = Date().timeIntervalSince(signalled) * 1_000
-        for task in tasks { task.cancel() }
+        checkerTask.cancel()
+        for channel in channels { channel.close(promise: nil) }
         let lines = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n")
         let base = lines.first.flatMap { Int($0) } ?? 0
         let commits = lines.dropFirst().compactMap { Double($0) }
@@ -140,91 +150,125 @@ public enum WireFanout {
             "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.max() ?? -1, "lost": lost, "equal": equal,
             "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)), "resets": resets,
             "received_share": Double(frames) / Double(max(1, subscribers * commits.count)), "catch_up_ms": catchUp,
+            "cpu_ms_per_commit": cpu * 1_000 / Double(max(1, commits.count)),
         ]
         let data = try JSONSerialization.data(withJSONObject: figures)
         return String(decoding: data, as: UTF8.self)
     }
 }
 
-/// One subscriber of the load generator: reads frames, notes each version's receipt time, checks
-/// the order, counts resets; the checker also applies them to a model.
+/// What one subscriber of the load generator saw: each version's receipt time, the order, the
+/// resets, the bytes; the checker's also the count and first rows of the list it applied.
 ///
-/// `@unchecked Sendable`: `current` is written by the connection's task only and read under
-/// `lock` by the generator once that task has been cancelled (and during the subscription wait).
-final class FanoutClient: @unchecked Sendable {
+/// `@unchecked Sendable`: `current` is read and written under `lock` only (a connection's event
+/// loop or task writes it; the generator's thread reads it).
+final class FanoutRecorder: @unchecked Sendable {
     struct State {
         var subscribed = false
-        var version = ""
+        /// The version the client holds, as its bytes in the messages.
+        var versionBytes: [UInt8] = []
         var received: [(Int, Double)] = []
         var lost = 0
         var bytes = 0
         var resets = 0
         var count = -1
         var firstIDs: [Int64] = []
+
+        var version: String { String(decoding: versionBytes, as: UTF8.self) }
     }
 
     private let lock = NSLock()
     private var current = State()
-    let appliesMessages: Bool
-
-    init(appliesMessages: Bool = false) { self.appliesMessages = appliesMessages }
 
     var isSubscribed: Bool { lock.withLock { current.subscribed } }
     var state: State { lock.withLock { current } }
 
-    func run(url: String) async {
-        var logger = Logger(label: "fanout")
-        logger.logLevel = .critical
-        _ = try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
-            var model = RemoteListModel()
-            try await outbound.write(.text(ClientMessage.subscribe(WireSubscription(sub: 1, query: "items", window: WireWindow(start: 0, count: 60))).encoded()))
-            for try await message in inbound.messages(maxSize: 1 << 24) {
-                guard case let .text(text) = message else { continue }
-                let time = Date().timeIntervalSince1970
-                self.note(text, at: time)
-                if self.appliesMessages, let decoded = try? ServerMessage.decode(Array(text.utf8)), (try? model.receive(decoded)) != nil {
-                    let state = model.state
-                    let ids = (0..<min(60, state.count)).compactMap { position -> Int64? in
-                        if case let .row(.integer(id)) = state.row(at: position).id { return id }
-                        return nil
-                    }
-                    self.lock.withLock {
-                        self.current.count = state.count
-                        self.current.firstIDs = ids
-                    }
-                }
-            }
-        }
-    }
-
-    /// Notes a frame: its version (read from its text, as a load generator must stay cheap), its
-    /// order and its bytes.
-    private func note(_ text: String, at time: Double) {
-        let utf8 = Array(text.utf8)
-        let from = Self.field("\"from\":\"", in: utf8), to = Self.field("\"to\":\"", in: utf8)
+    /// Notes a message: its version (read from its bytes in place, as a load generator must stay
+    /// cheap), its order and its bytes.
+    func note(_ utf8: [UInt8], at time: Double) {
+        let from = Self.field(Self.fromField, in: utf8), to = Self.field(Self.toField, in: utf8)
+        let version = from == nil ? Self.field(Self.versionField, in: utf8) : nil
+        let isReset = version != nil && Self.find(Self.resetType, in: utf8) != nil
         lock.withLock {
-            if let version = Self.field("\"version\":\"", in: utf8), text.contains("\"type\":\"reset\"") {
+            if let version, isReset {
                 if current.subscribed { current.resets += 1 }
                 current.subscribed = true
-                current.version = version
+                current.versionBytes = Array(utf8[version])
             } else if let from, let to {
-                if from != current.version { current.lost += 1 }
-                current.version = to
-                if let sequence = to.split(separator: ":").last.flatMap({ Int($0) }) { current.received.append((sequence, time)) }
+                if !utf8[from].elementsEqual(current.versionBytes) { current.lost += 1 }
+                current.versionBytes = Array(utf8[to])
+                if let sequence = Self.sequence(utf8[to]) { current.received.append((sequence, time)) }
                 current.bytes += utf8.count
             }
         }
     }
 
-    private static func field(_ prefix: String, in bytes: [UInt8]) -> String? {
-        let pattern = Array(prefix.utf8)
-        guard bytes.count >= pattern.count else { return nil }
-        for start in 0...(bytes.count - pattern.count) where bytes[start..<start + pattern.count].elementsEqual(pattern) {
-            let valueStart = start + pattern.count
-            guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-            return String(decoding: bytes[valueStart..<end], as: UTF8.self)
+    /// The number after a version's last colon.
+    private static func sequence(_ version: ArraySlice<UInt8>) -> Int? {
+        guard let colon = version.lastIndex(of: UInt8(ascii: ":")) else { return nil }
+        var value = 0
+        for byte in version[(colon + 1)...] {
+            guard byte >= 48, byte <= 57 else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    /// The checker's list after a message.
+    func noteList(count: Int, firstIDs: [Int64]) {
+        lock.withLock {
+            current.count = count
+            current.firstIDs = firstIDs
+        }
+    }
+
+    private static let fromField = Array("\"from\":\"".utf8)
+    private static let toField = Array("\"to\":\"".utf8)
+    private static let versionField = Array("\"version\":\"".utf8)
+    private static let resetType = Array("\"type\":\"reset\"".utf8)
+
+    private static func find(_ pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count, let head = pattern.first else { return nil }
+        var start = 0
+        while start <= bytes.count - pattern.count {
+            guard let next = bytes[start...(bytes.count - pattern.count)].firstIndex(of: head) else { return nil }
+            if bytes[next..<next + pattern.count].elementsEqual(pattern) { return next }
+            start = next + 1
         }
         return nil
+    }
+
+    /// Where the string value after `pattern` lies.
+    private static func field(_ pattern: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
+        guard let start = find(pattern, in: bytes) else { return nil }
+        let valueStart = start + pattern.count
+        guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return valueStart..<end
+    }
+}
+
+/// The load generator's checker: a full Swift client that applies every message to a model.
+enum FanoutChecker {
+    static func run(url: String, recorder: FanoutRecorder) async {
+        var logger = Logger(label: "fanout")
+        logger.logLevel = .critical
+        _ = try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: logger) { inbound, outbound, _ in
+            var model = RemoteListModel()
+            try await outbound.write(.text(WireFanout.subscribeText))
+            for try await message in inbound.messages(maxSize: 1 << 24) {
+                guard case let .text(text) = message else { continue }
+                let utf8 = Array(text.utf8)
+                recorder.note(utf8, at: Date().timeIntervalSince1970)
+                if let decoded = try? ServerMessage.decode(utf8), (try? model.receive(decoded)) != nil {
+                    let state = model.state
+                    let ids = (0..<min(60, state.count)).compactMap { position -> Int64? in
+                        if case let .row(.integer(id)) = state.row(at: position).id { return id }
+                        return nil
+                    }
+                    recorder.noteList(count: state.count, firstIDs: ids)
+                }
+            }
+        }
     }
 }
 
