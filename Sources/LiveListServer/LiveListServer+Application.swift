@@ -17,7 +17,7 @@ extension LiveListServer: Service {
     /// bound port.
     public func application(host: String = "127.0.0.1", port: Int = 8080, demoPage: Bool = false,
                             onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: LiveListRequestContext.self)
         addRoutes(to: router)
         if demoPage {
             router.get("/") { _, _ -> Response in Self.webFileResponse("demo.html") }

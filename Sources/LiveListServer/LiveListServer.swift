@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import LiveListWire
 import LiveQuery
 import Logging
+import NIOCore
 import NIOWebSocket
 
 /// Serves published live queries over WebSocket: clients subscribe by name with arguments and a
@@ -12,7 +13,10 @@ import NIOWebSocket
 /// O(changes) in size — with the rows of their window that it brings. One live query serves
 /// every subscriber of the same (query, arguments). The protocol is `docs/PROTOCOL.md`.
 ///
-/// Add its routes to your Hummingbird router and serve it with WebSocket upgrades:
+/// Add its routes to your Hummingbird router and serve it with WebSocket upgrades. With a context
+/// that keeps the connection's channel (``LiveListRequestContext``, or your own conforming to
+/// ``ChannelWebSocketRequestContext``), a commit's frames are written to all the connections of an
+/// event loop in one hop to that loop; with any other context, through a task per connection.
 ///
 /// ```swift
 /// import GRDB
@@ -24,7 +28,7 @@ import NIOWebSocket
 ///     let server = LiveListServer(database: dbPool, queries: [
 ///         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message ORDER BY sender"),
 ///     ])
-///     let router = Router(context: BasicWebSocketRequestContext.self)
+///     let router = Router(context: LiveListRequestContext.self)
 ///     server.addRoutes(to: router)
 ///     let app = Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
 ///                           configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
@@ -76,6 +80,7 @@ public final class LiveListServer: Sendable {
     let database: any DatabaseWriter
     let queries: [String: PublishedQuery]
     let registry = _HubRegistry()
+    let loopWriters = _LoopWriters()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
@@ -104,7 +109,11 @@ public final class LiveListServer: Sendable {
         } onUpgrade: { inbound, outbound, context in
             // Verified before the upgrade; read again here, where the connection starts.
             let claims = try? await self.claims(of: context.request)
-            await self.serve(inbound: inbound, outbound: outbound, claims: claims, logger: context.logger)
+            // Straight to the channel unless an extension must see every frame.
+            let offersDeflate = context.request.headers[.secWebSocketExtensions]?.contains("permessage-deflate") ?? false
+            let channel = (context.requestContext as? any ChannelWebSocketRequestContext)?.channel
+            await self.serve(inbound: inbound, outbound: outbound, claims: claims, logger: context.logger,
+                             channel: self.configuration.perMessageDeflate && offersDeflate ? nil : channel)
         }
         for name in ["livelist.js", "livelist-view.js"] {
             router.get(RouterPath(path + "/" + name)) { _, _ -> Response in Self.webFileResponse(name) }
@@ -139,7 +148,20 @@ public final class LiveListServer: Sendable {
     /// Serves one WebSocket connection until it closes (for servers that upgrade by hand), with
     /// the verified `claims` of its token; the connection closes when the token expires.
     public func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger) async {
+        await serve(inbound: inbound, outbound: outbound, claims: claims, logger: logger, channel: nil)
+    }
+
+    /// Serves one connection; with `channel`, frames are written straight to it (`_ChannelWriter`).
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger,
+               channel: (any Channel)?) async {
         let connection = _Connection(server: self, claims: claims, logger: logger)
+        if let channel {
+            do {
+                try await _ChannelWriter.start(channel: channel, outbox: connection.outbox, loop: loopWriters.writer(for: channel.eventLoop))
+            } catch {
+                logger.debug("frames go through the WebSocket writer: \(error)")
+            }
+        }
         let writer = Task { await Self.write(connection.outbox, to: outbound) }
         let expiry = claims.map { claims in
             Task {
@@ -216,7 +238,7 @@ public final class LiveListServer: Sendable {
         let live = try await LiveQuery.open(request, in: database, options: configuration.liveQueryOptions, callbackQueue: nil)
         let registry = registry
         let hubBox = _HubBox()
-        let hub = _Hub(key: key, query: live, reader: database, configuration: configuration, logger: logger) {
+        let hub = _Hub(key: key, query: live, reader: database, configuration: configuration, writers: loopWriters, logger: logger) {
             Task { if let hub = hubBox.hub { await registry.drop(hub) } }
         }
         hubBox.hub = hub

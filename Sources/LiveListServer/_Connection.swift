@@ -143,7 +143,7 @@ final class _Connection: @unchecked Sendable {
 
     private func fail(_ sub: Int, _ code: WireErrorCode, _ message: String) {
         let text = ServerMessage.error(WireError(sub: sub, code: code, message: message)).encoded()
-        outbox.send(_Outbox.Frame(bytes: ByteBuffer(string: text), sub: nil, isReset: false))
+        outbox.send(_Outbox.Frame(message: _WireMessage(string: text), sub: nil, isReset: false))
     }
 
     /// Frames of `subs` were dropped: each gets a reset from its hub.

@@ -56,7 +56,7 @@ final class _Hub: Sendable {
     private let tasks: [Task<Void, Never>]
 
     init(key: _HubKey, query: LiveQuery<SQLValue>, reader: any DatabaseReader, configuration: LiveListServer.Configuration,
-         logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+         writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
         self.key = key
         self.query = query
         epoch = _Hub.makeEpoch()
@@ -68,7 +68,7 @@ final class _Hub: Sendable {
             for await event in events { continuation.yield(.event(event)) }
         }
         let loop = Task {
-            let state = _HubLoop(query: query, reader: reader, epoch: epoch, configuration: configuration, logger: logger,
+            let state = _HubLoop(query: query, reader: reader, epoch: epoch, configuration: configuration, writers: writers, logger: logger,
                                  onTerminal: onTerminal) { input, delay in
                 Task {
                     try? await Task.sleep(for: delay)

@@ -27,6 +27,8 @@ final class _HubLoop {
     let reader: any DatabaseReader
     let epoch: String
     let configuration: LiveListServer.Configuration
+    /// Held while a commit is queued for every subscriber: one hop per event loop.
+    let writers: _LoopWriters
     let logger: Logger
     let onTerminal: @Sendable () -> Void
     /// Feeds an input to this loop after a delay (a retry).
@@ -37,17 +39,23 @@ final class _HubLoop {
     var buffer: [Buffered] = []
     /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
     var observedAt: Int64?
-    var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    var subscriptions: [ObjectIdentifier: Subscription] = [:] {
+        didSet { groups = nil }
+    }
+    /// The subscribers by window and subscription number, as `publish` sends to them: kept
+    /// between commits, made again after the subscriptions change.
+    private var groups: [Range<Int>: [Int: [_Subscriber]]]?
     /// Subscriptions that came before the first result, handled once it is there.
     var waiting: [_Hub.Input] = []
     let payloads: _PayloadCache
 
     init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, epoch: String, configuration: LiveListServer.Configuration,
-         logger: Logger, onTerminal: @escaping @Sendable () -> Void, schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
+         writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void, schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
         self.query = query
         self.reader = reader
         self.epoch = epoch
         self.configuration = configuration
+        self.writers = writers
         self.logger = logger
         self.onTerminal = onTerminal
         self.schedule = schedule
@@ -134,24 +142,33 @@ final class _HubLoop {
             return
         }
         let transition = _Transition(changes: changes, old: old, new: result)
-        var groups: [Range<Int>: [_Subscriber]] = [:]
-        for subscription in subscriptions.values { groups[subscription.window, default: []].append(subscription.subscriber) }
+        let groups = self.groups ?? makeGroups()
+        self.groups = groups
         var missing: [Range<Int>: [Int]] = [:]
         for window in groups.keys { missing[window] = transition.missing(window: window, held: window) }
         let (rows, failed) = await payloads.rows(at: Set(missing.values.joined()), in: result)
-        if failed { retry(groups.values.flatMap { $0 }) }
-        for (window, subscribers) in groups {
+        if failed { retry(groups.values.flatMap { $0.values.joined() }) }
+        var messages: [(_WireMessage, [_Subscriber])] = []
+        for (window, bySub) in groups {
             let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] },
                                              observedAt: observedAt)
             let body = ServerMessage.changes(message).encodedBody()
-            // One frame per subscription number (clients mostly use the same): its bytes are shared.
-            var frames: [Int: ByteBuffer] = [:]
-            for subscriber in subscribers {
-                let frame = frames[subscriber.sub] ?? ByteBuffer(string: ServerMessage.frame(sub: subscriber.sub, body: body))
-                frames[subscriber.sub] = frame
-                subscriber.send(frame: frame)
+            // One message per subscription number (clients mostly use the same), shared.
+            for (sub, subscribers) in bySub { messages.append((_WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers)) }
+        }
+        writers.holding {
+            for (message, subscribers) in messages {
+                for subscriber in subscribers { subscriber.send(message) }
             }
         }
+    }
+
+    private func makeGroups() -> [Range<Int>: [Int: [_Subscriber]]] {
+        var groups: [Range<Int>: [Int: [_Subscriber]]] = [:]
+        for subscription in subscriptions.values {
+            groups[subscription.window, default: [:]][subscription.subscriber.sub, default: []].append(subscription.subscriber)
+        }
+        return groups
     }
 
     private func subscribe(_ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?) async {

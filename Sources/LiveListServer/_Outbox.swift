@@ -10,12 +10,17 @@ import NIOCore
 /// asked for again at once, forever, while the client stalls); the changes queued after it do,
 /// and when they overflow, the reset goes with them and a newer one is asked for.
 ///
+/// Frames leave it one of two ways. With direct writes (``useDirectWrites(_:)``), the
+/// connection's `_ChannelWriter` takes them on the channel's event loop, woken once per burst;
+/// the writer task then only waits for the close. Otherwise the writer task takes them
+/// (``next()``) and writes them through hummingbird-websocket's outbound writer.
+///
 /// `@unchecked Sendable`: every stored property is read and written under `lock` only.
 final class _Outbox: @unchecked Sendable {
     /// A frame and what it is for.
     struct Frame {
-        /// The message's UTF-8 bytes: one buffer shared by every subscriber it goes to.
-        var bytes: ByteBuffer
+        /// The message: one value shared by every subscriber it goes to.
+        var message: _WireMessage
         /// The subscription, `nil` for a connection-wide message.
         var sub: Int?
         /// Whether the frame starts the subscription's list over (a reset).
@@ -33,6 +38,10 @@ final class _Outbox: @unchecked Sendable {
     let byteLimit: Int
     /// Called, outside the lock, with the subscriptions whose frames were dropped.
     private var onOverflow: (@Sendable ([Int]) -> Void)?
+    /// With direct writes: asks the channel writer to take the frames (outside the lock).
+    private var directWake: (@Sendable () -> Void)?
+    /// With direct writes: the channel writer was asked and has not taken the frames yet.
+    private var directWakePending = false
 
     init(byteLimit: Int) {
         self.byteLimit = byteLimit
@@ -43,31 +52,95 @@ final class _Outbox: @unchecked Sendable {
         lock.withLock { onOverflow = handler }
     }
 
+    /// Frames leave through `wake`'s channel writer from now on (``takeDirect()``); the writer
+    /// task only closes. Frames already queued are taken at once.
+    func useDirectWrites(_ wake: @escaping @Sendable () -> Void) {
+        let wakeNow = lock.withLock { () -> Bool in
+            directWake = wake
+            directWakePending = !frames.isEmpty
+            return directWakePending
+        }
+        if wakeNow { wake() }
+    }
+
+    /// What a `send` leaves to do outside the lock.
+    private enum Wake {
+        case none
+        case waiter(CheckedContinuation<Void, Never>)
+        case direct(@Sendable () -> Void)
+    }
+
     /// Queues a frame; returns at once.
     func send(_ frame: Frame) {
-        let (wake, overflowed, handler) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, [Int], (@Sendable ([Int]) -> Void)?) in
-            guard !isClosed, closing == nil else { return (nil, [], nil) }
-            if let sub = frame.sub, awaitingReset.contains(sub) {
-                guard frame.isReset else { return (nil, [], nil) }
+        var overflowed: [Int] = []
+        var handler: (@Sendable ([Int]) -> Void)?
+        let wake = lock.withLock { () -> Wake in
+            guard !isClosed, closing == nil else { return .none }
+            if let sub = frame.sub, !awaitingReset.isEmpty, awaitingReset.contains(sub) {
+                guard frame.isReset else { return .none }
                 awaitingReset.remove(sub)
             }
             frames.append(frame)
-            if !frame.isReset { queuedBytes += frame.bytes.readableBytes }
-            var overflowed: [Int] = []
+            if !frame.isReset { queuedBytes += frame.message.text.readableBytes }
             if queuedBytes > byteLimit {
                 let dropped = Set(frames.compactMap(\.sub))
                 frames.removeAll { $0.sub != nil }
-                queuedBytes = frames.reduce(0) { $0 + ($1.isReset ? 0 : $1.bytes.readableBytes) }
+                queuedBytes = frames.reduce(0) { $0 + ($1.isReset ? 0 : $1.message.text.readableBytes) }
                 awaitingReset.formUnion(dropped)
                 overflowed = dropped.sorted()
+                handler = onOverflow
             }
-            let wake = waiter
-            waiter = nil
-            return (wake, overflowed, onOverflow)
+            if let directWake {
+                // The writer task waits for the close only; the channel writer is woken once.
+                guard !directWakePending, !frames.isEmpty else { return .none }
+                directWakePending = true
+                return .direct(directWake)
+            }
+            guard let waiter else { return .none }
+            self.waiter = nil
+            return .waiter(waiter)
         }
-        wake?.resume()
+        switch wake {
+        case .none: break
+        case let .waiter(waiter): waiter.resume()
+        case let .direct(directWake): directWake()
+        }
         if !overflowed.isEmpty { handler?(overflowed) }
     }
+
+    /// With direct writes, on the channel's event loop: the queued frames, taken; the next
+    /// frame wakes the channel writer again.
+    func takeDirect() -> [Frame] {
+        lock.withLock {
+            directWakePending = false
+            var taken: [Frame] = []
+            swap(&taken, &frames)
+            queuedBytes = 0
+            return taken
+        }
+    }
+
+    /// With direct writes, on the channel's event loop: the channel cannot take more now; the
+    /// frames stay (and count against the limit), and the next frame or close wakes the channel
+    /// writer again.
+    func parkDirect() {
+        lock.withLock { directWakePending = false }
+    }
+
+    /// With direct writes: the frames taken were written; a close asked for may go now.
+    func directWritten() {
+        let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard closing != nil, frames.isEmpty else { return nil }
+            let wake = waiter
+            waiter = nil
+            return wake
+        }
+        wake?.resume()
+    }
+
+    /// Whether a close was asked for (the channel writer then drops what a stalled client
+    /// cannot take, so that the close is not held up).
+    var isClosing: Bool { lock.withLock { closing != nil } }
 
     /// Whether frames of `sub` are being dropped until its reset.
     func isAwaitingReset(_ sub: Int) -> Bool {
@@ -76,13 +149,20 @@ final class _Outbox: @unchecked Sendable {
 
     /// Asks the writer to close the socket with `code` after the frames already queued.
     func close(code: UInt16, reason: String) {
-        let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+        let (wake, direct) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
             if closing == nil { closing = (code, reason) }
+            if let directWake, !frames.isEmpty {
+                // The close waits for the channel writer to take the frames.
+                guard !directWakePending else { return (nil, nil) }
+                directWakePending = true
+                return (nil, directWake)
+            }
             let wake = waiter
             waiter = nil
-            return wake
+            return (wake, nil)
         }
         wake?.resume()
+        direct?()
     }
 
     /// What the writer does next: write these frames, or close.
@@ -92,13 +172,15 @@ final class _Outbox: @unchecked Sendable {
         case finished
     }
 
-    /// Waits for frames (the writer task only).
+    /// Waits for frames (the writer task only); with direct writes, for the close once the
+    /// channel writer has taken every frame.
     func next() async -> Next {
         while true {
             let next = lock.withLock { () -> Next? in
                 if isClosed { return .finished }
+                if directWake != nil, !frames.isEmpty { return nil }
                 if !frames.isEmpty {
-                    let texts = frames.map(\.bytes)
+                    let texts = frames.map(\.message.text)
                     frames.removeAll(keepingCapacity: true)
                     queuedBytes = 0
                     return .write(texts)
@@ -112,7 +194,12 @@ final class _Outbox: @unchecked Sendable {
             if let next { return next }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = lock.withLock { () -> Bool in
-                    if isClosed || !frames.isEmpty || closing != nil { return true }
+                    if isClosed { return true }
+                    if directWake != nil {
+                        if closing != nil, frames.isEmpty { return true }
+                    } else if !frames.isEmpty || closing != nil {
+                        return true
+                    }
                     waiter = continuation
                     return false
                 }

@@ -15,16 +15,16 @@ final class _Subscriber: Sendable {
     var key: ObjectIdentifier { ObjectIdentifier(self) }
 
     func send(body: String, isReset: Bool = false) {
-        outbox.send(_Outbox.Frame(bytes: ByteBuffer(string: ServerMessage.frame(sub: sub, body: body)), sub: sub, isReset: isReset))
+        outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.frame(sub: sub, body: body)), sub: sub, isReset: isReset))
     }
 
     /// Sends a frame already made for this subscription's number (shared with other subscribers).
-    func send(frame: ByteBuffer) {
-        outbox.send(_Outbox.Frame(bytes: frame, sub: sub, isReset: false))
+    func send(_ message: _WireMessage) {
+        outbox.send(_Outbox.Frame(message: message, sub: sub, isReset: false))
     }
 
     func send(_ code: WireErrorCode, _ message: String) {
         let text = ServerMessage.error(WireError(sub: sub, code: code, message: message)).encoded()
-        outbox.send(_Outbox.Frame(bytes: ByteBuffer(string: text), sub: sub, isReset: false))
+        outbox.send(_Outbox.Frame(message: _WireMessage(string: text), sub: sub, isReset: false))
     }
 }

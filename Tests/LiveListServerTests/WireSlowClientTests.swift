@@ -46,21 +46,60 @@ struct WireSlowClientTests {
         let outbox = _Outbox(byteLimit: 100)
         outbox.setOverflowHandler { dropped.append($0) }
         let change = String(repeating: "c", count: 40)
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 2, isReset: false))
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: _WireMessage(string: change), sub: 2, isReset: false))
         #expect(dropped.all.isEmpty)
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // awaiting its reset: not queued
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // awaiting its reset: not queued
         #expect(dropped.all == [[1, 2]])
         // A reset larger than the limit is queued (it would otherwise be asked for again forever).
-        outbox.send(.init(bytes: ByteBuffer(string: String(repeating: "r", count: 500)), sub: 1, isReset: true))
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 2, isReset: false))   // still awaiting its reset
+        outbox.send(.init(message: _WireMessage(string: String(repeating: "r", count: 500)), sub: 1, isReset: true))
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: _WireMessage(string: change), sub: 2, isReset: false))   // still awaiting its reset
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))
-        outbox.send(.init(bytes: ByteBuffer(string: change), sub: 1, isReset: false))   // 120 bytes of changes after the reset
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes of changes after the reset
         #expect(dropped.all == [[1, 2], [1]])
+    }
+}
+
+extension WireSlowClientTests {
+    @Test("With direct writes the channel writer is woken once per burst and again after it parks; a close waits until the frames are taken")
+    func outboxDirectWrites() async throws {
+        let outbox = _Outbox(byteLimit: 1_000)
+        let wakes = DroppedSubscriptions()
+        func send(_ text: String) { outbox.send(.init(message: _WireMessage(string: text), sub: 1, isReset: false)) }
+        func texts(_ frames: [_Outbox.Frame]) -> [String] { frames.map { String(buffer: $0.message.text) } }
+        send("a")
+        outbox.useDirectWrites { wakes.append([0]) }
+        #expect(wakes.all.count == 1, "frames queued before are taken at once")
+        send("b")
+        #expect(wakes.all.count == 1, "the writer was asked already")
+        #expect(texts(outbox.takeDirect()) == ["a", "b"])
+        send("c")
+        #expect(wakes.all.count == 2)
+        outbox.parkDirect()
+        send("d")
+        #expect(wakes.all.count == 3, "a parked writer is asked again")
+        outbox.close(code: 1000, reason: "")
+        send("e")
+        #expect(wakes.all.count == 3)
+        // The writer task's close comes after the channel writer took and wrote the frames.
+        let next = Task { await outbox.next() }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(texts(outbox.takeDirect()) == ["c", "d"])
+        outbox.directWritten()
+        let timer = Task {
+            try await Task.sleep(for: .seconds(30))
+            outbox.finish()
+        }
+        defer { timer.cancel() }
+        guard case let .close(code, _) = await next.value else {
+            Issue.record("the writer task did not get the close")
+            return
+        }
+        #expect(code == 1000)
     }
 }
 

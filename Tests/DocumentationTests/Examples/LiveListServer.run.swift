@@ -8,7 +8,7 @@ func run(_ dbPool: DatabasePool) async throws {
     let server = LiveListServer(database: dbPool, queries: [
         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message ORDER BY sender"),
     ])
-    let router = Router(context: BasicWebSocketRequestContext.self)
+    let router = Router(context: LiveListRequestContext.self)
     server.addRoutes(to: router)
     let app = Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
                           configuration: .init(address: .hostname("127.0.0.1", port: 8080)))

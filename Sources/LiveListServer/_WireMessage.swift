@@ -1,0 +1,45 @@
+import NIOCore
+
+/// One server message as the connections send it: its UTF-8 text (for hummingbird-websocket's
+/// writer, which may compress it) and, when it fits one WebSocket frame, the whole frame —
+/// header and text, unmasked, FIN, text opcode (RFC 6455 §5.2) — built once and written as it is
+/// by every connection that writes directly. A message shared by many subscribers is one value,
+/// so its bytes and its frame are made once per commit, not once per connection.
+struct _WireMessage: Sendable {
+    let text: ByteBuffer
+    /// `text` framed; `nil` when it needs more than one frame (the writer then splits it).
+    let frame: ByteBuffer?
+
+    init(_ text: ByteBuffer) {
+        self.text = text
+        frame = text.readableBytes <= LiveListServer.webSocketFrameSize ? Self.frame(text, fin: true, opcode: 0x1) : nil
+    }
+
+    init(string: String) {
+        self.init(ByteBuffer(string: string))
+    }
+
+    /// The header of a server frame (unmasked) carrying `length` bytes.
+    static func header(length: Int, fin: Bool, opcode: UInt8) -> ByteBuffer {
+        var header = ByteBuffer()
+        header.reserveCapacity(10)
+        header.writeInteger((fin ? 0x80 : 0) | opcode)
+        if length < 126 {
+            header.writeInteger(UInt8(length))
+        } else if length <= Int(UInt16.max) {
+            header.writeInteger(UInt8(126))
+            header.writeInteger(UInt16(length))
+        } else {
+            header.writeInteger(UInt8(127))
+            header.writeInteger(UInt64(length))
+        }
+        return header
+    }
+
+    private static func frame(_ text: ByteBuffer, fin: Bool, opcode: UInt8) -> ByteBuffer {
+        var frame = header(length: text.readableBytes, fin: fin, opcode: opcode)
+        var text = text
+        frame.writeBuffer(&text)
+        return frame
+    }
+}
