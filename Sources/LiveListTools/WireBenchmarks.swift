@@ -22,7 +22,7 @@ public enum WireBenchmarks {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let rows = quick ? 100_000 : 1_000_000
         let suffix = quick ? "100k" : "1m"
-        let fanouts = quick ? [100] : [1_000, 3_000, 5_000, 10_000]
+        let fanouts = quick ? [100] : [1_000, 3_000, 5_000, 10_000, 100_000]
         let fanoutNames = fanouts.map { "wire.fanout.\($0 >= 1_000 ? "\($0 / 1_000)k" : "\($0)")" }
         guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
             || fanoutNames.contains(where: selected) else { return [] }
@@ -37,7 +37,17 @@ public enum WireBenchmarks {
             results.append(try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: quick ? 21 : 201, baselineRuns: quick ? 3 : 5))
         }
         if selected("wire.resume") { results.append(try resume(served, pool: pool, rows: rows, commits: quick ? 100 : 1_000)) }
+        let descriptors = WireFanout.raiseDescriptorLimit()
         for (subscribers, name) in zip(fanouts, fanoutNames) where selected(name) {
+            // Each process holds a descriptor per connection, and a loopback address pair has
+            // only the ephemeral ports: past either, say where it stops instead of failing.
+            if let stop = WireFanout.stop(subscribers: subscribers, descriptors: descriptors) {
+                var result = BenchResult(name: name, medianMilliseconds: .nan, runs: 0)
+                result.add("subscribers", .integer(Int64(subscribers)))
+                result.add("stopped", .string(stop))
+                results.append(result)
+                continue
+            }
             results.append(try WireFanout.run(served, pool: pool, rows: rows, subscribers: subscribers, seconds: quick ? 2 : 10))
         }
         return results

@@ -88,6 +88,38 @@ public enum WireFanout {
         return result
     }
 
+    /// Raises this process's descriptor limit to its hard limit (children inherit it); returns
+    /// the limit now in force.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 { _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Why `subscribers` connections cannot be made here (`nil`: they can): the descriptors of one
+    /// process, or the loopback ports of one address pair.
+    static func stop(subscribers: Int, descriptors: Int) -> String? {
+        let needed = subscribers + 1_024
+        if needed > descriptors {
+            return "needs about \(needed) descriptors in the server and in the load generator; RLIMIT_NOFILE's hard limit here is \(descriptors) (raising it needs CAP_SYS_RESOURCE)"
+        }
+        let ports = ephemeralPorts()
+        if subscribers > ports {
+            return "needs \(subscribers) connections from one loopback address to one port; the ephemeral range here has \(ports) ports"
+        }
+        return nil
+    }
+
+    private static func ephemeralPorts() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return 28_232 }
+        let bounds = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        return bounds.count == 2 ? bounds[1] - bounds[0] + 1 : 28_232
+    }
+
     static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
