@@ -209,10 +209,13 @@ final class _Outbox: @unchecked Sendable {
     }
 
     /// Stops queuing: the socket is gone.
+    /// Lets go of the handlers too: the channel writer holds this outbox, and the outbox its wake.
     func finish() {
         let wake = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             isClosed = true
             frames.removeAll()
+            directWake = nil
+            onOverflow = nil
             let wake = waiter
             waiter = nil
             return wake

@@ -103,6 +103,28 @@ extension WireSlowClientTests {
     }
 }
 
+extension WireSlowClientTests {
+    /// Holds an outbox, as the channel writer in its wake does.
+    final class OutboxHolder: Sendable {
+        let outbox: _Outbox
+        init(_ outbox: _Outbox) { self.outbox = outbox }
+    }
+
+    @Test("A finished outbox lets go of its channel writer: the cycle between them ends with the connection")
+    func finishedOutboxReleasesItsWriter() {
+        let outbox = _Outbox(byteLimit: 100)
+        weak var weakHolder: OutboxHolder?
+        do {
+            let holder = OutboxHolder(outbox)
+            weakHolder = holder
+            outbox.useDirectWrites { _ = holder.outbox }
+        }
+        #expect(weakHolder != nil)
+        outbox.finish()
+        #expect(weakHolder == nil)
+    }
+}
+
 /// What an outbox reported dropped. `@unchecked Sendable`: `subs` is read and written under `lock` only.
 final class DroppedSubscriptions: @unchecked Sendable {
     private let lock = NSLock()
