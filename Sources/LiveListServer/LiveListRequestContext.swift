@@ -17,10 +17,14 @@ public protocol ChannelWebSocketRequestContext: WebSocketRequestContext {
 /// The request context of ``LiveListServer/application(host:port:demoPage:onRunning:)``:
 /// hummingbird-websocket's basic context plus the channel.
 public struct LiveListRequestContext: RequestContext, ChannelWebSocketRequestContext {
+    /// Hummingbird's per-request storage (request, logger, parameters).
     public var coreContext: CoreRequestContextStorage
+    /// The WebSocket handler the router chose for the upgrade.
     public let webSocket: WebSocketHandlerReference<Self>
+    /// The connection's channel, kept for direct writes.
     public let channel: any Channel
 
+    /// The context of a request that arrived on `source`'s channel.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()

@@ -102,11 +102,11 @@ final class _DirectWriteHandler: ChannelInboundHandler, RemovableChannelHandler 
         // Larger than a frame: 16 KiB fragments, a text frame and continuations.
         let size = LiveListServer.webSocketFrameSize
         var rest = message.text
-        var opcode: UInt8 = 0x1
+        var opcode = WebSocketOpcode.text
         while rest.readableBytes > size, let slice = rest.readSlice(length: size) {
             context.write(wrapOutboundOut(_WireMessage.header(length: size, fin: false, opcode: opcode)), promise: nil)
             context.write(wrapOutboundOut(slice), promise: nil)
-            opcode = 0x0
+            opcode = .continuation
         }
         context.write(wrapOutboundOut(_WireMessage.header(length: rest.readableBytes, fin: true, opcode: opcode)), promise: nil)
         context.write(wrapOutboundOut(rest), promise: nil)

@@ -25,11 +25,10 @@ final class _LoopWriter: @unchecked Sendable {
 
     /// Asks for `writer`'s frames to be written on the next turn of the loop.
     func schedule(_ writer: _ChannelWriter) {
-        let hop = lock.withLock { () -> Bool in
+        hop(if: lock.withLock { () -> Bool in
             pending.append(writer)
             return claimHop()
-        }
-        if hop { eventLoop.execute { self.drain() } }
+        })
     }
 
     /// Collects without hopping until ``release()``.
@@ -38,11 +37,10 @@ final class _LoopWriter: @unchecked Sendable {
     }
 
     func release() {
-        let hop = lock.withLock { () -> Bool in
+        hop(if: lock.withLock { () -> Bool in
             holds -= 1
             return claimHop()
-        }
-        if hop { eventLoop.execute { self.drain() } }
+        })
     }
 
     var hops: Int { lock.withLock { hopCount } }
@@ -53,6 +51,10 @@ final class _LoopWriter: @unchecked Sendable {
         isScheduled = true
         hopCount += 1
         return true
+    }
+
+    private func hop(if claimed: Bool) {
+        if claimed { eventLoop.execute { self.drain() } }
     }
 
     private func drain() {

@@ -90,11 +90,9 @@ final class _Outbox: @unchecked Sendable {
                 overflowed = dropped.sorted()
                 handler = onOverflow
             }
-            if let directWake {
+            if directWake != nil {
                 // The writer task waits for the close only; the channel writer is woken once.
-                guard !directWakePending, !frames.isEmpty else { return .none }
-                directWakePending = true
-                return .direct(directWake)
+                return claimDirectWake().map(Wake.direct) ?? .none
             }
             guard let waiter else { return .none }
             self.waiter = nil
@@ -106,6 +104,14 @@ final class _Outbox: @unchecked Sendable {
         case let .direct(directWake): directWake()
         }
         if !overflowed.isEmpty { handler?(overflowed) }
+    }
+
+    /// Under the lock: the channel writer's wake when it is to be asked now (frames queued, not
+    /// asked yet), noted as asked.
+    private func claimDirectWake() -> (@Sendable () -> Void)? {
+        guard let directWake, !directWakePending, !frames.isEmpty else { return nil }
+        directWakePending = true
+        return directWake
     }
 
     /// With direct writes, on the channel's event loop: the queued frames, taken; the next
@@ -151,11 +157,9 @@ final class _Outbox: @unchecked Sendable {
     func close(code: UInt16, reason: String) {
         let (wake, direct) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
             if closing == nil { closing = (code, reason) }
-            if let directWake, !frames.isEmpty {
+            if directWake != nil, !frames.isEmpty {
                 // The close waits for the channel writer to take the frames.
-                guard !directWakePending else { return (nil, nil) }
-                directWakePending = true
-                return (nil, directWake)
+                return (nil, claimDirectWake())
             }
             let wake = waiter
             waiter = nil
@@ -172,13 +176,21 @@ final class _Outbox: @unchecked Sendable {
         case finished
     }
 
+    /// Under the lock: whether the writer task has something to do — the end; frames to write;
+    /// a close, which with direct writes waits until the channel writer has taken every frame.
+    private var writerTaskMayGo: Bool {
+        if isClosed { return true }
+        if directWake != nil { return closing != nil && frames.isEmpty }
+        return !frames.isEmpty || closing != nil
+    }
+
     /// Waits for frames (the writer task only); with direct writes, for the close once the
     /// channel writer has taken every frame.
     func next() async -> Next {
         while true {
             let next = lock.withLock { () -> Next? in
+                guard writerTaskMayGo else { return nil }
                 if isClosed { return .finished }
-                if directWake != nil, !frames.isEmpty { return nil }
                 if !frames.isEmpty {
                     let texts = frames.map(\.message.text)
                     frames.removeAll(keepingCapacity: true)
@@ -194,12 +206,7 @@ final class _Outbox: @unchecked Sendable {
             if let next { return next }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = lock.withLock { () -> Bool in
-                    if isClosed { return true }
-                    if directWake != nil {
-                        if closing != nil, frames.isEmpty { return true }
-                    } else if !frames.isEmpty || closing != nil {
-                        return true
-                    }
+                    if writerTaskMayGo { return true }
                     waiter = continuation
                     return false
                 }

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOWebSocket
 
 /// One server message as the connections send it: its UTF-8 text (for hummingbird-websocket's
 /// writer, which may compress it) and, when it fits one WebSocket frame, the whole frame —
@@ -12,7 +13,14 @@ struct _WireMessage: Sendable {
 
     init(_ text: ByteBuffer) {
         self.text = text
-        frame = text.readableBytes <= LiveListServer.webSocketFrameSize ? Self.frame(text, fin: true, opcode: 0x1) : nil
+        guard text.readableBytes <= LiveListServer.webSocketFrameSize else {
+            frame = nil
+            return
+        }
+        var frame = Self.header(length: text.readableBytes, fin: true, opcode: .text)
+        var payload = text
+        frame.writeBuffer(&payload)
+        self.frame = frame
     }
 
     init(string: String) {
@@ -20,10 +28,10 @@ struct _WireMessage: Sendable {
     }
 
     /// The header of a server frame (unmasked) carrying `length` bytes.
-    static func header(length: Int, fin: Bool, opcode: UInt8) -> ByteBuffer {
+    static func header(length: Int, fin: Bool, opcode: WebSocketOpcode) -> ByteBuffer {
         var header = ByteBuffer()
         header.reserveCapacity(10)
-        header.writeInteger((fin ? 0x80 : 0) | opcode)
+        header.writeInteger((fin ? 0x80 : 0) | UInt8(webSocketOpcode: opcode))
         if length < 126 {
             header.writeInteger(UInt8(length))
         } else if length <= Int(UInt16.max) {
@@ -34,12 +42,5 @@ struct _WireMessage: Sendable {
             header.writeInteger(UInt64(length))
         }
         return header
-    }
-
-    private static func frame(_ text: ByteBuffer, fin: Bool, opcode: UInt8) -> ByteBuffer {
-        var frame = header(length: text.readableBytes, fin: fin, opcode: opcode)
-        var text = text
-        frame.writeBuffer(&text)
-        return frame
     }
 }

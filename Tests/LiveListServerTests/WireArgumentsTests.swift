@@ -20,14 +20,7 @@ struct WireArgumentsTests {
         #expect(client.view.batchCount >= 1)
         // The moved subscription follows commits to its new list.
         var random = SeededRandomNumberGenerator(seed: 5)
-        for _ in 0..<10 {
-            let start = random
-            random = try await fixture.pool.write { db in
-                var random = start
-                try WireFixture.randomWrite(db, &random)
-                return random
-            }
-        }
+        try await fixture.randomWrites(10, &random)
         try await eventually("commits after the move") { try client.matches(fixture.select(folder: "archive")) }
         // Back, then a bad argument: a typed error, the subscription goes on as it was.
         client.remote.setArguments(["folder": .text("inbox")])

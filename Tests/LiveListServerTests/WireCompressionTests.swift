@@ -19,14 +19,7 @@ struct WireCompressionTests {
         try await eventually("first states") { try [compressed, plain].allSatisfy { $0.matches(try fixture.select()) } }
         var random = SeededRandomNumberGenerator(seed: 11)
         for round in 0..<5 {
-            for _ in 0..<8 {
-                let start = random
-                random = try await fixture.pool.write { db in
-                    var random = start
-                    try WireFixture.randomWrite(db, &random)
-                    return random
-                }
-            }
+            try await fixture.randomWrites(8, &random)
             try await eventually("round \(round)") { try [compressed, plain].allSatisfy { $0.matches(try fixture.select()) } }
         }
         compressed.remote.stop()

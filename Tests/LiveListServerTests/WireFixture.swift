@@ -177,6 +177,19 @@ final class WireFixture: Sendable {
         }
     }
 
+    /// `count` random writes (``randomWrite(_:_:)``), a transaction each, on the server's pool,
+    /// continuing `random`'s sequence.
+    func randomWrites(_ count: Int, _ random: inout SeededRandomNumberGenerator) async throws {
+        for _ in 0..<count {
+            let start = random
+            random = try await pool.write { db in
+                var random = start
+                try Self.randomWrite(db, &random)
+                return random
+            }
+        }
+    }
+
     /// The query's answer now: sections (day, count) and rows (id, day, sender bytes, subject bytes).
     func select(folder: String = "inbox") throws -> (sections: [WireSection], rows: [[WireValue]]) {
         try pool.read { db in

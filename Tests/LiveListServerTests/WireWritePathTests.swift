@@ -69,14 +69,7 @@ struct WireWritePathTests {
         try await eventually("subscribed") { try [small, large].allSatisfy { $0.matches(try fixture.select()) } }
         var random = SeededRandomNumberGenerator(seed: 22)
         for round in 0..<4 {
-            for _ in 0..<6 {
-                let start = random
-                random = try await fixture.pool.write { db in
-                    var random = start
-                    try WireFixture.randomWrite(db, &random)
-                    return random
-                }
-            }
+            try await fixture.randomWrites(6, &random)
             try await eventually("round \(round)") { try [small, large].allSatisfy { $0.matches(try fixture.select()) } }
         }
         #expect(server.loopWriters.statistics.hops == 0, "no connection was written directly")
