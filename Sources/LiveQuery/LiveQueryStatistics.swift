@@ -17,13 +17,15 @@ public struct LiveQueryStatistics: Sendable, Equatable {
 /// The statistics of one query, written on the writer's queue and read anywhere.
 ///
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
-final class _StatisticsBox: @unchecked Sendable {
+package final class _StatisticsBox: @unchecked Sendable {
     private let lock = NSLock()
     private var value = LiveQueryStatistics()
 
-    var current: LiveQueryStatistics { lock.withLock { value } }
+    package init() {}
 
-    func update(_ body: (inout LiveQueryStatistics) -> Void) {
+    package var current: LiveQueryStatistics { lock.withLock { value } }
+
+    package func update(_ body: (inout LiveQueryStatistics) -> Void) {
         lock.withLock { body(&value) }
     }
 }

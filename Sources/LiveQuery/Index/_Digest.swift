@@ -1,7 +1,9 @@
 /// A 64-bit digest of SQL values, by storage class and exact bytes: the content token of rows.
 /// Two different contents share a token with probability about 2⁻⁶⁴.
-struct _Digest {
+package struct _Digest {
     private var state: UInt64 = 0x243F_6A88_85A3_08D3
+
+    package init() {}
 
     @inline(__always)
     private static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
@@ -10,11 +12,11 @@ struct _Digest {
     }
 
     @inline(__always)
-    mutating func combine(word: UInt64) {
+    package mutating func combine(word: UInt64) {
         state = Self.mix(state ^ word, 0x9E37_79B9_7F4A_7C15 ^ (state >> 17))
     }
 
-    mutating func combine(bytes: UnsafeRawBufferPointer) {
+    package mutating func combine(bytes: UnsafeRawBufferPointer) {
         combine(word: UInt64(bytes.count))
         var offset = 0
         while offset + 8 <= bytes.count {
@@ -28,7 +30,7 @@ struct _Digest {
         }
     }
 
-    mutating func combine(_ value: SQLValue) {
+    package mutating func combine(_ value: SQLValue) {
         switch value {
         case .null: combine(word: 1)
         case let .integer(integer):
@@ -46,12 +48,12 @@ struct _Digest {
         }
     }
 
-    mutating func combine(_ key: SortKey) {
+    package mutating func combine(_ key: SortKey) {
         switch key {
         case let .single(value): combine(value)
         case let .multiple(values): for value in values { combine(value) }
         }
     }
 
-    var value: UInt64 { Self.mix(state, 0xE703_7ED1_A0B4_28DB) }
+    package var value: UInt64 { Self.mix(state, 0xE703_7ED1_A0B4_28DB) }
 }

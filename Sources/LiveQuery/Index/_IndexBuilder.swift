@@ -1,7 +1,7 @@
 /// Builds a result index from rows as they are read, already in order: full leaves are closed as
 /// they fill, so the whole result never sits in one transient array (a million-row array would
 /// double the memory a fresh index needs, and glibc keeps much of it after it is freed).
-struct _IndexBuilder {
+package struct _IndexBuilder {
     let layout: _ResultLayout
     let canonicalIdentity: _IdentityCanonicalizer
     private(set) var leaves: [[IndexEntry]] = []
@@ -10,9 +10,9 @@ struct _IndexBuilder {
     private(set) var rowOfIdentity: [SQLValue: Int64] = [:]
     /// The rows left out: identities that do not decode, or repeat one before them.
     private(set) var leftOut = _LeftOutSet()
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer) {
+    package init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer) {
         self.layout = layout
         self.canonicalIdentity = canonicalIdentity
         current.reserveCapacity(_CountedTree<IndexEntry>.leafCapacity)
@@ -20,7 +20,7 @@ struct _IndexBuilder {
 
     /// Adds the next row in order. Rows whose identity does not decode, or repeats one before
     /// them, are left out and remembered.
-    mutating func append(_ entry: IndexEntry) {
+    package mutating func append(_ entry: IndexEntry) {
         if !layout.identityIsRowid {
             let stored = layout.identity(of: entry)
             guard let identity = canonicalIdentity(stored) else {

@@ -17,7 +17,7 @@ struct _AppliedChanges: Sendable {
 
 /// Turns a stored identity into the form lookups use (`ID(identityValue:)?.identityValue`), or
 /// `nil` when it does not decode.
-typealias _IdentityCanonicalizer = @Sendable (SQLValue) -> SQLValue?
+package typealias _IdentityCanonicalizer = @Sendable (SQLValue) -> SQLValue?
 
 /// The mutable index of a live query's result: the counted tree of rows, the counted tree of
 /// sections, and the maps from a row to its leaf. Changed on the writer's queue; published states
@@ -25,7 +25,7 @@ typealias _IdentityCanonicalizer = @Sendable (SQLValue) -> SQLValue?
 ///
 /// `@unchecked Sendable`: every stored property is read and written under `lock` (the writer
 /// applies transactions under it, identity lookups from other threads take it).
-final class _LiveIndex: @unchecked Sendable {
+package final class _LiveIndex: @unchecked Sendable {
     private let lock = NSLock()
     let source: UInt64
     private var layout: _ResultLayout
@@ -66,7 +66,7 @@ final class _LiveIndex: @unchecked Sendable {
     }
 
     /// Builds the index of the rows `builder` gathered.
-    init(builder: _IndexBuilder, identityType: String = "SQLValue", isComplete: Bool = true) {
+    package init(builder: _IndexBuilder, identityType: String = "SQLValue", isComplete: Bool = true) {
         source = Self.sourceLock.withLock {
             Self.lastSource += 1
             return Self.lastSource
@@ -95,7 +95,7 @@ final class _LiveIndex: @unchecked Sendable {
     }
 
     /// The latest state, published as is.
-    var current: _ResultSnapshot {
+    package var current: _ResultSnapshot {
         lock.withLock {
             // `latest` is set by every publication, the first one in `init`.
             latest ?? publishLocked()
@@ -128,7 +128,7 @@ final class _LiveIndex: @unchecked Sendable {
         return leaf.elements.first { $0.rowid == rowid }
     }
 
-    func entry(forRowid rowid: Int64) -> IndexEntry? {
+    package func entry(forRowid rowid: Int64) -> IndexEntry? {
         lock.withLock { entryLocked(forRowid: rowid) }
     }
 
@@ -364,7 +364,7 @@ final class _LiveIndex: @unchecked Sendable {
     }
 
     /// Up to three identity values, among the rows left out as invalid, that satisfy `predicate`.
-    func invalidIdentities(where predicate: (SQLValue) -> Bool) -> [SQLValue] {
+    package func invalidIdentities(where predicate: (SQLValue) -> Bool) -> [SQLValue] {
         lock.withLock { leftOut.invalidIdentities(layout: layout, limit: LeftOutRows.exampleLimit, where: predicate) }
     }
 

@@ -2,7 +2,7 @@ import ListDiff
 
 /// How a result's entries are laid out: the order, where the identity sits, whether the first
 /// sort term groups rows into sections.
-struct _ResultLayout: Sendable {
+package struct _ResultLayout: Sendable {
     /// The order of rows: the sort terms, then the identity when it is not the rowid, then the
     /// rowid (for a refetched result: no rule at all, the rowid being the fetch ordinal).
     let ordering: any _RowOrdering
@@ -18,6 +18,14 @@ struct _ResultLayout: Sendable {
     var records: QueryPlan.RecordQuery?
 
     var isSectioned: Bool { sections != nil }
+
+    package init(ordering: any _RowOrdering, identityIsRowid: Bool, sections: (any _SectionOrdering)?, sectionsArePositional: Bool) {
+        self.ordering = ordering
+        self.identityIsRowid = identityIsRowid
+        self.sections = sections
+        self.sectionsArePositional = sectionsArePositional
+        records = nil
+    }
 
     func sectionKey(of entry: IndexEntry) -> SQLValue {
         guard let sections else { return .null }
@@ -47,7 +55,7 @@ enum _SectionsSnapshot: Sendable {
 
 /// One published state of a live query's result: immutable, shares every node with the states
 /// before and after it, and answers positional questions in O(log n).
-struct _ResultSnapshot: Sendable {
+package struct _ResultSnapshot: Sendable {
     let rows: _TreeSnapshot<IndexEntry>
     let sections: _SectionsSnapshot
     let stateID: ListStateID

@@ -59,6 +59,9 @@ extension RefetchReason {
         case orderByNotColumn(String)
         /// A collation LiveList cannot compare with (registered by the app).
         case customCollation(String)
+        /// An ORDER BY column of a type LiveList does not compare itself (PostgreSQL: an array,
+        /// a range, a composite, an enum…): the server orders it.
+        case orderByType(column: String, type: String)
         /// The base table is WITHOUT ROWID: its changes name no row.
         case withoutRowid(String)
         /// The base table's columns hide its rowid.
@@ -106,6 +109,7 @@ extension RefetchReason {
             case let .orderByExpression(sql): "an ORDER BY expression (\(sql))"
             case let .orderByNotColumn(term): "ORDER BY \(term) is not a column LiveList can compare"
             case let .customCollation(name): "custom collation \(name)"
+            case let .orderByType(column, type): "ORDER BY \(column), of type \(type)"
             case let .withoutRowid(table): "\(table) is a WITHOUT ROWID table: its changes carry no row"
             case let .hiddenRowid(table): "the columns of \(table) hide its rowid"
             case let .readsOwnTable(table): "the query reads \(table) beyond the rows it joins, so rows it did not touch can enter or leave"

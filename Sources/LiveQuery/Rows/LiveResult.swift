@@ -17,7 +17,7 @@ import ListDiff
 public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
     let storage: _ResultSnapshot
 
-    init(_ storage: _ResultSnapshot) {
+    package init(_ storage: _ResultSnapshot) {
         self.storage = storage
     }
 

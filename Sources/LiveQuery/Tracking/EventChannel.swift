@@ -6,8 +6,8 @@ import Foundation
 /// `@unchecked Sendable`: its mutable state (the latest result, the subscribers, whether it is
 /// finished) is only touched under `lock`; events come from the writer's queue, subscriptions from
 /// anywhere.
-final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
-    typealias Event = LiveQueryEvent<ID>
+package final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
+    package typealias Event = LiveQueryEvent<ID>
 
     private let lock = NSLock()
     private var latest: LiveResult<ID>
@@ -18,19 +18,19 @@ final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
     private let callbackQueue: DispatchQueue?
     private let onEvent: (@Sendable (Event) -> Void)?
 
-    init(initial: LiveResult<ID>, callbackQueue: DispatchQueue?, onEvent: (@Sendable (Event) -> Void)?) {
+    package init(initial: LiveResult<ID>, callbackQueue: DispatchQueue?, onEvent: (@Sendable (Event) -> Void)?) {
         latest = initial
         self.callbackQueue = callbackQueue
         self.onEvent = onEvent
     }
 
-    var latestResult: LiveResult<ID> { lock.withLock { latest } }
+    package var latestResult: LiveResult<ID> { lock.withLock { latest } }
 
-    var isFinished: Bool { lock.withLock { finished } }
+    package var isFinished: Bool { lock.withLock { finished } }
 
     /// A new stream of events starting with `.initial(current result)`; unbounded, because every
     /// changeset starts where the previous one ended and none may be dropped.
-    func events() -> AsyncStream<Event> {
+    package func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
         lock.withLock {
             guard !finished else {
@@ -52,7 +52,7 @@ final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
 
     /// A new stream of results starting with the current one; only the newest is kept while the
     /// consumer is busy.
-    func results() -> AsyncStream<LiveResult<ID>> {
+    package func results() -> AsyncStream<LiveResult<ID>> {
         let (stream, continuation) = AsyncStream<LiveResult<ID>>.makeStream(bufferingPolicy: .bufferingNewest(1))
         lock.withLock {
             continuation.yield(latest)
@@ -73,11 +73,11 @@ final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
 
     /// Hands `.initial(latest)` to the callback: once, when the query opens, before any update
     /// (it runs in the writer access that starts following the database).
-    func deliverInitialToCallback() {
+    package func deliverInitialToCallback() {
         callBack(with: .initial(latestResult), evenIfFinished: false)
     }
 
-    func deliver(_ event: Event) {
+    package func deliver(_ event: Event) {
         let delivered = lock.withLock { () -> Bool in
             guard !finished else { return false }
             yieldLocked(event)
@@ -109,7 +109,7 @@ final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
 
     /// Finishes every stream; with `event` (a terminal failure), delivers it to every consumer
     /// first. Nothing is delivered afterwards.
-    func finish(with event: Event? = nil) {
+    package func finish(with event: Event? = nil) {
         let (events, results, wasFinished) = lock.withLock {
             () -> ([AsyncStream<Event>.Continuation], [AsyncStream<LiveResult<ID>>.Continuation], Bool) in
             let wasFinished = finished

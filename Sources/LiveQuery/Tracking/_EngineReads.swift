@@ -8,7 +8,7 @@
 /// (update hook, TEMP triggers, change log) and feeds the tracker's state. A second engine adds an
 /// ordering, a conformance and its own runner — files, not branches in the core
 /// (docs/ARCHITECTURE.md, "The engine seam").
-protocol _EngineReads {
+package protocol _EngineReads {
     /// The rows among `keys` that are in the result now, read with the query's own filter (a row
     /// that left the result, or is gone, is absent).
     /// - Complexity: O(k) lookups for k keys.

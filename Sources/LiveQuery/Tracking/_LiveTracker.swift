@@ -11,17 +11,17 @@ import ListDiff
 /// `@unchecked Sendable`: ``state`` and ``layout`` are only read and changed on the engine's
 /// serial queue (SQLite: the database writer's), where the runner calls every method; the index,
 /// the channel and the statistics are thread-safe on their own.
-final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
-    let index: _LiveIndex
-    let channel: EventChannel<ID>
-    let statistics: _StatisticsBox
+package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
+    package let index: _LiveIndex
+    package let channel: EventChannel<ID>
+    package let statistics: _StatisticsBox
     /// The decisions: what the current transaction touched, whether the index is behind, whether
     /// the first fetch is still being read.
-    var state: _TrackingState
+    package var state: _TrackingState
     /// How the current request's rows are ordered and grouped: what a refetch builds with.
-    var layout: _ResultLayout
+    package var layout: _ResultLayout
 
-    init(index: _LiveIndex, layout: _ResultLayout, state: _TrackingState, channel: EventChannel<ID>, statistics: _StatisticsBox) {
+    package init(index: _LiveIndex, layout: _ResultLayout, state: _TrackingState, channel: EventChannel<ID>, statistics: _StatisticsBox) {
         self.index = index
         self.layout = layout
         self.state = state
@@ -30,16 +30,16 @@ final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
     }
 
     /// Whether the query opened with its first screen and still indexes the rest.
-    var isBuilding: Bool { state.isBuilding }
+    package var isBuilding: Bool { state.isBuilding }
 
     /// Delivers a failure; the index is behind from then on.
-    func reportFailure(_ failure: LiveQueryError) {
+    package func reportFailure(_ failure: LiveQueryError) {
         state.failed()
         channel.deliver(.failure(failure))
     }
 
     /// Carries out what the state decided.
-    func carryOut(_ action: _TrackingState.Action, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
+    package func carryOut(_ action: _TrackingState.Action, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
         switch action {
         case .none: break
         case let .reread(rows): try applyTouchedRows(rows, reads, start: start)
@@ -82,7 +82,7 @@ final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
 
     /// Fetches the whole result again and diffs it against what was delivered last.
     /// - Complexity: O(n) for n rows: the refetch path's price.
-    func refetch(_ reads: some _EngineReads, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
+    package func refetch(_ reads: some _EngineReads, reason: RefetchReason, start: ContinuousClock.Instant, deliversEmptyChange: Bool = false) throws {
         var builder = index.makeBuilder(layout: layout)
         try reads.fetchAll(into: &builder, mayBeLarge: index.current.count >= 10_000)
         let count = builder.count

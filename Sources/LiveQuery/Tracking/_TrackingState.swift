@@ -5,9 +5,9 @@
 /// (`TrackingStateTests`).
 ///
 /// Rows are named by the engine's row key (SQLite's rowid of the base table).
-struct _TrackingState: Sendable {
+package struct _TrackingState: Sendable {
     /// Where the query stands.
-    enum Phase: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         /// The query opened with its first screen and the rest of the result is being read:
         /// commits meanwhile are remembered — the rows they touched, or why they need a refetch —
         /// and applied when the index is complete.
@@ -19,7 +19,7 @@ struct _TrackingState: Sendable {
     }
 
     /// What the current transaction did to the result.
-    enum Transaction: Sendable, Equatable {
+    package enum Transaction: Sendable, Equatable {
         /// It touched these rows (re-read at commit).
         case rows(Set<Int64>)
         /// It needs a refetch, for this reason (the first one found).
@@ -27,7 +27,7 @@ struct _TrackingState: Sendable {
     }
 
     /// What the runner does next.
-    enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case none
         /// Re-read these rows and apply them to the index.
         case reread(Set<Int64>)
@@ -36,7 +36,7 @@ struct _TrackingState: Sendable {
     }
 
     /// What the runner does when the rest of the first fetch arrives.
-    enum BuildCompletion: Sendable, Equatable {
+    package enum BuildCompletion: Sendable, Equatable {
         /// Nothing: the build was abandoned (a new request, a stop).
         case abandoned
         /// The read failed: the query is behind; its next commit or poll refetches.
@@ -53,19 +53,19 @@ struct _TrackingState: Sendable {
     /// Past this many rows touched in one transaction, a refetch is cheaper.
     let refetchThreshold: Int
 
-    init(isBuilding: Bool, refetchThreshold: Int) {
+    package init(isBuilding: Bool, refetchThreshold: Int) {
         phase = isBuilding ? .building(touched: [], refetch: nil) : .following
         self.refetchThreshold = refetchThreshold
     }
 
-    var isStopped: Bool { phase == .stopped }
+    package var isStopped: Bool { phase == .stopped }
     var isBuilding: Bool {
         if case .building = phase { return true }
         return false
     }
 
     /// Whether a touched row still matters to the current transaction (not once it refetches).
-    var wantsRows: Bool {
+    package var wantsRows: Bool {
         guard case .rows = transaction else { return false }
         return !isStopped
     }
@@ -77,7 +77,7 @@ struct _TrackingState: Sendable {
     ///
     /// - Complexity: O(1) amortized.
     @discardableResult
-    mutating func touched(_ row: Int64) -> Bool {
+    package mutating func touched(_ row: Int64) -> Bool {
         guard case var .rows(rows) = transaction else { return false }
         transaction = .rows([])   // releases the set, so the insert below does not copy it
         rows.insert(row)
@@ -91,18 +91,18 @@ struct _TrackingState: Sendable {
 
     /// A change that names no row the query can re-read: the transaction refetches (for the
     /// first reason found).
-    mutating func needsRefetch(_ reason: RefetchReason) {
+    package mutating func needsRefetch(_ reason: RefetchReason) {
         guard case .rows = transaction else { return }
         transaction = .refetch(reason)
     }
 
-    mutating func rolledBack() {
+    package mutating func rolledBack() {
         transaction = .rows([])
     }
 
     /// The transaction committed: what to do about it. While the first fetch is still being
     /// read, the commit is remembered instead.
-    mutating func committed() -> Action {
+    package mutating func committed() -> Action {
         let done = transaction
         transaction = .rows([])
         switch phase {
@@ -126,13 +126,13 @@ struct _TrackingState: Sendable {
     // MARK: - Events of the runner
 
     /// Carrying out an action failed (delivered as a failure): the index is behind.
-    mutating func failed() { isBehind = true }
+    package mutating func failed() { isBehind = true }
 
     /// The whole result was fetched again: the index is up to date.
     mutating func refetched() { isBehind = false }
 
     /// A look for other connections' commits found none: a query left behind catches up now.
-    func nothingCommittedElsewhere() -> Action {
+    package func nothingCommittedElsewhere() -> Action {
         guard case .following = phase, isBehind else { return .none }
         return .refetch(.recovering)
     }
@@ -159,7 +159,7 @@ struct _TrackingState: Sendable {
     }
 
     /// Stops following. `false` when already stopped.
-    mutating func stop() -> Bool {
+    package mutating func stop() -> Bool {
         guard phase != .stopped else { return false }
         phase = .stopped
         transaction = .rows([])
