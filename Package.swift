@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "LiveListWire", targets: ["LiveListWire"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .library(name: "LiveListClient", targets: ["LiveListClient"]),
+        .library(name: "LiveQueryPostgres", targets: ["LiveQueryPostgres"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
     dependencies: [
@@ -30,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         // Measures what permessage-deflate sends (the benchmarks); in the graph through hummingbird-websocket.
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // The PostgreSQL engine only: an app that follows SQLite never builds it.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // `livelist serve --config`: published queries in YAML.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
@@ -42,6 +45,13 @@ let package = Package(
             "ListDiff",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
+        // The PostgreSQL engine: planning, PostgreSQL's order, capture through logical decoding.
+        .target(name: "LiveQueryPostgres", dependencies: [
+            "ListDiff", "LiveQuery",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // A live query, its row cache, a presenter and a cell source as one object for list views.
         .target(name: "LiveQueryUI", dependencies: [
@@ -131,6 +141,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        .testTarget(name: "LiveQueryPostgresTests", dependencies: [
+            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
@@ -141,8 +156,10 @@ let package = Package(
             name: "DocumentationTests",
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
-                "LiveListWire", "LiveListServer", "LiveListClient",
+                "LiveListWire", "LiveListServer", "LiveListClient", "LiveQueryPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

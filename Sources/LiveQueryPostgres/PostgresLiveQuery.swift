@@ -1,0 +1,74 @@
+import ListDiff
+import LiveQuery
+import PostgresNIO
+
+/// A query over PostgreSQL whose result follows the database: every committed transaction that
+/// changes the result yields one changeset, computed from the rows it touched — re-read through
+/// the query's own filter in the snapshot that sees the transaction — not by refetching.
+///
+/// Sorts over columns of integer, numeric, floating point, boolean, date, timestamp, uuid, bytea
+/// and text types (text under the C, POSIX or ucs_basic collation) are kept incrementally; text
+/// under any other collation, and other types, are ordered by the server: such a query refetches
+/// on every commit that touches its table, with the reason in ``mode``. So do truncations, schema
+/// changes, changes to other tables the filter reads, and transactions touching more than the
+/// database's refetch threshold of rows.
+///
+/// Versions are commit LSNs (``version``): after an update, the result equals the query's result
+/// in a snapshot that sees exactly the transactions up to it.
+public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
+    let runner: _PostgresQueryRunner<ID>
+    let database: PostgresLiveDatabase
+
+    /// The result when the query opened.
+    public let initialResult: LiveResult<ID>
+
+    private init(runner: _PostgresQueryRunner<ID>, database: PostgresLiveDatabase) {
+        self.runner = runner
+        self.database = database
+        initialResult = runner.tracker.channel.latestResult
+    }
+
+    deinit {
+        let (engine, runner) = (database.engine, runner)
+        Task { await engine.close(runner) }
+    }
+
+    /// Validates `request` against the catalog, reads its result, and starts following it.
+    /// - Complexity: O(n) for a result of n rows.
+    public static func open(_ request: PostgresLiveQueryRequest<ID>, in database: PostgresLiveDatabase)
+        async throws(PostgresLiveQueryError) -> PostgresLiveQuery<ID> {
+        PostgresLiveQuery(runner: try await database.engine.open(request), database: database)
+    }
+
+    /// Incremental, or refetch and why.
+    public var mode: LiveUpdatePath {
+        runner.plan.refetchReason.map { .refetch(reason: $0) } ?? .incremental
+    }
+
+    /// Every change and failure from now on, starting with `.initial(latestResult)`.
+    public var events: AsyncStream<LiveQueryEvent<ID>> { runner.tracker.channel.events() }
+
+    /// The newest result now and after every change.
+    public func results() -> AsyncStream<LiveResult<ID>> { runner.tracker.channel.results() }
+
+    /// The newest result delivered.
+    public var latestResult: LiveResult<ID> { runner.tracker.channel.latestResult }
+
+    /// The commit LSN of the last transaction the latest result includes.
+    public var version: PostgresLSN { runner.version }
+
+    /// Rows read and refetches so far.
+    public var statistics: LiveQueryStatistics { runner.tracker.statistics.current }
+
+    /// The result once every transaction committed before this call is reflected: write, then
+    /// `await` this to see the write in the list.
+    public func upToDate() async throws(PostgresLiveQueryError) -> LiveResult<ID> {
+        try await database.engine.poll()
+        return latestResult
+    }
+
+    /// Stops following; the events end.
+    public func cancel() async {
+        await database.engine.close(runner)
+    }
+}

@@ -1,0 +1,82 @@
+import PostgresNIO
+
+/// Why a PostgreSQL live query could not open or stopped following the database: each case says
+/// what to do.
+public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
+    /// No such table (as PostgreSQL resolves the name with the connection's search path).
+    case unknownTable(String)
+    /// The table has no such column.
+    case unknownColumn(table: String, column: String)
+    /// The table has no single-column primary key to identify its rows by, or the identity
+    /// named is not that key.
+    case identityNotPrimaryKey(table: String, identity: String?)
+    /// The identity's values cannot be held by the declared identity type.
+    case identityTypeMismatch(column: String, declared: String)
+    /// The section must be the first sort term's column.
+    case sectionNotFirstSortTerm(String)
+    /// The server runs with `wal_level` below `logical`: set `wal_level = logical` and restart it.
+    case logicalDecodingUnavailable(walLevel: String)
+    /// The publication does not exist and could not be created (`CREATE PUBLICATION name FOR ALL
+    /// TABLES` needs a superuser; `FOR TABLE t` its owner).
+    case publicationMissing(String, PSQLError?)
+    /// The table is not in the publication: `ALTER PUBLICATION name ADD TABLE table`.
+    case tableNotPublished(table: String, publication: String)
+    /// The replication slot could not be created or used (the role needs REPLICATION, or
+    /// `max_replication_slots` is reached).
+    case replicationSlot(String, PSQLError)
+    /// The replication slot is gone (dropped by someone, or a temporary slot lost with its
+    /// connection): commits may have been missed, so every query refetches once a new slot is taken.
+    case slotLost(String)
+    /// The change stream holds a message this engine cannot read.
+    case malformedChange(String)
+    /// The server said no: its error, with its SQLSTATE (`error.serverInfo?[.sqlState]`).
+    case server(PSQLError, sql: String)
+    /// A statement took longer than the database's timeout: its connection was closed, and the
+    /// next round opens a new one.
+    case timedOut(sql: String, after: Duration)
+    /// The connection is closed, or the live database was closed.
+    case connectionClosed
+    /// Something else went wrong.
+    case underlying(any Error)
+
+    public var description: String {
+        switch self {
+        case let .unknownTable(table): "no such table: \(table)"
+        case let .unknownColumn(table, column): "no such column: \(table).\(column)"
+        case let .identityNotPrimaryKey(table, identity):
+            if let identity { "\(identity) is not the single-column primary key of \(table): a live query identifies rows by it" }
+            else { "\(table) has no single-column primary key: add one (a live query identifies rows by it)" }
+        case let .identityTypeMismatch(column, declared): "\(column)'s values are not \(declared)s: declare the identity type that holds them"
+        case let .sectionNotFirstSortTerm(section): "the section \(section) must be the first sort term's column"
+        case let .logicalDecodingUnavailable(level):
+            "wal_level is \(level): set wal_level = logical in postgresql.conf and restart PostgreSQL"
+        case let .publicationMissing(name, error):
+            "publication \(name) is missing" + (error.map { " and could not be created (\(Self.message($0)))" } ?? "")
+                + ": CREATE PUBLICATION \(name) FOR ALL TABLES"
+        case let .tableNotPublished(table, publication): "\(table) is not in publication \(publication): ALTER PUBLICATION \(publication) ADD TABLE \(table)"
+        case let .replicationSlot(slot, error):
+            "replication slot \(slot): \(Self.message(error)) (the role needs the REPLICATION attribute; see max_replication_slots)"
+        case let .slotLost(slot): "replication slot \(slot) is gone: a new one is taken and every query refetches"
+        case let .malformedChange(detail): "unreadable change from logical decoding: \(detail)"
+        case let .server(error, sql): "PostgreSQL: \(Self.message(error)) in \(sql)"
+        case let .timedOut(sql, after): "no answer from PostgreSQL within \(after) to \(sql); the connection was closed"
+        case .connectionClosed: "the connection to PostgreSQL is closed"
+        case let .underlying(error): "\(error)"
+        }
+    }
+
+    /// The server's message and SQLSTATE, or the client's error.
+    static func message(_ error: PSQLError) -> String {
+        guard let info = error.serverInfo, let message = info[.message] else { return "\(error.code)" }
+        return message + (info[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+    }
+
+    /// The SQLSTATE of a server error, to match on (`42P01`: undefined table…).
+    public var sqlState: String? {
+        switch self {
+        case let .server(error, _), let .replicationSlot(_, error): error.serverInfo?[.sqlState]
+        case let .publicationMissing(_, error): error?.serverInfo?[.sqlState]
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The engine's connection: every statement the engine runs, with server errors as
+/// ``PostgresLiveQueryError/server(_:sql:)`` naming the statement, and a time limit.
+struct _PgSession: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// How long a statement may go unanswered before its connection is closed under it.
+    var timeout: Duration = .seconds(60)
+
+    /// Every row of `sql`, or ``PostgresLiveQueryError/timedOut(sql:after:)`` when no answer came
+    /// within ``timeout``: the connection is then closed and the statement left to end on its
+    /// own — a backend terminated mid-statement has been seen to leave postgres-nio's query
+    /// waiting even after the close — so a dead server never holds the engine still.
+    /// - Complexity: O(rows); the rows are held until the statement ends.
+    func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresLiveQueryError) -> [PostgresRow] {
+        let (connection, logger, timeout) = (connection, logger, timeout)
+        let race = _StatementRace()
+        let outcome: Result<[PostgresRow], any Error> = await withCheckedContinuation { continuation in
+            race.start(continuation)
+            let statement = Task {
+                do {
+                    var rows: [PostgresRow] = []
+                    for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+                        rows.append(row)
+                    }
+                    race.finish(.success(rows))
+                } catch {
+                    race.finish(.failure(error))
+                }
+            }
+            race.watch(Task {
+                do {
+                    try await Task.sleep(for: timeout)
+                } catch {
+                    return   // the statement ended first
+                }
+                guard race.finish(.failure(PostgresLiveQueryError.timedOut(sql: sql, after: timeout))) else { return }
+                statement.cancel()
+                try? await connection.close()   // a close that fails leaves nothing more to do: the round has failed already
+            })
+        }
+        switch outcome {
+        case let .success(rows): return rows
+        case let .failure(error as PostgresLiveQueryError): throw error
+        case let .failure(error): throw Self.failure(error, sql: sql)
+        }
+    }
+
+    /// Each row of `sql`, in order.
+    func forEachRow(_ sql: String, _ binds: PostgresBindings,
+                    _ body: (PostgresRow) throws(PostgresLiveQueryError) -> Void) async throws(PostgresLiveQueryError) {
+        for row in try await rows(sql, binds) { try body(row) }
+    }
+
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresLiveQueryError) {
+        _ = try await rows(sql, binds)
+    }
+
+    /// The first column of the first row, as text (`nil` for NULL or no row).
+    func text(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresLiveQueryError) -> String? {
+        guard let cell = try await rows(sql, binds).first?.first(where: { _ in true }), let bytes = cell.bytes else { return nil }
+        return String(buffer: bytes)
+    }
+
+    static func failure(_ error: any Error, sql: String) -> PostgresLiveQueryError {
+        if let error = error as? PSQLError {
+            if error.serverInfo == nil, error.code == .serverClosedConnection || error.code == .clientClosedConnection {
+                return .connectionClosed
+            }
+            return .server(error, sql: sql)
+        }
+        return .underlying(error)
+    }
+}
+
+/// The first of a statement's end and its time limit: whichever comes first resumes the caller,
+/// once. `@unchecked Sendable`: `continuation`, `watchdog` and `done` are only touched under `lock`.
+final class _StatementRace: @unchecked Sendable {
+    typealias Outcome = Result<[PostgresRow], any Error>
+
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Outcome, Never>?
+    private var watchdog: Task<Void, Never>?
+    private var done = false
+
+    func start(_ continuation: CheckedContinuation<Outcome, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    /// Keeps the time limit's task, to cancel it when the statement ends first.
+    func watch(_ task: Task<Void, Never>) {
+        let finished = lock.withLock {
+            watchdog = task
+            return done
+        }
+        if finished { task.cancel() }
+    }
+
+    /// Resumes the caller with `outcome` if nothing did before; whether it did.
+    @discardableResult
+    func finish(_ outcome: Outcome) -> Bool {
+        let (continuation, watchdog): (CheckedContinuation<Outcome, Never>?, Task<Void, Never>?) = lock.withLock {
+            guard !done else { return (nil, nil) }
+            done = true
+            defer {
+                self.continuation = nil
+                self.watchdog = nil
+            }
+            return (self.continuation, self.watchdog)
+        }
+        guard let continuation else { return false }
+        watchdog?.cancel()
+        continuation.resume(returning: outcome)
+        return true
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import ListDiff
+import LiveQuery
+import PostgresNIO
+
+/// What the engine asks of one open query, whatever its identity type.
+protocol _PostgresQueryFollowing: AnyObject, Sendable {
+    /// Notes what a committed transaction did to the query's tables.
+    func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation])
+    /// Applies the absorbed transactions, reading in the round's snapshot; `version` is the
+    /// commit LSN of the last one.
+    func apply(version: PostgresLSN, _ session: _PgSession) async
+    /// The engine lost commits (a new connection and slot): the next round refetches.
+    func lostTrack(_ error: PostgresLiveQueryError)
+    func finish()
+}
+
+/// One open query's following: its plan, tracker and row keys. `@unchecked Sendable`: every
+/// method runs on the engine actor, one round at a time (the engine's round gate), so ``tracker``'s
+/// state, ``keys`` and ``layout`` are never touched concurrently; ``version`` is under a lock for
+/// readers on other threads.
+final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
+    let plan: _PostgresPlan
+    let tracker: _LiveTracker<ID>
+    private var keys: _RowKeys
+    private let versionLock = NSLock()
+    private var appliedVersion: PostgresLSN
+
+    var version: PostgresLSN { versionLock.withLock { appliedVersion } }
+
+    static func canonicalizer() -> _IdentityCanonicalizer { { ID(identityValue: $0)?.identityValue } }
+
+    /// Reads the whole result in the current snapshot.
+    init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+        self.plan = plan
+        var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
+        var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
+        try await Self.read(plan, plan.fetchSQL, plan.arguments, &keys, session) { builder.append($0) }
+        let index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
+        let examples = index.invalidIdentities { !$0.isNull && ID(identityValue: $0) == nil }
+        guard examples.isEmpty else { throw .identityTypeMismatch(column: plan.identity.name, declared: "\(ID.self)") }
+        let statistics = _StatisticsBox()
+        let count = builder.count
+        statistics.update { $0.rowsRead += count }
+        tracker = _LiveTracker(index: index, layout: plan.layout, state: _TrackingState(isBuilding: false, refetchThreshold: refetchThreshold),
+                               channel: EventChannel(initial: LiveResult(index.current), callbackQueue: nil, onEvent: nil),
+                               statistics: statistics)
+        self.keys = keys
+        appliedVersion = version
+    }
+
+    func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation]) {
+        guard tracker.state.wantsRows else { return }
+        if commit.reshaped.contains(plan.relationOID) || !commit.reshaped.isDisjoint(with: plan.otherRelations) {
+            tracker.state.needsRefetch(.schemaChanged)
+            return
+        }
+        for oid in commit.truncated where oid == plan.relationOID || plan.otherRelations.contains(oid) {
+            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? "table \(oid)"))
+            return
+        }
+        for oid in plan.otherRelations where commit.touched[oid] != nil {
+            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? "table \(oid)"))
+            return
+        }
+        guard let tuples = commit.touched[plan.relationOID] else { return }
+        if let reason = plan.refetchReason {
+            tracker.state.needsRefetch(reason)
+            return
+        }
+        for tuple in tuples {
+            guard tuple.count == 1, case let .text(text) = tuple[0],
+                  let identity = _PgType.keyValue(text: text, oid: plan.identity.typeOID) else {
+                tracker.state.needsRefetch(.undescribedChanges)
+                return
+            }
+            guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+        }
+    }
+
+    func apply(version: PostgresLSN, _ session: _PgSession) async {
+        let start = ContinuousClock.now
+        var action = tracker.state.committed()
+        if action == .none { action = tracker.state.nothingCommittedElsewhere() }
+        do {
+            switch action {
+            case .none:
+                break
+            case let .reread(rows):
+                let reads = try await reread(rows, session)
+                try tracker.carryOut(action, reads, start: start)
+                keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
+            case .refetch:
+                var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
+                var entries: [IndexEntry] = []
+                try await Self.read(plan, plan.fetchSQL, plan.arguments, &fresh, session) { entries.append($0) }
+                keys = fresh
+                try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
+            }
+        } catch let error as PostgresLiveQueryError {
+            tracker.reportFailure(.underlying(error))
+            return
+        } catch {
+            tracker.reportFailure(.underlying(PostgresLiveQueryError.underlying(error)))
+            return
+        }
+        versionLock.withLock { appliedVersion = max(appliedVersion, version) }
+    }
+
+    private func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
+        var entries: [IndexEntry] = []
+        let identities = rows.compactMap { keys.identity(of: $0) }
+        var offset = 0
+        repeat {
+            let batch = identities[offset..<min(offset + 5_000, identities.count)]
+            offset += batch.count
+            var binds = plan.arguments
+            binds.append(batch.map(Self.text(of:)))
+            try await Self.read(plan, plan.rereadSQL, binds, &keys, session) { entries.append($0) }
+        } while offset < identities.count
+        tracker.statistics.update { $0.rowsRead += entries.count }
+        return _PrefetchedReads(entries: entries)
+    }
+
+    static func text(of identity: SQLValue) -> String {
+        switch identity {
+        case let .integer(value): String(value)
+        case let .text(text): text.string
+        default: identity.description
+        }
+    }
+
+    func lostTrack(_ error: PostgresLiveQueryError) {
+        tracker.reportFailure(.underlying(error))
+    }
+
+    func finish() {
+        _ = tracker.state.stop()
+        tracker.channel.finish()
+    }
+
+    /// Reads rows as index entries: identity, sort values, then the content that makes the token.
+    /// On the refetch path (the server's order), the row key is the fetch ordinal.
+    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys, _ session: _PgSession,
+                     _ body: (IndexEntry) -> Void) async throws(PostgresLiveQueryError) {
+        var ordinal: Int64 = 0
+        let positional = plan.refetchReason != nil
+        let sortCount = plan.sortColumns.count
+        try await session.forEachRow(sql, binds) { row throws(PostgresLiveQueryError) in
+            var values: [SQLValue] = []
+            values.reserveCapacity(sortCount + 1)
+            var digest = _Digest()
+            var identity = SQLValue.null
+            for (column, cell) in row.enumerated() {
+                let oid = cell.dataType.rawValue
+                if column == 0 {
+                    identity = _PgType.value(cell.bytes, oid: UInt32(oid))
+                } else if column <= sortCount {
+                    let value = _PgType.value(cell.bytes, oid: UInt32(oid))
+                    values.append(value)
+                    digest.combine(value)
+                } else {
+                    digest.combine(word: UInt64(oid))
+                    if let bytes = cell.bytes {
+                        bytes.withUnsafeReadableBytes { digest.combine(bytes: $0) }
+                    } else {
+                        digest.combine(word: 0xFFFF_FFFF_FFFF)
+                    }
+                }
+            }
+            let rowid: Int64
+            if positional {
+                rowid = ordinal
+                ordinal += 1
+                values.append(identity)
+            } else if plan.identityIsRowKey, case let .integer(key) = identity {
+                rowid = key
+            } else {
+                rowid = keys.rowKey(for: identity)
+                values.append(identity)
+            }
+            body(IndexEntry(key: SortKey(values.isEmpty ? [identity] : values), rowid: rowid, token: digest.value))
+        }
+    }
+}
+
+/// Rows read before the tracker asks for them: the seam's reads are synchronous, PostgreSQL's are
+/// not, so the runner reads what the tracker's action needs first.
+struct _PrefetchedReads: _EngineReads {
+    var entries: [IndexEntry]
+
+    func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
+        let wanted = Set(keys)
+        return entries.filter { wanted.contains($0.rowid) }
+    }
+
+    func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+        for entry in entries { builder.append(entry) }
+    }
+}
+
+/// The index's row key of each identity: the integer itself for an integer primary key, else a
+/// number assigned on first sight (and forgotten when the row leaves the result).
+struct _RowKeys: Sendable {
+    let integerIdentity: Bool
+    private var keyOfIdentity: [SQLValue: Int64] = [:]
+    private var identityOfKey: [Int64: SQLValue] = [:]
+    private var next: Int64 = 1
+
+    init(integerIdentity: Bool) { self.integerIdentity = integerIdentity }
+
+    mutating func rowKey(for identity: SQLValue) -> Int64 {
+        if integerIdentity, case let .integer(value) = identity { return value }
+        if let key = keyOfIdentity[identity] { return key }
+        let key = next
+        next += 1
+        keyOfIdentity[identity] = key
+        identityOfKey[key] = identity
+        return key
+    }
+
+    func identity(of key: Int64) -> SQLValue? {
+        integerIdentity ? .integer(key) : identityOfKey[key]
+    }
+
+    mutating func forget(_ keys: some Sequence<Int64>) {
+        guard !integerIdentity else { return }
+        for key in keys {
+            if let identity = identityOfKey.removeValue(forKey: key) { keyOfIdentity[identity] = nil }
+        }
+    }
+}

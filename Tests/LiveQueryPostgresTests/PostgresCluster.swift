@@ -1,0 +1,139 @@
+import Foundation
+import Logging
+import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster for the tests: initdb and pg_ctl in a temporary folder (as the
+/// `postgres` user when the tests run as root, which initdb refuses), `wal_level = logical`, a
+/// Unix socket only. Started once per test process, stopped when it exits. Without PostgreSQL's
+/// binaries the tests say so and skip — except when `LIVELIST_REQUIRE_POSTGRES` is set (CI).
+enum PostgresCluster {
+    struct Running: Sendable {
+        var folder: String
+        var socket: String
+    }
+
+    static let shared: Result<Running, ClusterUnavailable> = start()
+
+    struct ClusterUnavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static var isRequired: Bool { ProcessInfo.processInfo.environment["LIVELIST_REQUIRE_POSTGRES"] != nil }
+
+    /// The cluster, or `nil` (printed once) when PostgreSQL is absent and not required.
+    static func running() throws -> Running? {
+        switch shared {
+        case let .success(running): return running
+        case let .failure(reason):
+            if isRequired { throw reason }
+            _ = skipNote
+            return nil
+        }
+    }
+
+    /// One line for the whole run.
+    private static let skipNote: Void = {
+        if case let .failure(reason) = shared { print("PostgreSQL tests skipped: \(reason)") }
+    }()
+
+    static func binaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        if let path = ProcessInfo.processInfo.environment["PATH"] {
+            for folder in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(folder)/initdb") {
+                return String(folder)
+            }
+        }
+        return nil
+    }
+
+    static var isRoot: Bool { getuid() == 0 }
+
+    /// Runs a command to its end, spawned directly (posix_spawn + waitpid) with its output in a
+    /// file: pg_ctl forks the server, and Foundation's `Process` never reports the exit of a command
+    /// that leaves a daemon behind (as with tmux in the CLI tests). Nothing of this process but
+    /// the standard streams goes to the server, which outlives the call.
+    @discardableResult
+    static func run(_ arguments: [String], asServerUser: Bool) throws(ClusterUnavailable) -> String {
+        let command = asServerUser && isRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments
+        let outputPath = NSTemporaryDirectory() + "livelist-pg-command-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // (glibc 2.34 has it; Swift's Glibc module does not declare it.)
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, &argv, environ)
+        guard spawned == 0 else { throw ClusterUnavailable(description: "\(command[0]) did not start: errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED && WEXITSTATUS == 0, spelled out (the macros are not imported).
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
+            throw ClusterUnavailable(description: "\(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+        }
+        return text
+    }
+
+    private static func start() -> Result<Running, ClusterUnavailable> {
+        guard let bin = binaries() else { return .failure(ClusterUnavailable(description: "no initdb (install PostgreSQL, e.g. Debian's postgresql)")) }
+        let folder = Self.folder
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if isRoot {
+                try run(["/bin/chown", "postgres", folder], asServerUser: false)
+            }
+            try run([bin + "/initdb", "-D", folder + "/data", "--auth=trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8"],
+                    asServerUser: true)
+            try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-o",
+                     "-k \(folder) -c listen_addresses='' -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c fsync=off",
+                     "start"], asServerUser: true)
+        } catch let error as ClusterUnavailable {
+            return .failure(error)
+        } catch {
+            return .failure(ClusterUnavailable(description: "\(error)"))
+        }
+        atexit {
+            // The process is ending: a cluster that does not stop is all that could be reported, and nothing is left to report it to.
+            if let bin = PostgresCluster.binaries() {
+                _ = try? PostgresCluster.run([bin + "/pg_ctl", "-D", PostgresCluster.folder + "/data", "-m", "immediate", "-w", "stop"],
+                                             asServerUser: true)
+            }
+            try? FileManager.default.removeItem(atPath: PostgresCluster.folder)
+        }
+        return .success(Running(folder: folder, socket: folder + "/.s.PGSQL.5432"))
+    }
+
+    static let folder = NSTemporaryDirectory() + "livelist-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+    static let logger = Logger(label: "livelist.tests.postgres")
+
+    static func configuration(_ running: Running, database: String) -> PostgresConnection.Configuration {
+        PostgresConnection.Configuration(unixSocketPath: running.socket, username: "postgres", password: nil, database: database)
+    }
+
+    /// A new, empty database for one test, and a connection to it (the test's writer session).
+    static func database(_ running: Running) async throws -> (PostgresConnection.Configuration, PostgresConnection) {
+        let name = "t_\(UInt64.random(in: 0...UInt64.max))"
+        let admin = try await PostgresConnection.connect(configuration: configuration(running, database: "postgres"), id: 1, logger: logger)
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await admin.close()
+        let configuration = configuration(running, database: name)
+        return (configuration, try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger))
+    }
+}
