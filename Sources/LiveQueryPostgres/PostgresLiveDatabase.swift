@@ -50,17 +50,21 @@ public final class PostgresLiveDatabase: Sendable {
         self.engine = engine
         self.publication = publication
         poller = Task { [engine] in
+            var interval = pollInterval
             while !Task.isCancelled {
                 do {
-                    try await Task.sleep(for: pollInterval)
+                    try await Task.sleep(for: interval)
                 } catch {
                     return
                 }
                 do throws(PostgresLiveQueryError) {
                     try await engine.poll()
+                    interval = pollInterval
                 } catch {
-                    // Delivered to every query as a failure; the next round reconnects and refetches.
+                    // Delivered to every query as a failure (once per outage); the next rounds
+                    // reconnect, less and less often up to once a second, and refetch.
                     if case .connectionClosed = error, await engine.isClosed { return }
+                    interval = min(max(interval * 2, .milliseconds(50)), .seconds(1))
                 }
             }
         }
@@ -77,7 +81,8 @@ public final class PostgresLiveDatabase: Sendable {
     /// takes up) the slot.
     /// - Parameters:
     ///   - pollInterval: how often the slot is looked at; ``PostgresLiveQuery/upToDate()`` looks at once.
-    ///   - refetchThreshold: a transaction touching more rows of a query's table refetches it.
+    ///   - refetchThreshold: a round whose transactions (usually one) touch more rows of a query's
+    ///     table refetches it.
     ///   - timeout: how long a statement may go unanswered before its connection is closed and
     ///     the queries see a failure (the next round reconnects).
     public static func connect(

@@ -34,6 +34,8 @@ actor _PostgresEngine {
     private var closed = false
     /// Whether the slot was (re)created since the last round: commits before it were never seen.
     private var lostCommits = false
+    /// Whether the last round failed: the queries were told, and are behind until one succeeds.
+    private(set) var failing = false
     /// Whether a slot was taken before: commits may have fallen between it and a new one.
     private var hadSlot = false
 
@@ -184,8 +186,13 @@ actor _PostgresEngine {
         do throws(PostgresLiveQueryError) {
             let (reader, decoder) = try await connected()
             try await round(reader, decoder, then: nil)
+            failing = false
         } catch {
-            for runner in runners.values { runner.lostTrack(error) }
+            // Once per outage: the queries are behind until a round succeeds, and say so once.
+            if !failing {
+                for runner in runners.values { runner.lostTrack(error) }
+            }
+            failing = true
             if case .slotLost = error, let decoder {
                 // The next round takes a new slot; what was committed meanwhile is refetched.
                 try? await decoder.connection.close()
