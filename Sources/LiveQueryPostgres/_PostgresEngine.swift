@@ -26,7 +26,8 @@ actor _PostgresEngine {
     private var decoder: _PgSession?
     private var slotName: String
     private var relations: [UInt32: _PgRelation] = [:]
-    private var runners: [ObjectIdentifier: any _PostgresQueryFollowing] = [:]
+    /// The open queries, in the order they opened: each round applies them in that order.
+    private var runners: [any _PostgresQueryFollowing] = []
     /// The commit LSN of the last transaction absorbed.
     private(set) var version = PostgresLSN.zero
     private var busy = false
@@ -153,7 +154,7 @@ actor _PostgresEngine {
             runner = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold, reader)
         }
         guard let runner else { throw .connectionClosed }
-        runners[ObjectIdentifier(runner)] = runner
+        runners.append(runner)
         return runner
     }
 
@@ -175,7 +176,7 @@ actor _PostgresEngine {
     }
 
     func close(_ runner: any _PostgresQueryFollowing) {
-        runners[ObjectIdentifier(runner)] = nil
+        runners.removeAll { $0 === runner }
         runner.finish()
     }
 
@@ -190,7 +191,7 @@ actor _PostgresEngine {
         } catch {
             // Once per outage: the queries are behind until a round succeeds, and say so once.
             if !failing {
-                for runner in runners.values { runner.lostTrack(error) }
+                for runner in runners { runner.lostTrack(error) }
             }
             failing = true
             if case .slotLost = error, let decoder {
@@ -231,14 +232,17 @@ actor _PostgresEngine {
             }
             relations = decoder.relations
             for commit in commits {
-                for runner in runners.values { runner.absorb(commit, relations: relations) }
+                for runner in runners { runner.absorb(commit, relations: relations) }
             }
             let reached = commits.last?.commitLSN ?? version
             if lostCommits {
-                for runner in runners.values { runner.lostTrack(.connectionClosed) }
+                // Unless this outage was told already, the queries hear why they refetch.
+                if !failing {
+                    for runner in runners { runner.lostTrack(.slotLost(slotName)) }
+                }
                 lostCommits = false
             }
-            for runner in runners.values { await runner.apply(version: reached, session) }
+            for runner in runners { await runner.apply(version: reached, session) }
             version = reached
             try await then?(reached)
             try await session.execute("COMMIT")
@@ -271,8 +275,8 @@ actor _PostgresEngine {
 
     func shutDown() async {
         closed = true
-        for runner in runners.values { runner.finish() }
-        runners = [:]
+        for runner in runners { runner.finish() }
+        runners = []
         for session in [reader, decoder].compactMap({ $0 }) { try? await session.connection.close() }
         reader = nil
         decoder = nil

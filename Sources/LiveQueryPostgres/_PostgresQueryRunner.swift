@@ -25,6 +25,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     private var keys: _RowKeys
     private let versionLock = NSLock()
     private var appliedVersion: PostgresLSN
+    /// When the last apply failed; `nil` once one succeeds.
+    private var lastFailure: ContinuousClock.Instant?
 
     var version: PostgresLSN { versionLock.withLock { appliedVersion } }
 
@@ -82,6 +84,38 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let start = ContinuousClock.now
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
+        if action == .none {
+            versionLock.withLock { appliedVersion = max(appliedVersion, version) }
+            return
+        }
+        // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
+        // by was dropped) retries once a second, not every round, and says so once.
+        if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
+        do throws(PostgresLiveQueryError) {
+            // Its own savepoint: a failing read leaves the round's transaction, and so the other
+            // queries' reads in the same snapshot, as they were.
+            try await session.execute("SAVEPOINT livelist_query")
+            do throws(PostgresLiveQueryError) {
+                try await carryOut(action, session, start: start)
+            } catch {
+                try await session.execute("ROLLBACK TO SAVEPOINT livelist_query")
+                throw error
+            }
+            try await session.execute("RELEASE SAVEPOINT livelist_query")
+        } catch {
+            if lastFailure == nil {
+                tracker.reportFailure(.underlying(error))
+            } else {
+                tracker.state.failed()
+            }
+            lastFailure = .now
+            return
+        }
+        lastFailure = nil
+        versionLock.withLock { appliedVersion = max(appliedVersion, version) }
+    }
+
+    private func carryOut(_ action: _TrackingState.Action, _ session: _PgSession, start: ContinuousClock.Instant) async throws(PostgresLiveQueryError) {
         do {
             switch action {
             case .none:
@@ -98,13 +132,10 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
             }
         } catch let error as PostgresLiveQueryError {
-            tracker.reportFailure(.underlying(error))
-            return
+            throw error
         } catch {
-            tracker.reportFailure(.underlying(PostgresLiveQueryError.underlying(error)))
-            return
+            throw .underlying(error)
         }
-        versionLock.withLock { appliedVersion = max(appliedVersion, version) }
     }
 
     private func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {

@@ -147,6 +147,41 @@ struct PostgresBehaviourTests {
         }
     }
 
+    @Test("a query whose filter fails on new data reports it once and recovers when the data does; the database's other queries go on")
+    func failingFilter() async throws {
+        try await Self.withDatabase("""
+            CREATE TABLE item (id bigint PRIMARY KEY, d integer NOT NULL);
+            INSERT INTO item SELECT g, g FROM generate_series(1, 10) g;
+            """) { _, writer, database in
+            let fragile = try await PostgresLiveQuery.open(
+                PostgresLiveQueryRequest(table: "item", as: Int64.self, filter: "100 / d > 5", sort: [SortTerm("d")]), in: database)
+            let sturdy = try await PostgresLiveQuery.open(
+                PostgresLiveQueryRequest(table: "item", as: Int64.self, sort: [SortTerm("d", .descending)]), in: database)
+            let follower = await PostgresListFollower(fragile)
+            try await PG.execute(writer, "UPDATE item SET d = 0 WHERE id = 3")   // the filter divides by zero on it
+            for step in 0..<5 {
+                try await PG.execute(writer, "UPDATE item SET d = d + 10 WHERE id = \(5 + step)")
+                let expected = try await PG.int64s(writer, "SELECT id FROM item ORDER BY d DESC, id")
+                #expect(PG.ids(try await sturdy.upToDate()) == expected, "step \(step)")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            await MainActor.run {
+                #expect(follower.failures.count == 1)
+                #expect(follower.failures.first.map { "\($0)".contains("division by zero") } == true)
+            }
+            try await PG.execute(writer, "UPDATE item SET d = 4 WHERE id = 3")
+            try await Task.sleep(for: .milliseconds(1_200))   // failing queries retry once a second
+            let result = try await fragile.upToDate()
+            #expect(PG.ids(result) == (try await PG.int64s(writer, "SELECT id FROM item WHERE 100 / d > 5 ORDER BY d, id")))
+            await follower.waitFor(result)
+            await MainActor.run {
+                #expect(follower.failures.count == 1)
+                #expect(follower.view.violations.isEmpty)
+            }
+            await follower.stop()
+        }
+    }
+
     @Test("bad input is a typed error that says what to do; the database stays usable")
     func typedErrors() async throws {
         try await Self.withDatabase("""
