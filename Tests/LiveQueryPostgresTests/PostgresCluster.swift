@@ -15,7 +15,9 @@ enum PostgresCluster {
         var socket: String
     }
 
-    static let shared: Result<Running, ClusterUnavailable> = start()
+    /// Started on a thread of its own, not on the test's: initdb and pg_ctl take seconds, and a
+    /// blocked thread of the concurrency pool (two on two cores) would stall the tests running beside.
+    private static let startup = _ClusterStartup()
 
     struct ClusterUnavailable: Error, CustomStringConvertible {
         var description: String
@@ -24,20 +26,14 @@ enum PostgresCluster {
     static var isRequired: Bool { ProcessInfo.processInfo.environment["LIVELIST_REQUIRE_POSTGRES"] != nil }
 
     /// The cluster, or `nil` (printed once) when PostgreSQL is absent and not required.
-    static func running() throws -> Running? {
-        switch shared {
+    static func running() async throws -> Running? {
+        switch await startup.result() {
         case let .success(running): return running
         case let .failure(reason):
             if isRequired { throw reason }
-            _ = skipNote
             return nil
         }
     }
-
-    /// One line for the whole run.
-    private static let skipNote: Void = {
-        if case let .failure(reason) = shared { print("PostgreSQL tests skipped: \(reason)") }
-    }()
 
     static func binaries() -> String? {
         let root = "/usr/lib/postgresql"
@@ -90,7 +86,7 @@ enum PostgresCluster {
         return text
     }
 
-    private static func start() -> Result<Running, ClusterUnavailable> {
+    fileprivate static func start() -> Result<Running, ClusterUnavailable> {
         guard let bin = binaries() else { return .failure(ClusterUnavailable(description: "no initdb (install PostgreSQL, e.g. Debian's postgresql)")) }
         let folder = Self.folder
         do {
@@ -135,5 +131,39 @@ enum PostgresCluster {
         try await admin.close()
         let configuration = configuration(running, database: name)
         return (configuration, try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger))
+    }
+}
+
+/// The cluster's start, once, on its own thread; every caller awaits the same outcome.
+/// `@unchecked Sendable`: `outcome`, `waiters` and `started` are only touched under `lock`.
+final class _ClusterStartup: @unchecked Sendable {
+    typealias Outcome = Result<PostgresCluster.Running, PostgresCluster.ClusterUnavailable>
+
+    private let lock = NSLock()
+    private var outcome: Outcome?
+    private var waiters: [CheckedContinuation<Outcome, Never>] = []
+    private var started = false
+
+    func result() async -> Outcome {
+        await withCheckedContinuation { continuation in
+            let (ready, start): (Outcome?, Bool) = lock.withLock {
+                if let outcome { return (outcome, false) }
+                waiters.append(continuation)
+                defer { started = true }
+                return (nil, !started)
+            }
+            if let ready { continuation.resume(returning: ready) }
+            guard start else { return }
+            Thread.detachNewThread {
+                let outcome = PostgresCluster.start()
+                if case let .failure(reason) = outcome, !PostgresCluster.isRequired { print("PostgreSQL tests skipped: \(reason)") }
+                let waiting: [CheckedContinuation<Outcome, Never>] = self.lock.withLock {
+                    self.outcome = outcome
+                    defer { self.waiters = [] }
+                    return self.waiters
+                }
+                for waiter in waiting { waiter.resume(returning: outcome) }
+            }
+        }
     }
 }

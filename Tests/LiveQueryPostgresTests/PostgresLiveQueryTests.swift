@@ -166,7 +166,7 @@ struct PostgresLiveQueryTests {
 
     @Test("every query equals a fresh SELECT after every commit — random transactions, rollbacks, key changes, hostile values, every sort type")
     func oracle() async throws {
-        guard let cluster = try PostgresCluster.running() else { return }
+        guard let cluster = try await PostgresCluster.running() else { return }
         let (configuration, writer) = try await PostgresCluster.database(cluster)
         defer { Task { try? await writer.close() } }
         try await PG.execute(writer, Self.schema)
