@@ -5,6 +5,7 @@ public struct PostgresLSN: Hashable, Comparable, Sendable, CustomStringConvertib
     /// The 64-bit position.
     public var value: UInt64
 
+    /// The position `value`, as `pg_lsn` holds it.
     public init(_ value: UInt64) { self.value = value }
 
     /// Parses PostgreSQL's text form, two hexadecimal halves: `16/B374D848`.
@@ -19,6 +20,7 @@ public struct PostgresLSN: Hashable, Comparable, Sendable, CustomStringConvertib
         String(value >> 32, radix: 16, uppercase: true) + "/" + String(value & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
+    /// Whether `lhs` is earlier in the WAL.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.value < rhs.value }
 
     /// Before every commit.

@@ -39,6 +39,7 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     /// Something else went wrong.
     case underlying(any Error)
 
+    /// What went wrong and what to do, in one sentence.
     public var description: String {
         switch self {
         case let .unknownTable(table): "no such table: \(table)"

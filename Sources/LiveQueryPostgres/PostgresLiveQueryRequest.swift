@@ -40,6 +40,9 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     /// compared to tell a reload.
     public var version: String?
 
+    /// A request for `table`'s rows that match `filter`, in `sort` order, identified by the primary
+    /// key (`identity`, when given, must name it) and held as `type`. Checked against the catalog
+    /// when the query opens, not here.
     public init(table: String, identity: String? = nil, as type: ID.Type, filter: String? = nil,
                 arguments: PostgresBindings = PostgresBindings(), sort: [SortTerm] = [], section: String? = nil,
                 version: String? = nil) {
@@ -52,6 +55,7 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
         self.version = version
     }
 
+    /// The request as its parts, for logs and errors.
     public var description: String {
         var parts = ["table: \(table)"]
         if let identity { parts.append("identity: \(identity)") }

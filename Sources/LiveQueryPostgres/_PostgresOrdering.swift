@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import LiveQuery
 
 /// PostgreSQL's `ORDER BY` over a live query's sort terms, then its identity (part of the key
@@ -46,8 +41,9 @@ struct _PostgresOrdering: _RowOrdering {
         case let (.integer(a), .integer(b)): return a < b ? -1 : (a == b ? 0 : 1)
         case let (.real(a), .real(b)): return compareFloat(a, b)
         case let (.text(a), .text(b)):
-            return comparison == .numeric ? _Decimal.compare(a.bytes, b.bytes) : compareBytes(a.bytes, b.bytes)
-        case let (.blob(a), .blob(b)): return compareBytes(a, b)
+            // By bytes, as SQLite's BINARY: one comparison for both engines.
+            return comparison == .numeric ? _Decimal.compare(a.bytes, b.bytes) : SortKeyComparator.compareText(a, b, .binary)
+        case let (.blob(a), .blob(b)): return SortKeyComparator.compareBytes(a, b)
         default: return 0   // one column holds one type
         }
     }
@@ -60,15 +56,6 @@ struct _PostgresOrdering: _RowOrdering {
         case (false, true): return -1
         case (false, false): return a < b ? -1 : (a == b ? 0 : 1)
         }
-    }
-
-    static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        let common = min(a.count, b.count)
-        if common > 0 {
-            let result = a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in memcmp(a.baseAddress!, b.baseAddress!, common) } }
-            if result != 0 { return result < 0 ? -1 : 1 }
-        }
-        return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
     }
 
     /// The value that stands for every value equal to it: rows whose section values compare

@@ -53,8 +53,10 @@ struct _PostgresPlan: Sendable {
         let qualified = quoted(schema) + "." + quoted(name)
         var oidBinds = PostgresBindings()
         oidBinds.append(oid)
-        let databaseCollation = try await session.text("SELECT datcollate::text FROM pg_database WHERE datname = current_database()") ?? ""
-        let databaseProvider = try await session.text("SELECT datlocprovider::text FROM pg_database WHERE datname = current_database()") ?? "c"
+        var databaseCollation = "", databaseProvider = "c"
+        if let row = try await session.rows("SELECT datcollate::text, datlocprovider::text FROM pg_database WHERE datname = current_database()").first {
+            (databaseCollation, databaseProvider) = try decode(row, as: (String, String).self)
+        }
         var columns: [String: Column] = [:]
         for row in try await session.rows("""
             SELECT a.attname::text, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text, co.collcollate::text, co.collprovider::text
@@ -163,14 +165,12 @@ struct _PostgresPlan: Sendable {
             names.insert(Self.quoted(schema) + "." + Self.quoted(relation))
             rest = tail[end...]
         }
+        guard !names.isEmpty else { return [] }
+        var binds = PostgresBindings()
+        binds.append(Array(names))
         var oids: Set<UInt32> = []
-        for name in names {
-            var binds = PostgresBindings()
-            binds.append(name)
-            if let row = try await session.rows("SELECT to_regclass($1)::oid::int8", binds).first,
-               let oid = try Self.decode(row, as: Int64?.self) {
-                oids.insert(UInt32(truncatingIfNeeded: oid))
-            }
+        for row in try await session.rows("SELECT to_regclass(name)::oid::int8 FROM unnest($1::text[]) AS name", binds) {
+            if let oid = try Self.decode(row, as: Int64?.self) { oids.insert(UInt32(truncatingIfNeeded: oid)) }
         }
         return oids
     }

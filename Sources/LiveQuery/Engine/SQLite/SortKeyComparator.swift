@@ -11,7 +11,7 @@ import Darwin
 ///
 /// SQLite's side of the engine seam's ordering (``_RowOrdering``; its rules are the
 /// ``_SectionOrdering`` of a sectioned result).
-struct SortKeyComparator: _RowOrdering {
+package struct SortKeyComparator: _RowOrdering {
     /// One term's direction, NULLs placement and collation.
     struct Rule: _SectionOrdering {
         var descending: Bool
@@ -35,7 +35,7 @@ struct SortKeyComparator: _RowOrdering {
 
     /// Negative, zero or positive as `lhs` sorts before, with, or after `rhs`.
     @inline(__always)
-    func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int {
+    package func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int {
         let keys = compareKeys(lhs.key, rhs.key)
         if keys != 0 { return keys }
         return lhs.rowid < rhs.rowid ? -1 : (lhs.rowid == rhs.rowid ? 0 : 1)
@@ -93,7 +93,7 @@ struct SortKeyComparator: _RowOrdering {
         return fraction < 0 ? -1 : (fraction > 0 ? 1 : 0)
     }
 
-    static func compareText(_ lhs: SQLText, _ rhs: SQLText, _ collation: SortTerm.Collation) -> Int {
+    package static func compareText(_ lhs: SQLText, _ rhs: SQLText, _ collation: SortTerm.Collation) -> Int {
         lhs.withBytes { a in
             rhs.withBytes { b in
                 switch collation {
@@ -105,7 +105,7 @@ struct SortKeyComparator: _RowOrdering {
         }
     }
 
-    static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    package static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compareBytes(a, b) } }
     }
 
