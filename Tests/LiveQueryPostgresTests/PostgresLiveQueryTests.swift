@@ -15,8 +15,10 @@ final class PostgresListFollower<ID: LiveIdentity> {
     private var task: Task<Void, Never>?
     private(set) var updates: [LiveQueryUpdate<ID>] = []
     private(set) var failures: [LiveQueryError] = []
+    private let initialState: ListStateID?
 
     init(_ query: PostgresLiveQuery<ID>) {
+        initialState = query.initialResult.stateID
         dataSource = SnapshotDataSource(query.initialResult.snapshot())
         view = HeadlessListView(dataSource: dataSource)
         view.layoutIfNeeded()
@@ -42,12 +44,12 @@ final class PostgresListFollower<ID: LiveIdentity> {
         }
     }
 
-    /// Waits (bounded) until the view shows `result`'s state.
+    /// Waits (bounded) until the update leading to `result`'s state has arrived (or `result` is
+    /// the state the query opened with), so what came before it — failures too — has arrived.
     func waitFor(_ result: LiveResult<ID>) async {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if updates.last?.result.stateID == result.stateID || (updates.isEmpty && result.stateID == nil) { return }
-            if dataSource.snapshot.itemCount == result.count, updates.last.map({ $0.result.stateID == result.stateID }) ?? true { return }
+            if (updates.last?.result.stateID ?? initialState) == result.stateID { return }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }
