@@ -40,23 +40,36 @@ public final class PostgresLiveDatabase: Sendable {
         case persistent(String)
     }
 
+    /// How the database learns that something was committed.
+    public enum WakeUp: Sendable, Hashable {
+        /// Looks at the slot every `interval`: a look that finds no WAL written since the last one
+        /// costs one short statement. Commits reach the queries within about `interval`.
+        case poll(Duration)
+        /// A statement trigger on every table a query reads (added when the query opens, if the
+        /// role may: it owns the table) NOTIFYs on commit, and the database looks at once; it
+        /// also looks every `fallback`, for tables it could not add the trigger to. Commits reach
+        /// the queries within about a millisecond, for a NOTIFY per writing transaction.
+        case notify(fallback: Duration)
+    }
+
     let engine: _PostgresEngine
     private let poller: Task<Void, Never>
 
     /// The publication the slot decodes.
     public let publication: String
 
-    private init(engine: _PostgresEngine, publication: String, pollInterval: Duration) {
+    private init(engine: _PostgresEngine, publication: String) {
         self.engine = engine
         self.publication = publication
+        let pollInterval: Duration = switch engine.wake {
+        case let .poll(interval): interval
+        case let .notify(fallback): fallback
+        }
         poller = Task { [engine] in
             var interval = pollInterval
             while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
+                await engine.signals.wait(timeout: interval)
+                if Task.isCancelled { return }
                 do throws(PostgresLiveQueryError) {
                     try await engine.poll()
                     interval = pollInterval
@@ -80,29 +93,35 @@ public final class PostgresLiveDatabase: Sendable {
     /// Connects, checks that logical decoding is on, ensures the publication and creates (or
     /// takes up) the slot.
     /// - Parameters:
-    ///   - pollInterval: how often the slot is looked at; ``PostgresLiveQuery/upToDate()`` looks at once.
+    ///   - wake: how commits are noticed: polling (the default, every 20 ms) or notifications
+    ///     from statement triggers; ``PostgresLiveQuery/upToDate()`` looks at once either way.
     ///   - refetchThreshold: a round whose transactions (usually one) touch more rows of a query's
     ///     table refetches it.
     ///   - timeout: how long a statement may go unanswered before its connection is closed and
     ///     the queries see a failure (the next round reconnects).
     public static func connect(
         _ configuration: PostgresConnection.Configuration, slot: Slot = .temporary, publication: String = "livelist",
-        pollInterval: Duration = .milliseconds(20), refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60),
+        wake: WakeUp = .poll(.milliseconds(20)), refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60),
         logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(PostgresLiveQueryError) -> PostgresLiveDatabase {
         let engine = _PostgresEngine(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
-                                     timeout: timeout, logger: logger)
+                                     timeout: timeout, wake: wake, logger: logger)
         do {
-            try await engine.poll()
+            try await engine.poll(force: true)
         } catch {
             await engine.shutDown()
             throw error
         }
-        return PostgresLiveDatabase(engine: engine, publication: publication, pollInterval: pollInterval)
+        return PostgresLiveDatabase(engine: engine, publication: publication)
     }
 
-    /// The commit LSN of the last transaction every open query has absorbed.
+    /// The end of the last commit every open query has absorbed (or the slot's position).
     public var version: PostgresLSN { get async { await engine.version } }
+
+    /// What names this database's positions: the cluster, its timeline and the database. Two
+    /// servers over the same database give the same name, so a version (a position) from one is
+    /// understood by the other; positions under another name are not comparable.
+    public var positionsName: String { engine.identity.name }
 
     /// Stops following: every query's events end, and the connection (with a temporary slot) closes.
     public func close() async {

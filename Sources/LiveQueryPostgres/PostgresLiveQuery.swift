@@ -13,8 +13,8 @@ import PostgresNIO
 /// changes, changes to other tables the filter reads, and transactions touching more than the
 /// database's refetch threshold of rows.
 ///
-/// Versions are commit LSNs (``version``): after an update, the result equals the query's result
-/// in a snapshot that sees exactly the transactions up to it.
+/// Versions are commit positions (``version``, ``position(of:)``): after an update, the result
+/// equals the query's result in a snapshot that sees exactly the transactions up to it.
 public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     let runner: _PostgresQueryRunner<ID>
     let database: PostgresLiveDatabase
@@ -54,8 +54,24 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// The newest result delivered.
     public var latestResult: LiveResult<ID> { runner.tracker.channel.latestResult }
 
-    /// The commit LSN of the last transaction the latest result includes.
+    /// The end of the last commit the latest result includes (a commit's position in the WAL:
+    /// the result is the query's result after exactly the commits ending at or before it).
     public var version: PostgresLSN { runner.version }
+
+    /// The position `result` — one this query delivered — is the query's result at; `nil` for a
+    /// result delivered too long ago (the last 4,096 are remembered).
+    public func position(of result: LiveResult<ID>) -> PostgresLSN? {
+        result.stateID.flatMap(runner.position(of:))
+    }
+
+    /// Whether `result`, one this query delivered, is also the query's result at `position`: it
+    /// is at its own position, and at every later one until a commit touches the query's tables.
+    /// A server uses it to resume a client that saw the list at `position` elsewhere (another
+    /// server over the same database, see ``PostgresLiveDatabase/positionsName``).
+    public func holds(_ result: LiveResult<ID>, at position: PostgresLSN) -> Bool {
+        guard let state = result.stateID else { return false }
+        return runner.holds(state, at: position)
+    }
 
     /// Rows read and refetches so far.
     public var statistics: LiveQueryStatistics { runner.tracker.statistics.current }
@@ -63,7 +79,7 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// The result once every transaction committed before this call is reflected: write, then
     /// `await` this to see the write in the list.
     public func upToDate() async throws(PostgresLiveQueryError) -> LiveResult<ID> {
-        try await database.engine.poll()
+        try await database.engine.poll(force: true)
         return latestResult
     }
 

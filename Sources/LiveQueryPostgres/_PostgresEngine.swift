@@ -3,16 +3,15 @@ import Logging
 import PostgresNIO
 
 /// The runner of every live query over one PostgreSQL database: two connections, one logical
-/// replication slot, and rounds. A round: the reading connection begins a REPEATABLE READ
-/// transaction and takes its snapshot; the decoding connection then peeks the slot's committed
-/// transactions (every one the snapshot sees is in the WAL by then); the queries absorb — in
-/// commit order — those the snapshot sees and re-read the rows they touched in that snapshot;
-/// the slot advances past them. So every update equals the query's result at the snapshot, and
-/// its version is the commit LSN of the last transaction it includes (docs/POSTGRESQL.md).
+/// replication slot, and rounds (`_PostgresEngine+Round.swift`). A round takes a REPEATABLE READ
+/// snapshot, decodes the committed transactions it may see, lets each query absorb them in
+/// commit order and re-read what they touched in that snapshot, then advances the slot: every
+/// update equals the query's result after exactly the commits it includes, and its version is
+/// the end of the last one (docs/POSTGRESQL.md).
 ///
 /// The slot has a connection of its own because PostgreSQL drops a session's temporary slots on
 /// any error in it, and the reads run the app's filter, which can fail (a division by zero in a
-/// new row); the decoding connection only runs the slot's functions.
+/// new row); the decoding connection only runs the slot's functions and LISTENs.
 actor _PostgresEngine {
     let configuration: PostgresConnection.Configuration
     let slot: PostgresLiveDatabase.Slot
@@ -20,34 +19,51 @@ actor _PostgresEngine {
     let logger: Logger
     let refetchThreshold: Int
     let timeout: Duration
+    let wake: PostgresLiveDatabase.WakeUp
     /// Runs the queries' SQL: the catalog, the snapshot, the reads.
-    private var reader: _PgSession?
-    /// Holds the slot: peeks and advances it, nothing else.
-    private var decoder: _PgSession?
-    private var slotName: String
-    private var relations: [UInt32: _PgRelation] = [:]
+    var reader: _PgSession?
+    /// Holds the slot: peeks and advances it, reads WAL positions, listens; nothing else.
+    var decoder: _PgSession?
+    var slotName: String
+    var relations: [UInt32: _PgRelation] = [:]
     /// The open queries, in the order they opened: each round applies them in that order.
-    private var runners: [any _PostgresQueryFollowing] = []
-    /// The commit LSN of the last transaction absorbed.
-    private(set) var version = PostgresLSN.zero
+    var runners: [any _PostgresQueryFollowing] = []
+    /// The end of the last commit applied (or the slot's position when none was).
+    var version = PostgresLSN.zero
+    /// The end of the last commit absorbed but not applied yet: a round that decoded more than one
+    /// batch advanced the slot past it, then had to take a new snapshot.
+    var absorbedThrough: PostgresLSN?
+    /// The WAL insert position when the last applied round took its snapshot: a look that finds
+    /// it unchanged, with nothing pending, has nothing to do.
+    var quietAt: PostgresLSN?
+    /// Rounds that took a snapshot, and looks that found nothing to do (for the tests).
+    var snapshotsTaken = 0
+    var quietLooks = 0
     private var busy = false
     private var gate: [CheckedContinuation<Void, Never>] = []
     private var closed = false
     /// Whether the slot was (re)created since the last round: commits before it were never seen.
-    private var lostCommits = false
+    var lostCommits = false
     /// Whether the last round failed: the queries were told, and are behind until one succeeds.
     private(set) var failing = false
     /// Whether a slot was taken before: commits may have fallen between it and a new one.
     private var hadSlot = false
+    /// The tables whose commits notify the decoding connection (``PostgresLiveDatabase/WakeUp/notify(fallback:)``).
+    private var notifying: Set<UInt32> = []
+    let signals: _WakeSignals
+    /// What names this database's positions (the cluster, its timeline, the database).
+    let identity = _PositionIdentity()
 
     init(configuration: PostgresConnection.Configuration, slot: PostgresLiveDatabase.Slot, publication: String, refetchThreshold: Int,
-         timeout: Duration, logger: Logger) {
+         timeout: Duration, wake: PostgresLiveDatabase.WakeUp, logger: Logger) {
         self.timeout = timeout
         self.configuration = configuration
         self.slot = slot
         self.publication = publication
         self.logger = logger
         self.refetchThreshold = refetchThreshold
+        self.wake = wake
+        signals = _WakeSignals()
         switch slot {
         case .temporary: slotName = "livelist_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         case let .persistent(name): slotName = name
@@ -68,18 +84,24 @@ actor _PostgresEngine {
     }
 
     /// The two connections, opened (with the slot) when closed.
-    private func connected() async throws(PostgresLiveQueryError) -> (reader: _PgSession, decoder: _PgSession) {
+    func connected() async throws(PostgresLiveQueryError) -> (reader: _PgSession, decoder: _PgSession) {
         if let reader, reader.connection.isClosed {
             self.reader = nil
         }
         if let decoder, decoder.connection.isClosed {
             self.decoder = nil
+            notifying = []
         }
         let reader: _PgSession
         if let open = self.reader {
             reader = open
         } else {
             reader = try await open(id: 1)
+            // Payloads read in these settings: the text of dates and times in UTC, floats exact.
+            try await reader.execute("SET TimeZone = 'UTC'")
+            try await reader.execute("SET DateStyle = 'ISO, YMD'")
+            try await reader.execute("SET IntervalStyle = 'iso_8601'")
+            try await reader.execute("SET extra_float_digits = 3")
             self.reader = reader
         }
         if let decoder { return (reader, decoder) }
@@ -88,15 +110,22 @@ actor _PostgresEngine {
             let level = try await reader.text("SHOW wal_level") ?? ""
             guard level == "logical" else { throw PostgresLiveQueryError.logicalDecodingUnavailable(walLevel: level) }
             try await ensurePublication(reader)
-            try await ensureSlot(decoder)
+            let position = try await ensureSlot(decoder)
+            try await identity.read(decoder)
+            // A new slot (or a slot taken up again) has not seen what was committed meanwhile.
+            if hadSlot {
+                lostCommits = true
+                absorbedThrough = nil
+            }
+            hadSlot = true
+            version = max(version, position)
+            if case .notify = wake { try await listen(decoder) }
         } catch {
             try? await decoder.connection.close()
             throw error
         }
-        // A new slot (or a slot taken up again) has not seen what was committed meanwhile.
-        if hadSlot { lostCommits = true }
-        hadSlot = true
         self.decoder = decoder
+        quietAt = nil
         return (reader, decoder)
     }
 
@@ -121,20 +150,62 @@ actor _PostgresEngine {
         }
     }
 
-    private func ensureSlot(_ session: _PgSession) async throws(PostgresLiveQueryError) {
+    /// Creates the slot, or takes up a persistent one; its position: commits that end at or
+    /// before it are not in its stream (they are in every snapshot taken from now on).
+    private func ensureSlot(_ session: _PgSession) async throws(PostgresLiveQueryError) -> PostgresLSN {
         var binds = PostgresBindings()
         binds.append(slotName)
-        if case .persistent = slot, try await !session.rows("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", binds).isEmpty {
-            return
+        if case .persistent = slot,
+           let row = try await session.rows("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", binds).first {
+            return PostgresLSN(try _PostgresPlan.decode(row, as: String?.self) ?? "") ?? .zero
         }
         var create = PostgresBindings()
         create.append(slotName)
         create.append(slot == PostgresLiveDatabase.Slot.temporary)
         do throws(PostgresLiveQueryError) {
-            try await session.execute("SELECT pg_create_logical_replication_slot($1, 'pgoutput', $2)", create)
+            let text = try await session.text("SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput', $2)", create)
+            return text.flatMap(PostgresLSN.init) ?? .zero
         } catch {
             if case let .server(failure, _) = error { throw .replicationSlot(slotName, failure) }
             throw error
+        }
+    }
+
+    // MARK: - Wake-ups
+
+    /// LISTENs for the notifications of the tables' statement triggers on the decoding connection.
+    private func listen(_ session: _PgSession) async throws(PostgresLiveQueryError) {
+        let signals = signals
+        let connection = session.connection
+        let started = _ListenStart()
+        Task {
+            do {
+                try await connection.listen(on: _NotifyTrigger.channel) { notifications in
+                    started.succeed()
+                    for try await _ in notifications { signals.signal() }
+                }
+            } catch {
+                started.fail(error)
+            }
+            // The connection went: the next round reconnects and listens again.
+            signals.signal()
+        }
+        if let error = await started.outcome() { throw _PgSession.failure(error, sql: "LISTEN \(_NotifyTrigger.channel)") }
+    }
+
+    /// Makes sure every table `runner` reads notifies on commit; a table the role may not add a
+    /// trigger to is followed by the fallback poll, said once in the log.
+    private func notify(for runner: any _PostgresQueryFollowing, _ session: _PgSession) async {
+        guard case .notify = wake else { return }
+        for oid in runner.relationsRead.sorted() where !notifying.contains(oid) {
+            do throws(PostgresLiveQueryError) {
+                try await _NotifyTrigger.install(on: oid, session)
+                notifying.insert(oid)
+            } catch {
+                notifying.insert(oid)
+                logger.warning("commits to a table are seen by polling only: no notification trigger could be added",
+                               metadata: ["table": "\(oid)", "error": "\(error)"])
+            }
         }
     }
 
@@ -145,23 +216,29 @@ actor _PostgresEngine {
     func open<ID>(_ request: PostgresLiveQueryRequest<ID>) async throws(PostgresLiveQueryError) -> _PostgresQueryRunner<ID> {
         try await enter()
         defer { leave() }
-        let (reader, decoder) = try await connected()
+        let (reader, _) = try await connected()
         let plan = try await _PostgresPlan.make(request, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
         let threshold = refetchThreshold
-        try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
-            runner = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold, reader)
+        for _ in 0..<100 {
+            let (reader, decoder) = try await connected()
+            let applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
+                runner = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold, reader)
+            }
+            if applied { break }
+            try? await Task.sleep(for: .milliseconds(2))
         }
-        guard let runner else { throw .connectionClosed }
+        guard let runner else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
         runners.append(runner)
+        if let reader = self.reader { await notify(for: runner, reader) }
         return runner
     }
 
     private func unpublished(_ plan: _PostgresPlan, _ session: _PgSession) async throws(PostgresLiveQueryError) -> String? {
         var binds = PostgresBindings()
         binds.append(publication)
-        for oid in [plan.relationOID] + plan.otherRelations {
+        for oid in plan.relationsRead.sorted() {
             var check = binds
             check.append(Int64(oid))
             let rows = try await session.rows("""
@@ -170,7 +247,7 @@ actor _PostgresEngine {
                    OR EXISTS (SELECT 1 FROM pg_publication_namespace s JOIN pg_class c ON c.relnamespace = s.pnnspid
                               WHERE s.pnpubid = p.oid AND c.oid = $2::int8::oid))
                 """, check)
-            if rows.isEmpty { return oid == plan.relationOID ? plan.qualifiedName : "table \(oid)" }
+            if rows.isEmpty { return plan.name(of: oid) }
         }
         return nil
     }
@@ -180,13 +257,18 @@ actor _PostgresEngine {
         runner.finish()
     }
 
-    /// One round for every open query: what polling and ``PostgresLiveQuery/upToDate()`` run.
-    func poll() async throws(PostgresLiveQueryError) {
+    /// Rounds until one applies what was committed before the call: what polling and
+    /// ``PostgresLiveQuery/upToDate()`` run. A round whose snapshot saw commits out of commit
+    /// order is taken again at once.
+    func poll(force: Bool = false) async throws(PostgresLiveQueryError) {
         try await enter()
         defer { leave() }
         do throws(PostgresLiveQueryError) {
-            let (reader, decoder) = try await connected()
-            try await round(reader, decoder, then: nil)
+            for attempt in 0..<100 {
+                let (reader, decoder) = try await connected()
+                if try await round(reader, decoder, quietCheck: !force, then: nil) { break }
+                try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10))
+            }
             failing = false
         } catch {
             // Once per outage: the queries are behind until a round succeeds, and say so once.
@@ -194,79 +276,12 @@ actor _PostgresEngine {
                 for runner in runners { runner.lostTrack(error) }
             }
             failing = true
+            quietAt = nil
             if case .slotLost = error, let decoder {
                 // The next round takes a new slot; what was committed meanwhile is refetched.
                 try? await decoder.connection.close()
                 self.decoder = nil
             }
-            throw error
-        }
-    }
-
-    /// The round: snapshot, peek, absorb what the snapshot sees, apply, `then` (in the same
-    /// snapshot), commit, advance the slot.
-    private func round(_ session: _PgSession, _ decoding: _PgSession, then: ((PostgresLSN) async throws(PostgresLiveQueryError) -> Void)?)
-        async throws(PostgresLiveQueryError) {
-        try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        do throws(PostgresLiveQueryError) {
-            guard let text = try await session.text("SELECT pg_current_snapshot()::text"), let snapshot = _PgSnapshot(text) else {
-                throw PostgresLiveQueryError.malformedChange("pg_current_snapshot()")
-            }
-            var binds = PostgresBindings()
-            binds.append(slotName)
-            binds.append(publication)
-            var decoder = _CommitDecoder(relations: relations)
-            var commits: [_DecodedCommit] = []
-            reading: for row in try await peek(decoding, binds) {
-                guard let cell = row.first(where: { _ in true }), let bytes = cell.bytes else { throw .malformedChange("a NULL message") }
-                let commit: _DecodedCommit?
-                do {
-                    commit = try decoder.feed(try _PgOutputMessage.parse(Array(bytes.readableBytesView)))
-                } catch {
-                    throw .malformedChange(error.description)
-                }
-                guard let commit else { continue }
-                // Commit order: the first one the snapshot does not see ends what this round takes.
-                guard snapshot.sees(committed: commit.xid) else { break reading }
-                commits.append(commit)
-            }
-            relations = decoder.relations
-            for commit in commits {
-                for runner in runners { runner.absorb(commit, relations: relations) }
-            }
-            let reached = commits.last?.commitLSN ?? version
-            if lostCommits {
-                // Unless this outage was told already, the queries hear why they refetch.
-                if !failing {
-                    for runner in runners { runner.lostTrack(.slotLost(slotName)) }
-                }
-                lostCommits = false
-            }
-            for runner in runners { await runner.apply(version: reached, session) }
-            version = reached
-            try await then?(reached)
-            try await session.execute("COMMIT")
-            if let last = commits.last {
-                var advance = PostgresBindings()
-                advance.append(slotName)
-                advance.append(last.endLSN.description)
-                try await decoding.execute("SELECT pg_replication_slot_advance($1, $2::pg_lsn)", advance)
-            }
-        } catch {
-            if !session.connection.isClosed { try? await session.execute("ROLLBACK") }
-            throw error
-        }
-    }
-
-    /// The slot's committed transactions from its position on, in commit order. A missing slot
-    /// (dropped, or a temporary one gone with an error on its connection) is ``PostgresLiveQueryError/slotLost(_:)``.
-    private func peek(_ decoding: _PgSession, _ binds: PostgresBindings) async throws(PostgresLiveQueryError) -> [PostgresRow] {
-        do {
-            return try await decoding.rows(
-                "SELECT data FROM pg_logical_slot_peek_binary_changes($1, NULL, 100000, 'proto_version', '1', 'publication_names', $2)",
-                binds)
-        } catch {
-            if error.sqlState == "42704" { throw .slotLost(slotName) }
             throw error
         }
     }
@@ -282,5 +297,44 @@ actor _PostgresEngine {
         decoder = nil
         for waiter in gate { waiter.resume() }
         gate = []
+        signals.finish()
+    }
+}
+
+/// Whether a LISTEN took: resumed once, by the first of its start and its failure.
+/// `@unchecked Sendable`: `result`, `isDone` and `waiter` are only touched under `lock`.
+final class _ListenStart: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Void, any Error>?
+    private var isDone = false
+    private var waiter: CheckedContinuation<(any Error)?, Never>?
+
+    func succeed() { finish(.success(())) }
+    func fail(_ error: any Error) { finish(.failure(error)) }
+
+    private func finish(_ outcome: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<(any Error)?, Never>? = lock.withLock {
+            guard !isDone else { return nil }
+            isDone = true
+            result = outcome
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: Self.error(outcome))
+    }
+
+    func outcome() async -> (any Error)? {
+        await withCheckedContinuation { continuation in
+            let done: Result<Void, any Error>? = lock.withLock {
+                if !isDone { waiter = continuation }
+                return result
+            }
+            if let done { continuation.resume(returning: Self.error(done)) }
+        }
+    }
+
+    private static func error(_ outcome: Result<Void, any Error>) -> (any Error)? {
+        if case let .failure(error) = outcome { return error }
+        return nil
     }
 }

@@ -34,6 +34,11 @@ struct _PostgresPlan: Sendable {
     var hasVersionColumn: Bool
     /// Columns before the content: identity, sort values.
     var keyColumnCount: Int { 1 + sortColumns.count }
+    /// Every table the query reads.
+    var relationsRead: Set<UInt32> { otherRelations.union([relationOID]) }
+
+    /// A table the query reads, as errors name it.
+    func name(of oid: UInt32) -> String { oid == relationOID ? qualifiedName : "table \(oid)" }
 
     static func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""

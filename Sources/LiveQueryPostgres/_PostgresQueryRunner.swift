@@ -5,34 +5,60 @@ import PostgresNIO
 
 /// What the engine asks of one open query, whatever its identity type.
 protocol _PostgresQueryFollowing: AnyObject, Sendable {
+    /// Every table the query reads: their commits concern it.
+    var relationsRead: Set<UInt32> { get }
+    /// Whether the next round has work for it even if nothing was committed (it is behind, or
+    /// holds commits absorbed but not applied).
+    var needsRound: Bool { get }
     /// Notes what a committed transaction did to the query's tables.
     func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation])
     /// Applies the absorbed transactions, reading in the round's snapshot; `version` is the
-    /// commit LSN of the last one.
+    /// end of the last one.
     func apply(version: PostgresLSN, _ session: _PgSession) async
-    /// The engine lost commits (a new connection and slot): the next round refetches.
+    /// The engine lost commits (a new connection and slot), or a round failed: the next round
+    /// refetches.
     func lostTrack(_ error: PostgresLiveQueryError)
     func finish()
 }
 
-/// One open query's following: its plan, tracker and row keys. `@unchecked Sendable`: every
-/// method runs on the engine actor, one round at a time (the engine's round gate), so ``tracker``'s
-/// state, ``keys`` and ``layout`` are never touched concurrently; ``version`` is under a lock for
-/// readers on other threads.
+/// One open query's following: its plan, tracker and row keys, and the commit positions its
+/// results hold at. `@unchecked Sendable`: every method runs on the engine actor, one round at a
+/// time (the engine's round gate), so ``tracker``'s state, ``keys`` and ``lastFailure`` are never
+/// touched concurrently; ``versions`` is under a lock for readers on other threads.
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
     let plan: _PostgresPlan
     let tracker: _LiveTracker<ID>
     private var keys: _RowKeys
     private let versionLock = NSLock()
+    private var versions = _StateVersions()
     private var appliedVersion: PostgresLSN
     /// When the last apply failed; `nil` once one succeeds.
     private var lastFailure: ContinuousClock.Instant?
 
+    /// The end of the last commit the latest result includes.
     var version: PostgresLSN { versionLock.withLock { appliedVersion } }
+
+    /// The position a delivered result is the query's result at.
+    func position(of state: ListStateID) -> PostgresLSN? {
+        versionLock.withLock { versions.position(of: state) }.map(PostgresLSN.init)
+    }
+
+    /// Whether a delivered result is the query's result at `position`.
+    func holds(_ state: ListStateID, at position: PostgresLSN) -> Bool {
+        versionLock.withLock { versions.holds(state, at: position.value) }
+    }
+
+    var relationsRead: Set<UInt32> { plan.relationsRead }
+
+    var needsRound: Bool {
+        if tracker.state.isBehind { return true }
+        if case let .rows(rows) = tracker.state.transaction { return !rows.isEmpty }
+        return true
+    }
 
     static func canonicalizer() -> _IdentityCanonicalizer { { ID(identityValue: $0)?.identityValue } }
 
-    /// Reads the whole result in the current snapshot.
+    /// Reads the whole result in the current snapshot, which sees exactly the commits through `version`.
     init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         self.plan = plan
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
@@ -49,20 +75,24 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                                statistics: statistics)
         self.keys = keys
         appliedVersion = version
+        if let state = tracker.channel.latestResult.stateID { versions.started(state, at: version.value) }
     }
 
     func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation]) {
-        guard tracker.state.wantsRows else { return }
-        if commit.reshaped.contains(plan.relationOID) || !commit.reshaped.isDisjoint(with: plan.otherRelations) {
+        let touching = !commit.reshaped.isDisjoint(with: plan.relationsRead) || !commit.truncated.isDisjoint(with: plan.relationsRead)
+            || plan.relationsRead.contains { commit.touched[$0] != nil }
+        versionLock.withLock { versions.committed(at: commit.endLSN.value, touching: touching) }
+        guard touching, tracker.state.wantsRows else { return }
+        if !commit.reshaped.isDisjoint(with: plan.relationsRead) {
             tracker.state.needsRefetch(.schemaChanged)
             return
         }
-        for oid in commit.truncated where oid == plan.relationOID || plan.otherRelations.contains(oid) {
-            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? "table \(oid)"))
+        for oid in commit.truncated.intersection(plan.relationsRead).sorted() {
+            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
             return
         }
-        for oid in plan.otherRelations where commit.touched[oid] != nil {
-            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? "table \(oid)"))
+        for oid in plan.otherRelations.sorted() where commit.touched[oid] != nil {
+            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
             return
         }
         guard let tuples = commit.touched[plan.relationOID] else { return }
@@ -85,12 +115,16 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
         if action == .none {
-            versionLock.withLock { appliedVersion = max(appliedVersion, version) }
+            versionLock.withLock {
+                versions.committed(at: version.value, touching: false)
+                appliedVersion = max(appliedVersion, version)
+            }
             return
         }
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
         if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
+        versionLock.withLock { versions.applying(at: version.value) }
         do throws(PostgresLiveQueryError) {
             // Its own savepoint: a failing read leaves the round's transaction, and so the other
             // queries' reads in the same snapshot, as they were.
@@ -103,6 +137,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             }
             try await session.execute("RELEASE SAVEPOINT livelist_query")
         } catch {
+            versionLock.withLock { versions.failed() }
             if lastFailure == nil {
                 tracker.reportFailure(.underlying(error))
             } else {
@@ -112,7 +147,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             return
         }
         lastFailure = nil
-        versionLock.withLock { appliedVersion = max(appliedVersion, version) }
+        let state = tracker.channel.latestResult.stateID
+        versionLock.withLock {
+            if let state { versions.settled(state, at: version.value) }
+            appliedVersion = max(appliedVersion, version)
+        }
     }
 
     private func carryOut(_ action: _TrackingState.Action, _ session: _PgSession, start: ContinuousClock.Instant) async throws(PostgresLiveQueryError) {
@@ -162,6 +201,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     func lostTrack(_ error: PostgresLiveQueryError) {
+        versionLock.withLock { versions.failed() }
         tracker.reportFailure(.underlying(error))
     }
 

@@ -22,7 +22,7 @@ struct PostgresBehaviourTests {
             for statement in schema.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 try await PG.execute(writer, statement)
             }
-            let database = try await PostgresLiveDatabase.connect(configuration, pollInterval: .milliseconds(5), refetchThreshold: 50,
+            let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), refetchThreshold: 50,
                                                                   timeout: timeout, logger: PG.logger)
             do {
                 try await body(configuration, writer, database)

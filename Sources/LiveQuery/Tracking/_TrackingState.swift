@@ -47,9 +47,9 @@ package struct _TrackingState: Sendable {
     }
 
     private(set) var phase: Phase
-    private(set) var transaction: Transaction = .rows([])
+    package private(set) var transaction: Transaction = .rows([])
     /// A failure left the index behind the database: the next commit or poll refetches.
-    private(set) var isBehind = false
+    package private(set) var isBehind = false
     /// Past this many rows touched in one transaction, a refetch is cheaper.
     let refetchThreshold: Int
 
