@@ -40,9 +40,38 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
         PostgresLiveQuery(runner: try await database.engine.open(request), database: database)
     }
 
+    /// Validates `request` and says how it would be followed, without opening it: the path, advice
+    /// (an index a join lookup lacks) and the statement that fetches the result. Throws what
+    /// ``open(_:in:)`` would throw for it.
+    public static func explain(_ request: PostgresLiveQueryRequest<ID>, in database: PostgresLiveDatabase)
+        async throws(PostgresLiveQueryError) -> LiveQueryExplanation {
+        let plan = try await database.engine.explain(request)
+        return LiveQueryExplanation(path: plan.refetchReason.map { .refetch(reason: $0) } ?? .incremental, notes: plan.notes, sql: plan.fetchSQL)
+    }
+
     /// Incremental, or refetch and why.
     public var mode: LiveUpdatePath {
         runner.plan.refetchReason.map { .refetch(reason: $0) } ?? .incremental
+    }
+
+    /// Advice about the open query (see ``explain(_:in:)``).
+    public var notes: [String] { runner.plan.notes }
+
+    /// The names of the SELECT's columns, in the order of ``values(of:)``'s values.
+    public var columnNames: [String] { runner.plan.columnNames }
+
+    /// The values of the SELECT's columns for `rows` of a result this query delivered, exactly as
+    /// they are in that result: a row whose content changed since is left out — the update that
+    /// changed it reloads it — and so is a row that left the tables. Numbers, booleans (0 and 1),
+    /// text and bytes come as PostgreSQL sends them, numerics and uuids as their exact text, every
+    /// other type as PostgreSQL's text form of it (dates and times in UTC, ISO).
+    ///
+    /// Read on a connection of its own, beside the rounds.
+    /// - Complexity: one statement per 5,000 rows.
+    public func values(of rows: [LiveRow<ID>]) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
+        guard !rows.isEmpty else { return [:] }
+        let session = try await database.engine.contents.open()
+        return try await runner.payloads(of: rows, session)
     }
 
     /// Every change and failure from now on, starting with `.initial(latestResult)`.

@@ -14,6 +14,12 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case identityTypeMismatch(column: String, declared: String)
     /// The section must be the first sort term's column.
     case sectionNotFirstSortTerm(String)
+    /// A refetched SELECT identifies its rows by one of its columns, which this names: none of
+    /// its columns has that name, or several do (give `identity` the column's name).
+    case identityNotInResult(String)
+    /// The table is partitioned, and the publication sends its partitions' changes under their
+    /// own names: `ALTER PUBLICATION name SET (publish_via_partition_root = true)`.
+    case partitionsNotPublishedViaRoot(table: String)
     /// The server runs with `wal_level` below `logical`: set `wal_level = logical` and restart it.
     case logicalDecodingUnavailable(walLevel: String)
     /// The publication does not exist and could not be created (`CREATE PUBLICATION name FOR ALL
@@ -49,6 +55,11 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
             else { "\(table) has no single-column primary key: add one (a live query identifies rows by it)" }
         case let .identityTypeMismatch(column, declared): "\(column)'s values are not \(declared)s: declare the identity type that holds them"
         case let .sectionNotFirstSortTerm(section): "the section \(section) must be the first sort term's column"
+        case let .identityNotInResult(name):
+            "the query is refetched and identifies its rows by a column of its result: \(name) is not one (name it with identity)"
+        case let .partitionsNotPublishedViaRoot(table):
+            "\(table) is partitioned and the publication names its partitions' changes by partition: "
+                + "ALTER PUBLICATION … SET (publish_via_partition_root = true)"
         case let .logicalDecodingUnavailable(level):
             "wal_level is \(level): set wal_level = logical in postgresql.conf and restart PostgreSQL"
         case let .publicationMissing(name, error):

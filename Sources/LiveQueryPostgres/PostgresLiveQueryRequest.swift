@@ -1,43 +1,57 @@
 import LiveQuery
 import PostgresNIO
 
-/// What a PostgreSQL live query shows: the rows of one table that match a filter, in an order,
-/// identified by the table's primary key, optionally grouped into sections by the first sort term.
+/// What a PostgreSQL live query shows, as a value: any SELECT with `$n` arguments, or a table, a
+/// filter and sort terms. Describe it once; ``PostgresLiveQuery`` runs it.
 ///
 /// ```swift
 /// import LiveQuery
 /// import LiveQueryPostgres
 /// import PostgresNIO
 ///
-/// func inbox(of owner: Int64) throws -> PostgresLiveQueryRequest<Int64> {
+/// func inbox(of owner: Int64) -> PostgresLiveQueryRequest<Int64> {
 ///     var arguments = PostgresBindings()
 ///     arguments.append(owner)
 ///     return PostgresLiveQueryRequest(
-///         table: "message", identity: "id", as: Int64.self,
-///         filter: "owner = $1 AND NOT archived", arguments: arguments,
-///         sort: [SortTerm("received", .descending)], version: "revision")
+///         sql: """
+///             SELECT m.id, m.subject, m.received, c.name AS sender
+///             FROM message m JOIN contact c ON c.id = m.sender_id
+///             WHERE m.owner = $1 AND NOT m.archived
+///             ORDER BY c.name, m.received DESC
+///             """,
+///         arguments: arguments, as: Int64.self, section: "c.name", version: "m.revision")
 /// }
 /// ```
 ///
-/// The filter is PostgreSQL's own SQL over the table's columns with `$n` arguments, so its
-/// semantics are always the server's; rows are re-read through it. Sort terms name columns;
-/// their collation is the column's. Which sorts are kept incrementally and which refetch:
-/// ``PostgresLiveQuery/mode``.
+/// The SELECT is PostgreSQL's own SQL, so its semantics are always the server's: rows are re-read
+/// through it. It is followed row by row when it reads one base table (the first of its FROM
+/// clause, identified by its single-column primary key) with INNER or LEFT joins that each meet at
+/// most one row — an ON equality between the joined table's primary key and a column of an earlier
+/// table — any WHERE, and ORDER BY terms that are columns of any of its tables. Anything else
+/// (GROUP BY, DISTINCT, aggregates, window functions, LIMIT, subqueries in FROM, joins that meet
+/// several rows, ORDER BY expressions, collations PostgreSQL does not compare by bytes) is
+/// refetched on every commit to a table it reads, with the reason in ``PostgresLiveQuery/mode``;
+/// ``PostgresLiveQuery/explain(_:in:)`` says which, before anything is followed.
 public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConvertible {
-    /// The table, optionally schema-qualified (`public.message`), as PostgreSQL resolves it.
+    /// The SELECT (`nil` for a table request, whose ``table``, ``filter`` and ``sort`` make it).
+    public var sql: String?
+    /// The table of a table request, optionally schema-qualified (`public.message`), as
+    /// PostgreSQL resolves it.
     public var table: String
-    /// The identity column: the table's single-column primary key (the default when `nil`).
+    /// The identity: the base table's single-column primary key, which it defaults to (a column
+    /// name, `alias.column`, or a result column of a refetched SELECT).
     public var identity: String?
-    /// A boolean SQL expression over the table's columns, with `$1`, `$2`… from ``arguments``.
+    /// A table request's boolean SQL expression over the table's columns.
     public var filter: String?
-    /// The filter's arguments.
+    /// The values of `$1`, `$2`… in the SELECT or the filter.
     public var arguments: PostgresBindings
-    /// The order; the identity breaks ties.
+    /// A table request's order; the identity breaks ties.
     public var sort: [SortTerm]
-    /// Groups rows into sections by the first sort term's column when set (it must be that column).
+    /// Groups rows into sections by the first sort term: that term (as written in the ORDER BY,
+    /// or its column's name).
     public var section: String?
-    /// A column that changes whenever a row's content does; without it a row's whole content is
-    /// compared to tell a reload.
+    /// An expression that changes whenever a row's content does (a column of the SELECT's
+    /// tables); without one a row's whole content is compared to tell a reload.
     public var version: String?
 
     /// A request for `table`'s rows that match `filter`, in `sort` order, identified by the primary
@@ -46,6 +60,7 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     public init(table: String, identity: String? = nil, as type: ID.Type, filter: String? = nil,
                 arguments: PostgresBindings = PostgresBindings(), sort: [SortTerm] = [], section: String? = nil,
                 version: String? = nil) {
+        sql = nil
         self.table = table
         self.identity = identity
         self.filter = filter
@@ -55,12 +70,35 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
         self.version = version
     }
 
+    /// A request for the rows of a SELECT, identified by `identity` (the base table's primary key
+    /// by default) and held as `type`.
+    /// - Parameters:
+    ///   - sql: A SELECT, with `$1`, `$2`… for `arguments`.
+    ///   - section: The first ORDER BY term, as written, when rows are grouped into sections.
+    ///   - version: An expression that changes whenever a row's content does (`m.revision`).
+    public init(sql: String, arguments: PostgresBindings = PostgresBindings(), identity: String? = nil, as type: ID.Type,
+                section: String? = nil, version: String? = nil) {
+        self.sql = sql
+        table = ""
+        self.identity = identity
+        filter = nil
+        self.arguments = arguments
+        sort = []
+        self.section = section
+        self.version = version
+    }
+
     /// The request as its parts, for logs and errors.
     public var description: String {
-        var parts = ["table: \(table)"]
+        var parts: [String] = []
+        if let sql {
+            parts.append("sql: \(sql)")
+        } else {
+            parts.append("table: \(table)")
+            if let filter { parts.append("filter: \(filter)") }
+            if !sort.isEmpty { parts.append("sort: " + sort.map(\.description).joined(separator: ", ")) }
+        }
         if let identity { parts.append("identity: \(identity)") }
-        if let filter { parts.append("filter: \(filter)") }
-        if !sort.isEmpty { parts.append("sort: " + sort.map(\.description).joined(separator: ", ")) }
         if let section { parts.append("section: \(section)") }
         if let version { parts.append("version: \(version)") }
         return "PostgresLiveQueryRequest(" + parts.joined(separator: "; ") + ")"

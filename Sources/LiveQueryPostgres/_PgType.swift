@@ -46,6 +46,13 @@ enum _PgType: Sendable, Equatable {
     /// Whether values of the type follow a collation.
     var isCollatable: Bool { self == .text }
 
+    /// Whether a column of type `oid` goes on the wire as PostgreSQL sends it (numbers, booleans as
+    /// 0 and 1, text, bytes, numerics and uuids as their exact text); every other type goes as
+    /// PostgreSQL's text form of it.
+    static func carriedAsIs(_ oid: UInt32) -> Bool {
+        [20, 21, 23, 26, 16, 700, 701, 1700, 2950, 17, 25, 1043, 19, 1042].contains(oid)
+    }
+
     /// A binary-format value as postgres-nio returns it (`nil` bytes: NULL).
     /// - Complexity: O(bytes).
     static func value(_ buffer: ByteBuffer?, oid: UInt32) -> SQLValue {

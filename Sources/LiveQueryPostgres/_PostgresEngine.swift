@@ -48,6 +48,10 @@ actor _PostgresEngine {
     private(set) var failing = false
     /// Whether a slot was taken before: commits may have fallen between it and a new one.
     private var hadSlot = false
+    /// Whether the publication names a partitioned table's changes by the table.
+    var publishesViaRoot = false
+    /// Reads rows' contents, beside the rounds.
+    let contents: _ContentsConnection
     /// The tables whose commits notify the decoding connection (``PostgresLiveDatabase/WakeUp/notify(fallback:)``).
     private var notifying: Set<UInt32> = []
     let signals: _WakeSignals
@@ -64,6 +68,7 @@ actor _PostgresEngine {
         self.refetchThreshold = refetchThreshold
         self.wake = wake
         signals = _WakeSignals()
+        contents = _ContentsConnection(configuration: configuration, timeout: timeout, logger: logger)
         switch slot {
         case .temporary: slotName = "livelist_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         case let .persistent(name): slotName = name
@@ -97,11 +102,7 @@ actor _PostgresEngine {
             reader = open
         } else {
             reader = try await open(id: 1)
-            // Payloads read in these settings: the text of dates and times in UTC, floats exact.
-            try await reader.execute("SET TimeZone = 'UTC'")
-            try await reader.execute("SET DateStyle = 'ISO, YMD'")
-            try await reader.execute("SET IntervalStyle = 'iso_8601'")
-            try await reader.execute("SET extra_float_digits = 3")
+            for setting in _ContentsConnection.settings { try await reader.execute(setting) }
             self.reader = reader
         }
         if let decoder { return (reader, decoder) }
@@ -138,12 +139,18 @@ actor _PostgresEngine {
         }
     }
 
+    /// Creates the publication when missing (its partitioned tables' changes named by the table,
+    /// not the partition); notes whether it names them so.
     private func ensurePublication(_ session: _PgSession) async throws(PostgresLiveQueryError) {
         var binds = PostgresBindings()
         binds.append(publication)
-        guard try await session.rows("SELECT 1 FROM pg_publication WHERE pubname = $1", binds).isEmpty else { return }
+        if let row = try await session.rows("SELECT pubviaroot FROM pg_publication WHERE pubname = $1", binds).first {
+            publishesViaRoot = try _PostgresPlan.decode(row, as: Bool.self)
+            return
+        }
         do throws(PostgresLiveQueryError) {
-            try await session.execute("CREATE PUBLICATION " + _PostgresPlan.quoted(publication) + " FOR ALL TABLES")
+            try await session.execute("CREATE PUBLICATION " + _PostgresPlan.quoted(publication) + " FOR ALL TABLES WITH (publish_via_partition_root = true)")
+            publishesViaRoot = true
         } catch {
             if case let .server(failure, _) = error { throw .publicationMissing(publication, failure) }
             throw error
@@ -217,7 +224,7 @@ actor _PostgresEngine {
         try await enter()
         defer { leave() }
         let (reader, _) = try await connected()
-        let plan = try await _PostgresPlan.make(request, reader)
+        let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
         let threshold = refetchThreshold
@@ -233,6 +240,16 @@ actor _PostgresEngine {
         runners.append(runner)
         if let reader = self.reader { await notify(for: runner, reader) }
         return runner
+    }
+
+    /// How a request would be followed, without following it.
+    func explain<ID>(_ request: PostgresLiveQueryRequest<ID>) async throws(PostgresLiveQueryError) -> _PostgresPlan {
+        try await enter()
+        defer { leave() }
+        let (reader, _) = try await connected()
+        let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
+        if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
+        return plan
     }
 
     private func unpublished(_ plan: _PostgresPlan, _ session: _PgSession) async throws(PostgresLiveQueryError) -> String? {
@@ -293,6 +310,7 @@ actor _PostgresEngine {
         for runner in runners { runner.finish() }
         runners = []
         for session in [reader, decoder].compactMap({ $0 }) { try? await session.connection.close() }
+        await contents.close()
         reader = nil
         decoder = nil
         for waiter in gate { waiter.resume() }

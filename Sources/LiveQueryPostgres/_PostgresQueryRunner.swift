@@ -29,6 +29,10 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     let plan: _PostgresPlan
     let tracker: _LiveTracker<ID>
     private var keys: _RowKeys
+    /// Per joined role, the keys (text) of its rows the absorbed commits changed.
+    private var pendingLookups: [Int: Set<String>] = [:]
+    /// Past this many rows touched in one round, a refetch is cheaper.
+    private let refetchThreshold: Int
     private let versionLock = NSLock()
     private var versions = _StateVersions()
     private var appliedVersion: PostgresLSN
@@ -51,7 +55,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
     var needsRound: Bool {
-        if tracker.state.isBehind { return true }
+        if tracker.state.isBehind || !pendingLookups.isEmpty { return true }
         if case let .rows(rows) = tracker.state.transaction { return !rows.isEmpty }
         return true
     }
@@ -61,6 +65,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Reads the whole result in the current snapshot, which sees exactly the commits through `version`.
     init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         self.plan = plan
+        self.refetchThreshold = refetchThreshold
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         try await Self.read(plan, plan.fetchSQL, plan.arguments, &keys, session) { builder.append($0) }
@@ -79,15 +84,16 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation]) {
-        let touching = !commit.reshaped.isDisjoint(with: plan.relationsRead) || !commit.truncated.isDisjoint(with: plan.relationsRead)
-            || plan.relationsRead.contains { commit.touched[$0] != nil }
+        let read = plan.relationsRead
+        let touching = !commit.reshaped.isDisjoint(with: read) || !commit.truncated.isDisjoint(with: read)
+            || read.contains { commit.touched[$0] != nil }
         versionLock.withLock { versions.committed(at: commit.endLSN.value, touching: touching) }
         guard touching, tracker.state.wantsRows else { return }
-        if !commit.reshaped.isDisjoint(with: plan.relationsRead) {
+        if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)
             return
         }
-        for oid in commit.truncated.intersection(plan.relationsRead).sorted() {
+        for oid in commit.truncated.intersection(read).sorted() {
             tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
             return
         }
@@ -95,23 +101,87 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
             return
         }
-        guard let tuples = commit.touched[plan.relationOID] else { return }
         if let reason = plan.refetchReason {
             tracker.state.needsRefetch(reason)
             return
         }
-        for tuple in tuples {
-            guard tuple.count == 1, case let .text(text) = tuple[0],
-                  let identity = _PgType.keyValue(text: text, oid: plan.identity.typeOID) else {
-                tracker.state.needsRefetch(.undescribedChanges)
+        let base = plan.roles[0].table
+        if let tuples = commit.touched[base.oid] {
+            for tuple in tuples {
+                guard let identity = Self.key(of: tuple, in: relations[base.oid], column: plan.identity) else {
+                    tracker.state.needsRefetch(.undescribedChanges)
+                    return
+                }
+                guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+            }
+        }
+        for lookup in plan.joins {
+            let table = plan.roles[lookup.role].table
+            guard let tuples = commit.touched[table.oid] else { continue }
+            for tuple in tuples {
+                guard let key = Self.key(of: tuple, in: relations[table.oid], column: lookup.key) else {
+                    tracker.state.needsRefetch(.undescribedChanges)
+                    return
+                }
+                pendingLookups[lookup.role, default: []].insert(Self.text(of: key))
+            }
+            if pendingLookups[lookup.role, default: []].count > refetchThreshold {
+                tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
+                pendingLookups = [:]
                 return
             }
-            guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+        }
+    }
+
+    /// The value of `column` (a key column) in a change's key tuple, as the index holds it.
+    static func key(of tuple: [_PgTupleValue], in relation: _PgRelation?, column: _PgTable.Column) -> SQLValue? {
+        guard let relation else { return nil }
+        let keyColumns = relation.columns.filter(\.isKey)
+        guard keyColumns.count == tuple.count, let index = keyColumns.firstIndex(where: { $0.name == column.name }),
+              case let .text(text) = tuple[index] else { return nil }
+        return _PgType.keyValue(text: text, oid: column.typeOID)
+    }
+
+    /// Marks the base rows that meet the joined rows the absorbed commits changed, read in the
+    /// round's snapshot.
+    private func lookUpJoinedRows(_ session: _PgSession) async throws(PostgresLiveQueryError) {
+        guard !pendingLookups.isEmpty else { return }
+        let pending = pendingLookups
+        pendingLookups = [:]
+        guard tracker.state.wantsRows else { return }
+        for lookup in plan.joins {
+            guard let values = pending[lookup.role], !values.isEmpty else { continue }
+            var binds = PostgresBindings()
+            binds.append(values.sorted())
+            for row in try await session.rows(lookup.sql, binds) {
+                guard let cell = row.first(where: { _ in true }) else { continue }
+                let identity = _PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
+                guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+            }
         }
     }
 
     func apply(version: PostgresLSN, _ session: _PgSession) async {
         let start = ContinuousClock.now
+        if !pendingLookups.isEmpty {
+            do throws(PostgresLiveQueryError) {
+                try await session.execute("SAVEPOINT livelist_query")
+                do throws(PostgresLiveQueryError) {
+                    try await lookUpJoinedRows(session)
+                } catch {
+                    try await session.execute("ROLLBACK TO SAVEPOINT livelist_query")
+                    throw error
+                }
+                try await session.execute("RELEASE SAVEPOINT livelist_query")
+            } catch {
+                pendingLookups = [:]
+                _ = tracker.state.committed()
+                versionLock.withLock { versions.failed() }
+                tracker.reportFailure(.underlying(error))
+                lastFailure = .now
+                return
+            }
+        }
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
         if action == .none {
@@ -215,43 +285,94 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys, _ session: _PgSession,
                      _ body: (IndexEntry) -> Void) async throws(PostgresLiveQueryError) {
         var ordinal: Int64 = 0
-        let positional = plan.refetchReason != nil
-        let sortCount = plan.sortColumns.count
         try await session.forEachRow(sql, binds) { row throws(PostgresLiveQueryError) in
-            var values: [SQLValue] = []
-            values.reserveCapacity(sortCount + 1)
-            var digest = _Digest()
-            var identity = SQLValue.null
-            for (column, cell) in row.enumerated() {
-                let oid = cell.dataType.rawValue
+            let entry = entry(of: row, plan, columns: row.count, ordinal: ordinal, &keys)
+            ordinal += 1
+            body(entry)
+        }
+    }
+
+    /// A row's index entry, from its first `columns` columns.
+    static func entry(of row: PostgresRow, _ plan: _PostgresPlan, columns: Int, ordinal: Int64, _ keys: inout _RowKeys) -> IndexEntry {
+        var values: [SQLValue] = []
+        var digest = _Digest()
+        var identity = SQLValue.null
+        switch plan.shape {
+        case let .positional(sorts):
+            values.reserveCapacity(sorts + 1)
+            for (column, cell) in row.enumerated() where column < columns {
+                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
                 if column == 0 {
-                    identity = _PgType.value(cell.bytes, oid: UInt32(oid))
-                } else if column <= sortCount {
-                    let value = _PgType.value(cell.bytes, oid: UInt32(oid))
+                    identity = _PgType.value(cell.bytes, oid: oid)
+                } else if column <= sorts {
+                    let value = _PgType.value(cell.bytes, oid: oid)
                     values.append(value)
                     digest.combine(value)
                 } else {
-                    digest.combine(word: UInt64(oid))
-                    if let bytes = cell.bytes {
-                        bytes.withUnsafeReadableBytes { digest.combine(bytes: $0) }
-                    } else {
-                        digest.combine(word: 0xFFFF_FFFF_FFFF)
-                    }
+                    combine(cell, oid, into: &digest)
                 }
             }
-            let rowid: Int64
-            if positional {
-                rowid = ordinal
-                ordinal += 1
-                values.append(identity)
-            } else if plan.identityIsRowKey, case let .integer(key) = identity {
-                rowid = key
-            } else {
-                rowid = keys.rowKey(for: identity)
-                values.append(identity)
+        case let .named(identityColumn, sectionColumn):
+            for (column, cell) in row.enumerated() where column < columns {
+                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
+                if column == identityColumn { identity = _PgType.value(cell.bytes, oid: oid) }
+                if column == sectionColumn { values.append(_PgType.value(cell.bytes, oid: oid)) }
+                combine(cell, oid, into: &digest)
             }
-            body(IndexEntry(key: SortKey(values.isEmpty ? [identity] : values), rowid: rowid, token: digest.value))
         }
+        let rowid: Int64
+        if plan.refetchReason != nil {
+            rowid = ordinal
+            values.append(identity)
+        } else if plan.identityIsRowKey, case let .integer(key) = identity {
+            rowid = key
+        } else {
+            rowid = keys.rowKey(for: identity)
+            values.append(identity)
+        }
+        return IndexEntry(key: SortKey(values.isEmpty ? [identity] : values), rowid: rowid, token: digest.value)
+    }
+
+    private static func combine(_ cell: PostgresCell, _ oid: UInt32, into digest: inout _Digest) {
+        digest.combine(word: UInt64(oid))
+        if let bytes = cell.bytes {
+            bytes.withUnsafeReadableBytes { digest.combine(bytes: $0) }
+        } else {
+            digest.combine(word: 0xFFFF_FFFF_FFFF)
+        }
+    }
+
+    /// The SELECT's columns of `rows`, read now and kept only where a row still has the content
+    /// token `rows` give it: a row that changed since is left out (its commit's update reloads it).
+    /// - Complexity: one statement per 5,000 rows.
+    func payloads(of rows: [LiveRow<ID>], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
+        var wanted: [SQLValue: (ID, UInt64)] = [:]
+        for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
+        var payloads: [ID: [SQLValue]] = [:]
+        let identities = Array(wanted.keys)
+        var offset = 0
+        var scratch = _RowKeys(integerIdentity: plan.identityIsRowKey)
+        while offset < identities.count {
+            let batch = identities[offset..<min(offset + 5_000, identities.count)]
+            offset += batch.count
+            var binds = plan.arguments
+            binds.append(batch.map(Self.text(of:)))
+            try await session.forEachRow(plan.payloadSQL, binds) { row throws(PostgresLiveQueryError) in
+                let entry = Self.entry(of: row, plan, columns: plan.payloadOffset, ordinal: 0, &scratch)
+                let identity: SQLValue = switch plan.shape {
+                case .positional: row.first.map { _PgType.value($0.bytes, oid: UInt32(truncatingIfNeeded: $0.dataType.rawValue)) } ?? .null
+                case let .named(column, _): row.enumerated().first { $0.offset == column }.map {
+                    _PgType.value($0.element.bytes, oid: UInt32(truncatingIfNeeded: $0.element.dataType.rawValue))
+                } ?? .null
+                }
+                let canonical = ID(identityValue: identity)?.identityValue ?? identity
+                guard let (id, token) = wanted[canonical], token == entry.token else { return }
+                payloads[id] = row.enumerated().filter { $0.offset >= plan.payloadOffset }.map {
+                    _PgType.value($0.element.bytes, oid: UInt32(truncatingIfNeeded: $0.element.dataType.rawValue))
+                }
+            }
+        }
+        return payloads
     }
 }
 

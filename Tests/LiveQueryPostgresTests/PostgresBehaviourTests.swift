@@ -17,25 +17,27 @@ struct PostgresBehaviourTests {
     static func withDatabase(_ schema: String, timeout: Duration = .seconds(15),
                              _ body: (PostgresConnection.Configuration, PostgresConnection, PostgresLiveDatabase) async throws -> Void) async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
-        let (configuration, writer) = try await PostgresCluster.database(cluster)
-        do {
-            for statement in schema.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try await PG.execute(writer, statement)
-            }
-            let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), refetchThreshold: 50,
-                                                                  timeout: timeout, logger: PG.logger)
+        try await PostgresCluster.exclusively {
+            let (configuration, writer) = try await PostgresCluster.database(cluster)
             do {
-                try await body(configuration, writer, database)
-            } catch {
+                for statement in schema.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    try await PG.execute(writer, statement)
+                }
+                let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), refetchThreshold: 50,
+                                                                      timeout: timeout, logger: PG.logger)
+                do {
+                    try await body(configuration, writer, database)
+                } catch {
+                    await database.close()
+                    throw error
+                }
                 await database.close()
+            } catch {
+                try? await writer.close()
                 throw error
             }
-            await database.close()
-        } catch {
-            try? await writer.close()
-            throw error
+            try await writer.close()
         }
-        try await writer.close()
     }
 
     static let hostileNames = ["Zoë", "Zoe\u{308}", "zoe", "ZOE", "Émile", "E\u{301}mile", "émile", "a", "A", "b", "B", "ß", "ss", "Å", "A\u{30A}", "\u{212B}", "", "😀", "-a", "a-"]

@@ -119,6 +119,22 @@ enum PostgresCluster {
 
     static let logger = Logger(label: "livelist.tests.postgres")
 
+    private static let turns = _Turns()
+
+    /// Runs `body` while no other test uses the cluster through this: suites run in parallel, and a
+    /// test that looks at the WAL (or counts the server's work) must see its own commits only.
+    static func exclusively<T>(_ body: () async throws -> T) async throws -> T {
+        await turns.take()
+        do {
+            let value = try await body()
+            await turns.give()
+            return value
+        } catch {
+            await turns.give()
+            throw error
+        }
+    }
+
     static func configuration(_ running: Running, database: String) -> PostgresConnection.Configuration {
         PostgresConnection.Configuration(unixSocketPath: running.socket, username: "postgres", password: nil, database: database)
     }
@@ -164,6 +180,28 @@ final class _ClusterStartup: @unchecked Sendable {
                 }
                 for waiter in waiting { waiter.resume(returning: outcome) }
             }
+        }
+    }
+}
+
+/// One test at a time on the cluster, in the order they asked.
+actor _Turns {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func take() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
         }
     }
 }

@@ -169,45 +169,47 @@ struct PostgresLiveQueryTests {
     @Test("every query equals a fresh SELECT after every commit — random transactions, rollbacks, key changes, hostile values, every sort type")
     func oracle() async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
-        let (configuration, writer) = try await PostgresCluster.database(cluster)
-        defer { Task { try? await writer.close() } }
-        try await PG.execute(writer, Self.schema)
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("PostgreSQL oracle seed \(seed)")
-        var random = SeededRandomNumberGenerator(seed: seed)
-        for id in 1...30 { try await PG.execute(writer, "INSERT INTO item VALUES \(Self.randomRowValues(Int64(id), &random))") }
-        let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), logger: PG.logger)
-        var filterArguments = PostgresBindings()
-        filterArguments.append(Int64(50))
-        var queries: [(String, PostgresLiveQuery<Int64>, PostgresListFollower<Int64>)] = []
-        for (order, sort, section) in Self.sorts {
-            let request = PostgresLiveQueryRequest(table: "item", as: Int64.self, filter: "id < $1 OR name IS NULL", arguments: filterArguments,
-                                                   sort: sort, section: section)
-            let query = try await PostgresLiveQuery.open(request, in: database)
-            #expect(query.mode == .incremental, "\(order)")
-            queries.append((order, query, await PostgresListFollower(query)))
-        }
-        for step in 0..<60 {
-            let committed = try await Self.randomTransaction(writer, &random)
-            for (order, query, follower) in queries {
-                let result = try await query.upToDate()
-                let expected = try await PG.int64s(writer, "SELECT id FROM item WHERE id < 50 OR name IS NULL ORDER BY \(order)")
-                #expect(PG.ids(result) == expected, "step \(step) (\(committed ? "commit" : "rollback")), ORDER BY \(order), seed \(seed)")
-                await follower.waitFor(result)
-                await MainActor.run {
-                    #expect(follower.view.violations.isEmpty, "ORDER BY \(order), seed \(seed)")
-                    #expect(follower.dataSource.snapshot.itemCount == result.count, "ORDER BY \(order), seed \(seed)")
+        try await PostgresCluster.exclusively {
+            let (configuration, writer) = try await PostgresCluster.database(cluster)
+            defer { Task { try? await writer.close() } }
+            try await PG.execute(writer, Self.schema)
+            let seed = UInt64.random(in: 0...UInt64.max)
+            print("PostgreSQL oracle seed \(seed)")
+            var random = SeededRandomNumberGenerator(seed: seed)
+            for id in 1...30 { try await PG.execute(writer, "INSERT INTO item VALUES \(Self.randomRowValues(Int64(id), &random))") }
+            let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), logger: PG.logger)
+            var filterArguments = PostgresBindings()
+            filterArguments.append(Int64(50))
+            var queries: [(String, PostgresLiveQuery<Int64>, PostgresListFollower<Int64>)] = []
+            for (order, sort, section) in Self.sorts {
+                let request = PostgresLiveQueryRequest(table: "item", as: Int64.self, filter: "id < $1 OR name IS NULL", arguments: filterArguments,
+                                                       sort: sort, section: section)
+                let query = try await PostgresLiveQuery.open(request, in: database)
+                #expect(query.mode == .incremental, "\(order)")
+                queries.append((order, query, await PostgresListFollower(query)))
+            }
+            for step in 0..<60 {
+                let committed = try await Self.randomTransaction(writer, &random)
+                for (order, query, follower) in queries {
+                    let result = try await query.upToDate()
+                    let expected = try await PG.int64s(writer, "SELECT id FROM item WHERE id < 50 OR name IS NULL ORDER BY \(order)")
+                    #expect(PG.ids(result) == expected, "step \(step) (\(committed ? "commit" : "rollback")), ORDER BY \(order), seed \(seed)")
+                    await follower.waitFor(result)
+                    await MainActor.run {
+                        #expect(follower.view.violations.isEmpty, "ORDER BY \(order), seed \(seed)")
+                        #expect(follower.dataSource.snapshot.itemCount == result.count, "ORDER BY \(order), seed \(seed)")
+                    }
                 }
             }
+            let (_, grouped, _) = queries[queries.count - 1]
+            let sections = try await PG.strings(writer, "SELECT coalesce(encode(convert_to(grp, 'UTF8'), 'hex'), 'null') FROM (SELECT DISTINCT grp FROM item WHERE id < 50 OR name IS NULL) g ORDER BY grp")
+            #expect(grouped.latestResult.sectionCount == sections.count)
+            for (order, query, follower) in queries {
+                #expect(query.statistics.refetches == 0, "ORDER BY \(order) refetched")
+                await MainActor.run { #expect(follower.failures.isEmpty) }
+                await follower.stop()
+            }
+            await database.close()
         }
-        let (_, grouped, _) = queries[queries.count - 1]
-        let sections = try await PG.strings(writer, "SELECT coalesce(encode(convert_to(grp, 'UTF8'), 'hex'), 'null') FROM (SELECT DISTINCT grp FROM item WHERE id < 50 OR name IS NULL) g ORDER BY grp")
-        #expect(grouped.latestResult.sectionCount == sections.count)
-        for (order, query, follower) in queries {
-            #expect(query.statistics.refetches == 0, "ORDER BY \(order) refetched")
-            await MainActor.run { #expect(follower.failures.isEmpty) }
-            await follower.stop()
-        }
-        await database.close()
     }
 }

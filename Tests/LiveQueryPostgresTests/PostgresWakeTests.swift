@@ -13,30 +13,32 @@ struct PostgresWakeTests {
     @Test("with notifications, another session's commit reaches the query long before the fallback poll")
     func notifications() async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
-        let (configuration, writer) = try await PostgresCluster.database(cluster)
-        try await PG.execute(writer, "CREATE TABLE item (id bigint PRIMARY KEY, rank integer)")
-        let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(60)), logger: PG.logger)
-        let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self, sort: [SortTerm("rank")]), in: database)
-        let triggers = try await PG.strings(writer, "SELECT tgname::text FROM pg_trigger WHERE tgrelid = 'item'::regclass")
-        #expect(triggers == ["livelist_notify"])
-        var iterator = query.events.makeAsyncIterator()
-        _ = await iterator.next()   // .initial
-        for step in 1...5 {
-            let started = ContinuousClock.now
-            try await PG.execute(writer, "INSERT INTO item VALUES (\(step), \(-step))")
-            guard case let .update(update) = await iterator.next() else {
-                Issue.record("no update")
-                break
+        try await PostgresCluster.exclusively {
+            let (configuration, writer) = try await PostgresCluster.database(cluster)
+            try await PG.execute(writer, "CREATE TABLE item (id bigint PRIMARY KEY, rank integer)")
+            let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(60)), logger: PG.logger)
+            let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self, sort: [SortTerm("rank")]), in: database)
+            let triggers = try await PG.strings(writer, "SELECT tgname::text FROM pg_trigger WHERE tgrelid = 'item'::regclass")
+            #expect(triggers == ["livelist_notify"])
+            var iterator = query.events.makeAsyncIterator()
+            _ = await iterator.next()   // .initial
+            for step in 1...5 {
+                let started = ContinuousClock.now
+                try await PG.execute(writer, "INSERT INTO item VALUES (\(step), \(-step))")
+                guard case let .update(update) = await iterator.next() else {
+                    Issue.record("no update")
+                    break
+                }
+                #expect(PG.ids(update.result) == Array((1...Int64(step)).reversed()))
+                #expect(started.duration(to: .now) < .seconds(10), "woken by the notification, not the 60 s poll")
             }
-            #expect(PG.ids(update.result) == Array((1...Int64(step)).reversed()))
-            #expect(started.duration(to: .now) < .seconds(10), "woken by the notification, not the 60 s poll")
+            // A second database over the same tables finds the trigger there.
+            let again = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(60)), logger: PG.logger)
+            _ = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self), in: again)
+            await again.close()
+            await database.close()
+            try await writer.close()
         }
-        // A second database over the same tables finds the trigger there.
-        let again = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(60)), logger: PG.logger)
-        _ = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self), in: again)
-        await again.close()
-        await database.close()
-        try await writer.close()
     }
 
     @Test("a look that finds no WAL written since the last round takes no snapshot")

@@ -21,6 +21,13 @@ public struct LiveQueryExplanation: Sendable, CustomStringConvertible {
     /// The statement that fetches the result.
     public let sql: String
 
+    /// An explanation, as an engine makes it.
+    package init(path: LiveUpdatePath, notes: [String], sql: String) {
+        self.path = path
+        self.notes = notes
+        self.sql = sql
+    }
+
     public var description: String {
         ([path.description] + notes.map { "note: \($0)" }).joined(separator: "\n")
     }

@@ -64,6 +64,9 @@ extension RefetchReason {
         case orderByType(column: String, type: String)
         /// The base table is WITHOUT ROWID: its changes name no row.
         case withoutRowid(String)
+        /// A table whose changes must be matched to rows has no single-column primary key
+        /// (PostgreSQL names a changed row by its key).
+        case noSingleColumnKey(String)
         /// The base table's columns hide its rowid.
         case hiddenRowid(String)
         /// The query reads one of its tables beyond the rows it joins (a subquery, or a filter
@@ -111,6 +114,7 @@ extension RefetchReason {
             case let .customCollation(name): "custom collation \(name)"
             case let .orderByType(column, type): "ORDER BY \(column), of type \(type)"
             case let .withoutRowid(table): "\(table) is a WITHOUT ROWID table: its changes carry no row"
+            case let .noSingleColumnKey(table): "\(table) has no single-column primary key to match its changes to rows by"
             case let .hiddenRowid(table): "the columns of \(table) hide its rowid"
             case let .readsOwnTable(table): "the query reads \(table) beyond the rows it joins, so rows it did not touch can enter or leave"
             case let .unknownReads(message): "LiveList could not tell which tables the query's expressions read (\(message))"

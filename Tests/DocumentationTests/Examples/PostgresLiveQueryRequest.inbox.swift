@@ -3,11 +3,15 @@ import LiveQuery
 import LiveQueryPostgres
 import PostgresNIO
 
-func inbox(of owner: Int64) throws -> PostgresLiveQueryRequest<Int64> {
+func inbox(of owner: Int64) -> PostgresLiveQueryRequest<Int64> {
     var arguments = PostgresBindings()
     arguments.append(owner)
     return PostgresLiveQueryRequest(
-        table: "message", identity: "id", as: Int64.self,
-        filter: "owner = $1 AND NOT archived", arguments: arguments,
-        sort: [SortTerm("received", .descending)], version: "revision")
+        sql: """
+            SELECT m.id, m.subject, m.received, c.name AS sender
+            FROM message m JOIN contact c ON c.id = m.sender_id
+            WHERE m.owner = $1 AND NOT m.archived
+            ORDER BY c.name, m.received DESC
+            """,
+        arguments: arguments, as: Int64.self, section: "c.name", version: "m.revision")
 }

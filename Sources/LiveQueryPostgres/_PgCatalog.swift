@@ -1,0 +1,94 @@
+import PostgresNIO
+
+/// A table as the catalog describes it: its columns (type, collation) and primary key.
+struct _PgTable: Sendable {
+    struct Column: Sendable, Equatable {
+        var name: String
+        var attnum: Int
+        var typeOID: UInt32
+        var typeName: String
+        /// The collation's `collcollate` and provider (`c` libc, `i` ICU, `d` the database's).
+        var collation: String?
+        var collationName: String?
+        var provider: String?
+    }
+
+    var oid: UInt32
+    var schema: String
+    var name: String
+    /// `r` table, `p` partitioned table, `v` view, `m` materialized view, `f` foreign table.
+    var kind: String
+    var columns: [String: Column]
+    var primaryKey: [String]
+    /// The columns that begin an index (first key column), by attnum: where a lookup by value is cheap.
+    var indexedColumns: Set<Int>
+
+    var qualifiedName: String { _PostgresPlan.quoted(schema) + "." + _PostgresPlan.quoted(name) }
+
+    /// The single-column primary key, when the table has one.
+    var key: Column? { primaryKey.count == 1 ? columns[primaryKey[0]] : nil }
+}
+
+enum _PgCatalog {
+    /// The table `name` resolves to (with the connection's search path), or `nil`.
+    static func table(named name: String, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PgTable? {
+        var binds = PostgresBindings()
+        binds.append(name)
+        let found = try await session.rows("SELECT to_regclass($1)::oid::int8", binds)
+        guard let row = found.first, let oid = try _PostgresPlan.decode(row, as: Int64?.self) else { return nil }
+        return try await table(oid: UInt32(truncatingIfNeeded: oid), session)
+    }
+
+    /// The table of `oid`, or `nil`.
+    static func table(oid: UInt32, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PgTable? {
+        var binds = PostgresBindings()
+        binds.append(Int64(oid))
+        let found = try await session.rows("""
+            SELECT n.nspname::text, c.relname::text, c.relkind::text,
+                   (SELECT datcollate::text FROM pg_database WHERE datname = current_database()),
+                   (SELECT coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') FROM pg_database d WHERE datname = current_database()),
+                   coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey, a.attnum))
+                             FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                             WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
+                   coalesce((SELECT array_agg(DISTINCT i.indkey[0]::int8) FROM pg_index i WHERE i.indrelid = c.oid), '{}')
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::int8::oid
+            """, binds)
+        guard let relation = found.first else { return nil }
+        let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed) = try _PostgresPlan.decode(
+            relation, as: (String, String, String, String?, String?, [String], [Int64]).self)
+        var columns: [String: _PgTable.Column] = [:]
+        for row in try await session.rows("""
+            SELECT a.attname::text, a.attnum::int8, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text,
+                   \(locale), co.collprovider::text
+            FROM pg_attribute a LEFT JOIN pg_collation co ON co.oid = a.attcollation
+            WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
+            """, binds) {
+            let (column, attnum, type, typeName, collationName, collate, provider) = try _PostgresPlan.decode(
+                row, as: (String, Int64, Int64, String, String?, String?, String?).self)
+            var info = _PgTable.Column(name: column, attnum: Int(attnum), typeOID: UInt32(truncatingIfNeeded: type), typeName: typeName,
+                                       collation: collate, collationName: collationName, provider: provider)
+            if collationName == "default" {
+                info.collation = databaseCollation
+                info.provider = databaseProvider
+            }
+            columns[column] = info
+        }
+        return _PgTable(oid: oid, schema: schema, name: name, kind: kind, columns: columns, primaryKey: primaryKey,
+                        indexedColumns: Set(indexed.map(Int.init)))
+    }
+
+    /// A collation's locale: an ICU collation keeps it apart from `collcollate` (in `colliculocale`
+    /// on PostgreSQL 15 and 16, `colllocale` from 17), read whichever the server has.
+    private static let locale = "coalesce(to_jsonb(co) ->> 'colllocale', to_jsonb(co) ->> 'colliculocale', co.collcollate::text)"
+
+    /// The collation `name` (as ORDER BY … COLLATE names it): its `collcollate` and provider.
+    static func collation(named name: String, _ session: _PgSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
+        var binds = PostgresBindings()
+        binds.append(name)
+        guard let row = try await session.rows("""
+            SELECT \(locale), co.collprovider::text FROM pg_collation co WHERE co.collname = $1
+            ORDER BY co.collnamespace = 'pg_catalog'::regnamespace DESC LIMIT 1
+            """, binds).first else { return (nil, nil) }
+        return try _PostgresPlan.decode(row, as: (String?, String?).self)
+    }
+}

@@ -1,0 +1,183 @@
+import LiveQuery
+import PostgresNIO
+
+extension _PostgresPlanner {
+    /// The statements and layout of a SELECT followed row by row.
+    func make(_ incremental: Incremental, _ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)],
+              version: String?) throws(PostgresLiveQueryError) -> _PostgresPlan {
+        let identity = incremental.identity
+        guard let identityType = _PgType(oid: identity.typeOID), [.integer, .text, .uuid].contains(identityType) else {
+            throw .identityNotPrimaryKey(table: roles[0].table.qualifiedName, identity: identity.name + " (of type \(identity.typeName))")
+        }
+        if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
+            throw .identityTypeMismatch(column: identity.name, declared: "\(ID.self)")
+        }
+        let identityIsRowKey = identityType == .integer
+        let rules = incremental.terms.map(\.rule)
+        let identityRule = _PostgresOrdering.Rule(comparison: identityType.comparison, descending: false, nullsFirst: false)
+        let layout = _ResultLayout(ordering: _PostgresOrdering(rules: identityIsRowKey ? rules : rules + [identityRule]),
+                                   identityIsRowid: identityIsRowKey, sections: request.section != nil ? rules.first : nil,
+                                   sectionsArePositional: false)
+
+        let id = Self.quoted(roles[0].qualifier) + "." + Self.quoted(identity.name)
+        let sorts = incremental.terms.map(\.sql)
+        let order = incremental.terms.map { term in
+            term.sql + (term.collation.map { " COLLATE " + Self.quoted($0) } ?? "") + (term.rule.descending ? " DESC" : " ASC")
+                + (term.parsed.nulls.map { $0 == .first ? " NULLS FIRST" : " NULLS LAST" } ?? "")
+        } + [id + " ASC"]
+        let content = version ?? parsed.selectList
+        let head = "SELECT " + ([id] + sorts + [content]).joined(separator: ", ") + " FROM " + parsed.fromText
+        let filter = parsed.whereText.map { "(" + $0 + ")" }
+        let identities = "\(id) = ANY(CAST($\(request.arguments.count + 1) AS text[])::\(identity.typeName)[])"
+
+        // Contents: the columns the index reads (for the content token), then the SELECT's.
+        let contentCount = version == nil ? columns.count : 1
+        let offset = 1 + sorts.count + contentCount
+        let inner = "SELECT " + ([id] + sorts + [content] + (version == nil ? [] : [parsed.selectList])).joined(separator: ", ")
+            + " FROM " + parsed.fromText + " WHERE " + identities
+        let selectStart = version == nil ? 1 + sorts.count : offset
+        let payload = Self.payloadSQL(inner, raw: offset, columns: columns, firstSelected: selectStart)
+
+        let joins = incremental.links.keys.sorted().map { role in
+            joinLookup(role, links: incremental.links, roles: roles, identity: id)
+        }
+        var notes: [String] = []
+        for role in incremental.links.keys.sorted() {
+            guard let (parent, column) = incremental.links[role], !roles[parent].table.indexedColumns.contains(column.attnum) else { continue }
+            let table = roles[parent].table.qualifiedName
+            notes.append("\(table).\(Self.quoted(column.name)) has no index: each change to \(roles[role].table.qualifiedName) scans \(table) "
+                + "for the rows that meet it (CREATE INDEX ON \(table) (\(Self.quoted(column.name)))")
+        }
+        return _PostgresPlan(
+            roles: roles, identity: identity, identityIsRowKey: identityIsRowKey, sortColumns: incremental.terms.map(\.column), layout: layout,
+            sectionRule: request.section != nil ? rules.first : nil, refetchReason: nil, shape: .positional(sorts: sorts.count),
+            fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + " ORDER BY " + order.joined(separator: ", "),
+            rereadSQL: head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities,
+            payloadSQL: payload, payloadOffset: offset, columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
+            otherRelations: [], notes: notes)
+    }
+
+    /// The base rows that meet the changed rows of `role`'s table: along the joins' links from the
+    /// base table to the role's parent, by the parent's link column.
+    private func joinLookup(_ role: Int, links: [Int: (parent: Int, column: Column)], roles: [Role], identity: String) -> _PostgresPlan.JoinLookup {
+        guard let (parent, column) = links[role], let key = roles[role].table.key else {
+            preconditionFailure("a join lookup is made for linked roles only")
+        }
+        var path: [Int] = []
+        var step = parent
+        while step != 0, let link = links[step] {
+            path.insert(step, at: 0)
+            step = link.parent
+        }
+        func name(_ role: Int) -> String { roles[role].table.qualifiedName + " AS " + Self.quoted(roles[role].qualifier) }
+        var from = name(0)
+        for hop in path {
+            guard let link = links[hop], let hopKey = roles[hop].table.key else { continue }
+            from += " JOIN " + name(hop) + " ON " + Self.quoted(roles[hop].qualifier) + "." + Self.quoted(hopKey.name) + " = "
+                + Self.quoted(roles[link.parent].qualifier) + "." + Self.quoted(link.column.name)
+        }
+        let sql = "SELECT " + identity + " FROM " + from + " WHERE " + Self.quoted(roles[parent].qualifier) + "." + Self.quoted(column.name)
+            + " = ANY(CAST($1 AS text[])::" + key.typeName + "[])"
+        return _PostgresPlan.JoinLookup(role: role, key: key, sql: sql)
+    }
+
+    /// The statements and layout of a SELECT refetched on every commit to its tables, in the
+    /// server's order: the SELECT as written, its identity and section read from its columns.
+    func refetched(_ sql: String, _ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
+                   section: String?, reason: RefetchReason) throws(PostgresLiveQueryError) -> _PostgresPlan {
+        func column(named name: String) -> Int? {
+            let matching = columns.indices.filter { columns[$0].name == name }
+            return matching.count == 1 ? matching[0] : nil
+        }
+        let identityName = identity.map(Self.lastName) ?? roles.first?.table.key?.name ?? "id"
+        guard let identityColumn = column(named: identityName) else { throw .identityNotInResult(identityName) }
+        guard let identityType = _PgType(oid: columns[identityColumn].type) else {
+            throw .identityNotInResult(identityName + " (of a type that cannot identify rows)")
+        }
+        if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
+            throw .identityTypeMismatch(column: identityName, declared: "\(ID.self)")
+        }
+        var sectionColumn: Int?
+        var sectionRule: _PostgresOrdering.Rule?
+        if let section {
+            let name = Self.lastName(section)
+            guard let index = column(named: name), let first = parsed.orderBy.first,
+                  Self.same(first.text, section) || first.column?.name == name else { throw .sectionNotFirstSortTerm(section) }
+            sectionColumn = index
+            sectionRule = _PostgresOrdering.Rule(comparison: _PgType(oid: columns[index].type)?.comparison ?? .bytes, descending: first.descending,
+                                                 nullsFirst: first.nulls.map { $0 == .first } ?? first.descending)
+        }
+        let layout = _ResultLayout(ordering: _FetchOrder(), identityIsRowid: false, sections: sectionRule, sectionsArePositional: true)
+        let identityColumnName = Self.quoted(identityName)
+        let inner = "SELECT * FROM (" + sql + "\n) AS livelist_s WHERE livelist_s." + identityColumnName + "::text = ANY($\(request.arguments.count + 1)::text[])"
+        let payload = Self.payloadSQL(inner, raw: columns.count, columns: columns, firstSelected: 0)
+        let identity = _PgTable.Column(name: identityName, attnum: 0, typeOID: columns[identityColumn].type, typeName: "", collation: nil,
+                                       collationName: nil, provider: nil)
+        return _PostgresPlan(
+            roles: roles, identity: identity, identityIsRowKey: false, sortColumns: [], layout: layout, sectionRule: sectionRule, refetchReason: reason,
+            shape: .named(identity: identityColumn, section: sectionColumn), fetchSQL: sql, rereadSQL: sql, payloadSQL: payload,
+            payloadOffset: columns.count, columnNames: columns.map(\.name), arguments: request.arguments, joins: [], otherRelations: [], notes: [])
+    }
+
+    /// `alias.name` → `name`, unquoted as PostgreSQL reads it.
+    static func lastName(_ text: String) -> String {
+        guard let tokens = try? _PgSQLTokenizer.tokens(text), let last = tokens.last, case let .identifier(name, _) = last.kind else { return text }
+        return name
+    }
+
+    /// `inner`'s columns as they are (`raw` of them), then the SELECT's columns (from
+    /// `firstSelected`) as the wire carries them: numbers, text, bytes and booleans as PostgreSQL
+    /// sends them, every other type in PostgreSQL's text form (dates and times in UTC, ISO).
+    static func payloadSQL(_ inner: String, raw: Int, columns: [(name: String, type: UInt32)], firstSelected: Int) -> String {
+        let total = max(raw, firstSelected + columns.count)
+        let names = (0..<total).map { "c\($0)" }
+        let converted = columns.indices.map { index in
+            let name = "livelist_q.c\(firstSelected + index)"
+            return _PgType.carriedAsIs(columns[index].type) ? name : name + "::text"
+        }
+        return "SELECT " + (names[..<raw].map { "livelist_q." + $0 } + converted).joined(separator: ", ")
+            + " FROM (" + inner + ") AS livelist_q(" + names.joined(separator: ", ") + ")"
+    }
+
+    /// The tables the fetch reads, from the server's own plan: other tables (in subqueries) refetch
+    /// on change; a FROM table read more often than the FROM clause names it (a subquery over it)
+    /// makes the query refetch on every commit to it.
+    func readRelations(_ plan: inout _PostgresPlan) async throws(PostgresLiveQueryError) {
+        let rows = try await session.rows("EXPLAIN (FORMAT JSON, COSTS OFF, VERBOSE) " + plan.fetchSQL, plan.arguments)
+        guard let json = rows.first?.first(where: { _ in true })?.bytes.map({ String(buffer: $0) }) else { return }
+        var names: [String] = []
+        var rest = json[...]
+        // "Relation Name": "t", "Schema": "s" — VERBOSE names both for every scan.
+        while let range = rest.range(of: "\"Relation Name\": \"") {
+            let tail = rest[range.upperBound...]
+            guard let end = tail.firstIndex(of: "\"") else { break }
+            let relation = String(tail[..<end])
+            var schema = "public"
+            if let schemaRange = tail.range(of: "\"Schema\": \""), let schemaEnd = tail[schemaRange.upperBound...].firstIndex(of: "\"") {
+                schema = String(tail[schemaRange.upperBound..<schemaEnd])
+            }
+            names.append(Self.quoted(schema) + "." + Self.quoted(relation))
+            rest = tail[end...]
+        }
+        guard !names.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(names)
+        // Each scanned relation, as the table it belongs to (a partition: its root).
+        var scans: [UInt32: Int] = [:]
+        for row in try await session.rows("""
+            SELECT coalesce(pg_partition_root(to_regclass(name)), to_regclass(name))::oid::int8 FROM unnest($1::text[]) AS name
+            """, binds) {
+            if let oid = try _PostgresPlan.decode(row, as: Int64?.self) { scans[UInt32(truncatingIfNeeded: oid), default: 0] += 1 }
+        }
+        let roleCounts = Dictionary(plan.roles.map { ($0.table.oid, 1) }, uniquingKeysWith: +)
+        plan.otherRelations = Set(scans.keys).subtracting(roleCounts.keys)
+        guard plan.refetchReason == nil else { return }
+        for role in plan.roles where (scans[role.table.oid] ?? 0) > (roleCounts[role.table.oid] ?? 0) {
+            plan.refetchReason = .request([.readsOwnTable(role.table.qualifiedName)])
+            plan.layout = _ResultLayout(ordering: _FetchOrder(), identityIsRowid: false, sections: plan.sectionRule, sectionsArePositional: true)
+            plan.shape = .positional(sorts: plan.sortColumns.count)
+            plan.identityIsRowKey = false
+            return
+        }
+    }
+}
