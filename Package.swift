@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .library(name: "LiveListClient", targets: ["LiveListClient"]),
         .library(name: "LiveQueryPostgres", targets: ["LiveQueryPostgres"]),
+        .library(name: "LiveListServerPostgres", targets: ["LiveListServerPostgres"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
     dependencies: [
@@ -33,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // The PostgreSQL engine only: an app that follows SQLite never builds it.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // TLS for PostgreSQL URLs (sslmode=require); in the graph through postgres-nio.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         // `livelist serve --config`: published queries in YAML.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         // Counts allocations for `livelist bench`; only the `livelist-allocations` helper links it.
@@ -52,6 +55,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // A live query, its row cache, a presenter and a cell source as one object for list views.
         .target(name: "LiveQueryUI", dependencies: [
@@ -74,6 +78,11 @@ let package = Package(
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
+        ]),
+        // The server over PostgreSQL: the one module that needs both Hummingbird and postgres-nio.
+        .target(name: "LiveListServerPostgres", dependencies: [
+            "ListDiff", "LiveQuery", "LiveListWire", "LiveListServer", "LiveQueryPostgres",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
         .target(name: "LiveListClient", dependencies: [
@@ -107,9 +116,12 @@ let package = Package(
                 "ListPresenter",
                 "LiveQuery",
                 "LiveListServer",
+                "LiveListServerPostgres",
+                "LiveQueryPostgres",
                 "LiveListClient",
                 "LiveListWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -131,7 +143,8 @@ let package = Package(
         ]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "PostgresTestCluster",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -141,8 +154,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // A throwaway PostgreSQL cluster for the tests that need one.
+        .target(name: "PostgresTestCluster", dependencies: [
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/PostgresTestCluster"),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres",
+            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres", "PostgresTestCluster",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -156,7 +174,7 @@ let package = Package(
             name: "DocumentationTests",
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
-                "LiveListWire", "LiveListServer", "LiveListClient", "LiveQueryPostgres",
+                "LiveListWire", "LiveListServer", "LiveListClient", "LiveQueryPostgres", "LiveListServerPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -65,7 +65,7 @@ public final class LiveListServer: Sendable {
         public var idleTimeout: Duration = .seconds(30)
         /// How long after a failed read of rows the subscribers that lack them get their list again.
         public var readRetryDelay: Duration = .milliseconds(250)
-        /// The live queries' options.
+        /// The live queries' options, for a server made with ``LiveListServer/init(database:queries:configuration:logger:)``.
         public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
         /// then refuse every subscription).
@@ -77,18 +77,28 @@ public final class LiveListServer: Sendable {
 
     /// Its limits and tuning.
     public let configuration: Configuration
-    let database: any DatabaseWriter
+    /// What opens the published queries.
+    public let engine: any LiveQueryEngine
     let queries: [String: PublishedQuery]
     let registry = _HubRegistry()
     let loopWriters = _LoopWriters()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
-    /// beside writes). Commits by other processes reach subscribers when the database has a change
-    /// log (`ChangeTracking`); without one they are refetched.
-    public init(database: any DatabaseWriter, queries: [PublishedQuery], configuration: Configuration = Configuration(),
+    /// beside writes), with ``SQLiteEngine``. Commits by other processes reach subscribers when the
+    /// database has a change log (`ChangeTracking`); without one they are refetched.
+    public convenience init(database: any DatabaseWriter, queries: [PublishedQuery], configuration: Configuration = Configuration(),
+                            logger: Logger = Logger(label: "livelist.server")) {
+        self.init(engine: SQLiteEngine(database: database, options: configuration.liveQueryOptions), queries: queries,
+                  configuration: configuration, logger: logger)
+    }
+
+    /// A server of `queries` opened by `engine`: ``SQLiteEngine``, `PostgresEngine` (of
+    /// `LiveListServerPostgres`, whose versions every server over the same database shares), or an
+    /// app's own.
+    public init(engine: any LiveQueryEngine, queries: [PublishedQuery], configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "livelist.server")) {
-        self.database = database
+        self.engine = engine
         self.queries = Dictionary(queries.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         self.logger = logger
@@ -229,16 +239,12 @@ public final class LiveListServer: Sendable {
 
     /// Opens the shared live query of `key`.
     func openHub(_ key: _HubKey, query: PublishedQuery) async throws -> _Hub {
-        let request: LiveQueryRequest<SQLValue>
-        do {
-            request = try query.request(key.arguments)
-        } catch {
-            throw WireError(sub: nil, code: .badArguments, message: "\(error)")
-        }
-        let live = try await LiveQuery.open(request, in: database, options: configuration.liveQueryOptions, callbackQueue: nil)
+        let live = try await engine.open(query, arguments: key.arguments)
+        // The versions' name: what the query shows, the same on every server that publishes it.
+        let definition = (try? query.sql(for: key.arguments))?.summary ?? "request"
         let registry = registry
         let hubBox = _HubBox()
-        let hub = _Hub(key: key, query: live, reader: database, configuration: configuration, writers: loopWriters, logger: logger) {
+        let hub = _Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, logger: logger) {
             Task { if let hub = hubBox.hub { await registry.drop(hub) } }
         }
         hubBox.hub = hub

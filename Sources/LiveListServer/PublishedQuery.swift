@@ -15,32 +15,87 @@ import LiveQuery
 ///     section: "day")
 /// ```
 public struct PublishedQuery: Sendable {
+    /// What the query shows.
+    public enum Definition: Sendable {
+        /// A SELECT whose `:name` placeholders are the parameters, for any engine; `identity`,
+        /// `section` and `version` are read as the engine reads a local request's.
+        case sql(String, identity: String?, section: String?, version: String?)
+        /// A SELECT made from the arguments, for any engine: for a query whose shape (its sort, say)
+        /// depends on them.
+        case madeSQL(@Sendable (_ arguments: [String: WireValue]) throws -> SQL)
+        /// A SQLite request made from the arguments (``SQLiteEngine`` only).
+        case sqliteRequest(@Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>)
+    }
+
+    /// A SELECT as an engine runs it: its `:name` placeholders' values, and how its rows are
+    /// identified, grouped and versioned.
+    public struct SQL: Sendable, Hashable {
+        public var text: String
+        /// The values of its `:name` placeholders.
+        public var arguments: [String: WireValue]
+        public var identity: String?
+        public var section: String?
+        public var version: String?
+
+        /// A SELECT.
+        public init(_ text: String, arguments: [String: WireValue] = [:], identity: String? = nil, section: String? = nil, version: String? = nil) {
+            self.text = text
+            self.arguments = arguments
+            self.identity = identity
+            self.section = section
+            self.version = version
+        }
+
+        /// What it says, the same on every server: part of the name of its versions, so that a
+        /// client never resumes a list of another definition.
+        var summary: String {
+            ([text, identity ?? "", section ?? "", version ?? ""] + arguments.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                .joined(separator: "\u{1}")
+        }
+    }
+
+    /// The SELECT for validated `arguments` (`nil` for a SQLite request).
+    public func sql(for arguments: [String: WireValue]) throws -> SQL? {
+        switch definition {
+        case let .sql(text, identity, section, version):
+            SQL(text, arguments: arguments, identity: identity, section: section, version: version)
+        case let .madeSQL(make):
+            try make(arguments)
+        case .sqliteRequest:
+            nil
+        }
+    }
+
     /// The name clients subscribe to.
     public var name: String
     /// What clients must (or may) give.
     public var parameters: [QueryParameter]
-    /// The live query for validated arguments (one for each parameter, by name).
-    public var request: @Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>
+    /// What it shows.
+    public var definition: Definition
 
-    /// Publishes a request made from the arguments.
+    /// Publishes a SELECT made from the arguments (one for each parameter, by name), for any engine.
+    public init(name: String, parameters: [QueryParameter] = [], sql: @escaping @Sendable (_ arguments: [String: WireValue]) throws -> SQL) {
+        self.name = name
+        self.parameters = parameters
+        definition = .madeSQL(sql)
+    }
+
+    /// Publishes a SQLite request made from the arguments (one for each parameter, by name).
     public init(name: String, parameters: [QueryParameter] = [],
                 request: @escaping @Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>) {
         self.name = name
         self.parameters = parameters
-        self.request = request
+        definition = .sqliteRequest(request)
     }
 
     /// Publishes a SELECT whose `:name` placeholders are the parameters; `identity`, `section`
     /// and `version` name result columns as for a local live query (the identity defaults to the
-    /// base table's rowid).
+    /// base table's rowid, or primary key).
     public init(name: String, sql: String, parameters: [QueryParameter] = [], identity: String? = nil,
                 section: String? = nil, version: String? = nil) {
-        self.init(name: name, parameters: parameters) { arguments in
-            var bound: [String: (any DatabaseValueConvertible)?] = [:]
-            for (name, value) in arguments { bound[name] = value.sql.databaseValue }
-            return LiveQueryRequest(sql: sql, arguments: StatementArguments(bound), identity: identity, as: SQLValue.self,
-                                    section: section, version: version)
-        }
+        self.name = name
+        self.parameters = parameters
+        definition = .sql(sql, identity: identity, section: section, version: version)
     }
 
     /// The arguments checked against the parameters: every required one given, none unknown,

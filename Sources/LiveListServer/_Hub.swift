@@ -1,4 +1,3 @@
-import GRDB
 import ListDiff
 import LiveListWire
 import LiveQuery
@@ -29,6 +28,8 @@ final class _Hub: Sendable {
     enum Input: Sendable {
         case event(LiveQueryEvent<SQLValue>)
         case subscribe(_Subscriber, window: Range<Int>, resume: WireResume?)
+        /// A resuming subscriber whose version is ahead of this server's, asking again.
+        case resubscribe(_Subscriber, window: Range<Int>, resume: WireResume, attempt: Int)
         case window(_Subscriber, Range<Int>)
         case unsubscribe(_Subscriber)
         /// Subscribers whose frames were dropped (slow clients): each gets a reset.
@@ -50,25 +51,23 @@ final class _Hub: Sendable {
     }
 
     let key: _HubKey
-    let epoch: String
-    let query: LiveQuery<SQLValue>
+    let query: any ServedLiveQuery
     private let continuation: AsyncStream<Input>.Continuation
     private let tasks: [Task<Void, Never>]
 
-    init(key: _HubKey, query: LiveQuery<SQLValue>, reader: any DatabaseReader, configuration: LiveListServer.Configuration,
+    init(key: _HubKey, query: any ServedLiveQuery, definition: String, configuration: LiveListServer.Configuration,
          writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
         self.key = key
         self.query = query
-        epoch = _Hub.makeEpoch()
+        let versions = _HubVersions(query: query, key: key, definition: definition)
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.continuation = continuation
         let events = query.events
-        let epoch = epoch
         let forward = Task {
             for await event in events { continuation.yield(.event(event)) }
         }
         let loop = Task {
-            let state = _HubLoop(query: query, reader: reader, epoch: epoch, configuration: configuration, writers: writers, logger: logger,
+            let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, logger: logger,
                                  onTerminal: onTerminal) { input, delay in
                 Task {
                     try? await Task.sleep(for: delay)
@@ -96,10 +95,5 @@ final class _Hub: Sendable {
         continuation.finish()
         tasks[0].cancel()
         query.cancel()
-    }
-
-    private static func makeEpoch() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String(generator.next() as UInt64, radix: 36)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import ListDiff
 import LiveListWire
 import LiveQuery
@@ -23,9 +22,8 @@ final class _HubLoop {
         var window: Range<Int>
     }
 
-    let query: LiveQuery<SQLValue>
-    let reader: any DatabaseReader
-    let epoch: String
+    let query: any ServedLiveQuery
+    let versions: _HubVersions
     let configuration: LiveListServer.Configuration
     /// Held while a commit is queued for every subscriber: one hop per event loop.
     let writers: _LoopWriters
@@ -47,22 +45,27 @@ final class _HubLoop {
     private var groups: [Range<Int>: [Int: [_Subscriber]]]?
     /// Subscriptions that came before the first result, handled once it is there.
     var waiting: [_Hub.Input] = []
+    /// Resuming subscribers that wait for this server to catch up with their version.
+    var pendingResumes: Set<ObjectIdentifier> = []
     let payloads: _PayloadCache
 
-    init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, epoch: String, configuration: LiveListServer.Configuration,
+    init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
          writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void, schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
         self.query = query
-        self.reader = reader
-        self.epoch = epoch
+        self.versions = versions
         self.configuration = configuration
         self.writers = writers
         self.logger = logger
         self.onTerminal = onTerminal
         self.schedule = schedule
-        payloads = _PayloadCache(query: query, reader: reader, capacity: configuration.payloadCacheRows)
+        payloads = _PayloadCache(query: query, capacity: configuration.payloadCacheRows)
     }
 
-    var version: WireVersion { WireVersion(epoch: epoch, sequence: sequence) }
+    /// The version of the current result (the first result's before it is there).
+    var version: WireVersion {
+        guard let result else { return WireVersion(epoch: versions.epoch, sequence: 0) }
+        return versions.version(of: result, sequence: sequence)
+    }
 
     func handle(_ input: _Hub.Input) async {
         switch input {
@@ -73,6 +76,10 @@ final class _HubLoop {
                 return
             }
             await subscribe(subscriber, window: window, resume: resume)
+        case let .resubscribe(subscriber, window, resume, attempt):
+            // Still wanted: not unsubscribed (or moved) meanwhile.
+            guard pendingResumes.remove(subscriber.key) != nil else { return }
+            await subscribe(subscriber, window: window, resume: resume, attempt: attempt)
         case let .switchIn(subscriber, window, from):
             guard result != nil else {
                 waiting.append(input)
@@ -81,6 +88,7 @@ final class _HubLoop {
             await switchIn(subscriber, window: window, from: from)
         case let .detach(subscriber, reply):
             waiting.removeAll { $0.subscriber === subscriber }
+            pendingResumes.remove(subscriber.key)
             guard let result, let subscription = subscriptions.removeValue(forKey: subscriber.key) else {
                 reply.resume(returning: nil)
                 return
@@ -88,6 +96,7 @@ final class _HubLoop {
             reply.resume(returning: _Detached(result: result, version: version, window: subscription.window))
         case let .window(subscriber, window): await move(subscriber, to: window)
         case let .unsubscribe(subscriber):
+            pendingResumes.remove(subscriber.key)
             subscriptions[subscriber.key] = nil
             waiting.removeAll { $0.subscriber === subscriber }
         case let .resync(subscribers, reason):
@@ -114,6 +123,7 @@ final class _HubLoop {
             for input in waiting { await handle(input) }
         case let .update(update):
             guard let old = result else { return }
+            let fromVersion = version
             result = update.result
             let latency = update.latency.components
             observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
@@ -121,7 +131,7 @@ final class _HubLoop {
             sequence += 1
             buffer.append(Buffered(from: from, old: old, changeset: update.changeset))
             if buffer.count > configuration.resumeBufferSize { buffer.removeFirst(buffer.count - configuration.resumeBufferSize) }
-            await publish(update.changeset.changes, old: old, from: WireVersion(epoch: epoch, sequence: from))
+            await publish(update.changeset.changes, old: old, from: fromVersion)
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
             for subscription in subscriptions.values {
@@ -171,25 +181,56 @@ final class _HubLoop {
         return groups
     }
 
-    private func subscribe(_ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?) async {
-        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+    /// How a resuming client's list becomes the current one.
+    private enum Resumption {
+        /// The client's version is the current result's: nothing changed.
+        case current
+        /// The changesets from `buffer[index]` on, composed.
+        case buffered(index: Int)
+        /// The client is ahead of this server (another one showed it a later version): ask again
+        /// once this one has caught up.
+        case ahead
+        case unavailable
+    }
+
+    private func resumption(from client: WireVersion) -> Resumption {
+        guard let result, client.epoch == versions.epoch else { return .unavailable }
+        guard versions.isPositioned else {
+            guard client.sequence <= sequence else { return .unavailable }
+            if client.sequence == sequence { return .current }
+            return buffer.firstIndex { $0.from == client.sequence }.map { .buffered(index: $0) } ?? .unavailable
+        }
+        if query.holds(result, at: client.sequence) { return .current }
+        if let index = buffer.lastIndex(where: { query.holds($0.old, at: client.sequence) }) { return .buffered(index: index) }
+        if let position = query.position(of: result), client.sequence > position { return .ahead }
+        return .unavailable
+    }
+
+    private func subscribe(_ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?, attempt: Int = 0) async {
         guard let resume, let result else {
+            subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
             await reset(subscriber, reason: .subscribed)
             return
         }
-        guard resume.version.epoch == epoch, resume.version.sequence <= sequence,
-              let held = resume.held.range else {
+        let plan = resume.held.range == nil ? .unavailable : resumption(from: resume.version)
+        if case .ahead = plan, attempt < Self.catchUpAttempts {
+            pendingResumes.insert(subscriber.key)
+            schedule(.resubscribe(subscriber, window: window, resume: resume, attempt: attempt + 1), Self.catchUpInterval)
+            return
+        }
+        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+        guard let held = resume.held.range else {
             await reset(subscriber, reason: .versionUnavailable)
             return
         }
         let transition: _Transition
-        if resume.version.sequence == sequence {
+        switch plan {
+        case .ahead, .unavailable:
+            await reset(subscriber, reason: .versionUnavailable)
+            return
+        case .current:
             transition = _Transition(changes: ListChanges(), old: result, new: result)
-        } else {
-            guard let first = buffer.firstIndex(where: { $0.from == resume.version.sequence }) else {
-                await reset(subscriber, reason: .versionUnavailable)
-                return
-            }
+        case let .buffered(first):
             guard let composed = Self.compose(buffer[first...].map(\.changeset)),
                   composed.changes.count <= configuration.resetThreshold else {
                 await reset(subscriber, reason: .tooFarBehind)
@@ -200,10 +241,16 @@ final class _HubLoop {
         let positions = transition.missing(window: window, held: held)
         let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
+        let isCurrent = if case .current = plan { true } else { false }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
-                                         observedAt: resume.version.sequence == sequence ? nil : observedAt)
+                                         observedAt: isCurrent ? nil : observedAt)
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
+
+    /// A client ahead of this server waits for it this often, this many times (2 s in all), then
+    /// gets this server's list.
+    static let catchUpInterval: Duration = .milliseconds(20)
+    static let catchUpAttempts = 100
 
     /// A subscriber that held `from` (another live query's list: its old arguments) gets one
     /// changeset from that list to this one, with the rows of its window it lacks — or a reset
@@ -283,7 +330,7 @@ final class _HubLoop {
             let section = result.sectionInfo(at: index)
             sections.append(WireSection(key: section.key.wire, count: section.count))
         }
-        let message = WireReset(sub: 0, version: version, reason: reason, columns: query.payloadColumnNames, sections: sections,
+        let message = WireReset(sub: 0, version: version, reason: reason, columns: query.columnNames, sections: sections,
                                 window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true)
     }

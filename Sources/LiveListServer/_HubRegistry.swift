@@ -1,4 +1,3 @@
-import GRDB
 import LiveListWire
 import LiveQuery
 import Logging

@@ -1,4 +1,3 @@
-import GRDB
 import LiveListWire
 import LiveQuery
 
@@ -6,19 +5,17 @@ import LiveQuery
 /// windows and many commits are read and converted once. Bounded: past `capacity` rows it starts
 /// over.
 final class _PayloadCache {
-    let query: LiveQuery<SQLValue>
-    let reader: any DatabaseReader
+    let query: any ServedLiveQuery
     let capacity: Int
     private var values: [SQLValue: (token: UInt64, values: [WireValue])] = [:]
 
-    init(query: LiveQuery<SQLValue>, reader: any DatabaseReader, capacity: Int) {
+    init(query: any ServedLiveQuery, capacity: Int) {
         self.query = query
-        self.reader = reader
         self.capacity = capacity
     }
 
     /// The rows at `positions` of `result`, with their content where it can be read exactly at
-    /// the result's version (see `LiveQuery.exactPayloads`); `nil` content otherwise. `failed`:
+    /// the result's version (see ``ServedLiveQuery/values(of:)``); `nil` content otherwise. `failed`:
     /// the read failed, and its rows have no content though they may not change again.
     ///
     /// - Complexity: O(p log n) for p positions, plus one read for the rows not cached.
@@ -37,7 +34,7 @@ final class _PayloadCache {
         var read: [SQLValue: [SQLValue]] = [:]
         var failed = false
         do {
-            read = try await query.exactPayloads(of: Array(unread.values), reader: reader)
+            read = try await query.values(of: Array(unread.values))
         } catch {
             failed = true
         }

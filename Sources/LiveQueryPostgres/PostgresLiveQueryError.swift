@@ -42,6 +42,8 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case timedOut(sql: String, after: Duration)
     /// The connection is closed, or the live database was closed.
     case connectionClosed
+    /// A PostgreSQL URL that does not say how to connect.
+    case invalidURL(String, reason: String)
     /// Something else went wrong.
     case underlying(any Error)
 
@@ -73,6 +75,7 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .server(error, sql): "PostgreSQL: \(Self.message(error)) in \(sql)"
         case let .timedOut(sql, after): "no answer from PostgreSQL within \(after) to \(sql); the connection was closed"
         case .connectionClosed: "the connection to PostgreSQL is closed"
+        case let .invalidURL(url, reason): "\(url) is not a PostgreSQL URL: \(reason)"
         case let .underlying(error): "\(error)"
         }
     }

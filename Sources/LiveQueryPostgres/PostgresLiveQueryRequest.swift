@@ -104,3 +104,28 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
         return "PostgresLiveQueryRequest(" + parts.joined(separator: "; ") + ")"
     }
 }
+
+extension PostgresLiveQueryRequest {
+    /// `sql` with its `:name` placeholders numbered `$1`, `$2`… in the order their names first
+    /// appear (a name used twice is one argument), and the names in that order; `::` casts,
+    /// strings, quoted names and comments are left as they are. `nil` when the SQL cannot be read
+    /// (PostgreSQL will say why when it runs).
+    /// - Complexity: O(n) for n bytes.
+    public static func numberingPlaceholders(in sql: String) -> (sql: String, names: [String])? {
+        guard let tokens = try? _PgSQLTokenizer.tokens(sql) else { return nil }
+        var bytes = Array(sql.utf8)
+        var names: [String] = []
+        var replacements: [(Range<Int>, [UInt8])] = []
+        for (index, token) in tokens.enumerated() where token.isPunctuation == ":" && index + 1 < tokens.count {
+            let next = tokens[index + 1]
+            guard next.range.lowerBound == token.range.upperBound, case let .identifier(name, false) = next.kind else { continue }
+            if index > 0, tokens[index - 1].range.upperBound == token.range.lowerBound, tokens[index - 1].isPunctuation == ":" { continue }
+            if !names.contains(name) { names.append(name) }
+            let number = (names.firstIndex(of: name) ?? 0) + 1
+            replacements.append((token.range.lowerBound..<next.range.upperBound, Array("$\(number)".utf8)))
+        }
+        for (range, text) in replacements.reversed() { bytes.replaceSubrange(range, with: text) }
+        return (String(decoding: bytes, as: UTF8.self), names)
+    }
+}
+

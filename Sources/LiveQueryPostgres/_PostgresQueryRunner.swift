@@ -36,6 +36,10 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     private let versionLock = NSLock()
     private var versions = _StateVersions()
     private var appliedVersion: PostgresLSN
+    /// The end of the last absorbed commit that touched the query's tables, until it is applied:
+    /// what a result that round delivers is at (commits after it in the round do not change it,
+    /// so every follower of the database gives the result the same position).
+    private var lastTouch: UInt64?
     /// When the last apply failed; `nil` once one succeeds.
     private var lastFailure: ContinuousClock.Instant?
 
@@ -88,6 +92,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let touching = !commit.reshaped.isDisjoint(with: read) || !commit.truncated.isDisjoint(with: read)
             || read.contains { commit.touched[$0] != nil }
         versionLock.withLock { versions.committed(at: commit.endLSN.value, touching: touching) }
+        if touching { lastTouch = commit.endLSN.value }
         guard touching, tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)
@@ -194,7 +199,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
         if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
-        versionLock.withLock { versions.applying(at: version.value) }
+        let position = lastTouch ?? version.value
+        lastTouch = nil
+        versionLock.withLock { versions.applying(at: position) }
         do throws(PostgresLiveQueryError) {
             // Its own savepoint: a failing read leaves the round's transaction, and so the other
             // queries' reads in the same snapshot, as they were.
@@ -219,7 +226,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         lastFailure = nil
         let state = tracker.channel.latestResult.stateID
         versionLock.withLock {
-            if let state { versions.settled(state, at: version.value) }
+            if let state { versions.settled(state, at: position) }
+            // The round's commits after its last touching one did not touch the query.
+            versions.committed(at: version.value, touching: false)
             appliedVersion = max(appliedVersion, version)
         }
     }

@@ -2,9 +2,12 @@ import ArgumentParser
 import Foundation
 import GRDB
 import LiveListServer
+import LiveListServerPostgres
 import LiveListTools
 import LiveListWire
 import LiveQuery
+import LiveQueryPostgres
+import PostgresNIO
 import Logging
 
 /// `livelist serve`: published live queries over WebSocket.
@@ -17,10 +20,19 @@ struct ServeCommand: ParsableCommand {
             (arguments "sort": "activity", "sender" or "unread", and "filter": text the sender or the subject contains). Otherwise publish queries over --db with --query NAME=SQL
             (":name" placeholders become parameters of any type) and optionally --section NAME=COLUMN. The endpoint is
             ws://HOST:PORT/live, its health GET /live/health. SIGINT or SIGTERM shut down gracefully.
+
+            With --postgres URL (postgres://user:password@host:port/database), the queries (and the demo's table) are PostgreSQL's,
+            followed through logical decoding; several instances may serve one database, and a client resumes on any of them.
+            Give each instance a persistent replication slot with --slot NAME to survive its restarts (drop the slots of retired
+            instances: see docs/POSTGRESQL.md).
             """
     )
 
     @Option(help: "The SQLite database to serve.") var db: String?
+    @Option(help: "The PostgreSQL database to serve: postgres://user:password@host:port/database.") var postgres: String?
+    @Option(help: "PostgreSQL: a persistent replication slot for this instance (default: a temporary one).") var slot: String?
+    @Option(help: "PostgreSQL: how commits are noticed, notify (a statement trigger per table, if the role may add it) or poll.") var wake = "notify"
+    @Option(help: "PostgreSQL: how often the slot is looked at, in milliseconds (with notify: for tables without the trigger).") var pollInterval = 50
     @Option(help: "A YAML file of published queries (and token verification).") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
@@ -32,7 +44,11 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The port to listen on (0: any free port).") var port = 8080
 
     func validate() throws {
-        guard demo || db != nil || config != nil else { throw ValidationError("give --db PATH, --config FILE or --demo") }
+        guard demo || db != nil || postgres != nil || config != nil else { throw ValidationError("give --db PATH, --postgres URL, --config FILE or --demo") }
+        guard db == nil || postgres == nil else { throw ValidationError("give --db PATH or --postgres URL, not both") }
+        guard postgres != nil || slot == nil else { throw ValidationError("--slot names a PostgreSQL replication slot: give --postgres URL") }
+        guard wake == "notify" || wake == "poll" else { throw ValidationError("--wake is notify or poll") }
+        guard pollInterval > 0 else { throw ValidationError("--poll-interval must be positive") }
         guard demo || !query.isEmpty || config != nil else { throw ValidationError("publish at least one --query NAME=SQL, or give --config FILE") }
         guard !(demo && config != nil) else { throw ValidationError("--demo serves its own queries: leave out --config") }
         guard writesPerSecond >= 0 else { throw ValidationError("--writes-per-second must not be negative") }
@@ -41,22 +57,67 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let file = try config.map { path throws(InputError) in (path, try ServeConfiguration.load(path)) }
-        let (database, queries, writer) = try open(file)
         var configuration = LiveListServer.Configuration()
         configuration.perMessageDeflate = perMessageDeflate
         if let (path, file) = file {
             configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: path) }
         }
+        if let postgres {
+            try servePostgres(url: postgres, file: file, configuration: configuration)
+            return
+        }
+        let (database, queries, writer) = try open(file)
         let server = LiveListServer(database: database, queries: queries, configuration: configuration)
-        let host = host
+        try run(server, queries: queries) { await writer?.stop() }
+    }
+
+    /// Serves until SIGINT or SIGTERM, then runs `finally`.
+    private func run(_ server: LiveListServer, queries: [PublishedQuery], finally: @escaping @Sendable () async -> Void) throws {
+        let (host, port, demo) = (host, port, demo)
         try waitFor {
             let app = server.application(host: host, port: port, demoPage: demo) { bound in
                 var line = "livelist serve: ws://\(host):\(bound)/live (\(queries.map(\.name).sorted().joined(separator: ", ")))\n"
                 if demo { line += "livelist serve: the live list in a browser: http://\(host):\(bound)/\n" }
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
-            try await app.runService()
+            do {
+                try await app.runService()
+            } catch {
+                await finally()
+                throw error
+            }
+            await finally()
+        }
+    }
+
+    /// `--postgres`: the published queries (or the demo's) over PostgreSQL.
+    private func servePostgres(url: String, file: (path: String, configuration: ServeConfiguration)?, configuration: LiveListServer.Configuration) throws {
+        let connection: PostgresConnection.Configuration
+        do {
+            connection = try PostgresLiveDatabase.configuration(url: url)
+        } catch {
+            throw InputError("--postgres: \(error)")
+        }
+        var queries = try publishedQueries()
+        if let file { queries += file.configuration.published }
+        if demo { queries = [PostgresInbox.inbox] }
+        let interval = Duration.milliseconds(pollInterval)
+        let wakeUp: PostgresLiveDatabase.WakeUp = wake == "poll" ? .poll(interval) : .notify(fallback: interval)
+        let slot: PostgresLiveDatabase.Slot = slot.map { .persistent($0) } ?? .temporary
+        let (rows, writesPerSecond, demo) = (rows, writesPerSecond, demo)
+        let database = try waitFor { () async throws -> PostgresLiveDatabase in
+            if demo { try await PostgresInbox.prepare(connection, rows: rows) }
+            do {
+                return try await PostgresLiveDatabase.connect(connection, slot: slot, wake: wakeUp)
+            } catch {
+                throw InputError("cannot follow PostgreSQL: \(error)")
+            }
+        }
+        let writer = demo && writesPerSecond > 0 ? PostgresDemoWriter(configuration: connection, writesPerSecond: writesPerSecond, seed: 1) : nil
+        let server = LiveListServer(engine: PostgresEngine(database: database), queries: queries, configuration: configuration)
+        try run(server, queries: queries) {
             await writer?.stop()
+            await database.close()
         }
     }
 
@@ -129,7 +190,7 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// The `:name` placeholders of `sql`, outside string literals.
+    /// The `:name` placeholders of `sql`, outside string literals (a `::` cast is not one).
     static func placeholders(in sql: String) -> [String] {
         var names: [String] = []
         var inString = false
@@ -137,6 +198,10 @@ struct ServeCommand: ParsableCommand {
         while index < sql.endIndex {
             let character = sql[index]
             if character == "'" { inString.toggle() }
+            if !inString, character == ":", sql[sql.index(after: index)...].first == ":" {
+                index = sql.index(index, offsetBy: 2)
+                continue
+            }
             if !inString, character == ":" {
                 var end = sql.index(after: index)
                 while end < sql.endIndex, sql[end].isLetter || sql[end].isNumber || sql[end] == "_" { end = sql.index(after: end) }

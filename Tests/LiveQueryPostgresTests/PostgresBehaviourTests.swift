@@ -4,6 +4,7 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
+import PostgresTestCluster
 import Testing
 
 /// What a PostgreSQL live query does beyond the common path: the server's order for collations

@@ -9,9 +9,12 @@ func unread(of owner: Int64, _ configuration: PostgresConnection.Configuration) 
     let database = try await PostgresLiveDatabase.connect(configuration)   // needs wal_level = logical
     var arguments = PostgresBindings()
     arguments.append(owner)
-    let request = PostgresLiveQueryRequest(table: "message", identity: "id", as: Int64.self,
-                                           filter: "owner = $1 AND NOT read", arguments: arguments,
-                                           sort: [SortTerm("received", .descending)], version: "revision")
+    let request = PostgresLiveQueryRequest(
+        sql: """
+            SELECT m.id, m.subject, c.name AS sender FROM message m JOIN contact c ON c.id = m.sender_id
+            WHERE m.owner = $1 AND NOT m.read ORDER BY m.received DESC
+            """,
+        arguments: arguments, as: Int64.self, version: "m.revision")
     let query = try await PostgresLiveQuery.open(request, in: database)
     for await event in query.events {
         if case let .update(update) = event { print(update.changeset.changes.count, "changes, now at", query.version) }

@@ -9,24 +9,24 @@ import Glibc
 /// `postgres` user when the tests run as root, which initdb refuses), `wal_level = logical`, a
 /// Unix socket only. Started once per test process, stopped when it exits. Without PostgreSQL's
 /// binaries the tests say so and skip — except when `LIVELIST_REQUIRE_POSTGRES` is set (CI).
-enum PostgresCluster {
-    struct Running: Sendable {
-        var folder: String
-        var socket: String
+public enum PostgresCluster {
+    public struct Running: Sendable {
+        public var folder: String
+        public var socket: String
     }
 
     /// Started on a thread of its own, not on the test's: initdb and pg_ctl take seconds, and a
     /// blocked thread of the concurrency pool (two on two cores) would stall the tests running beside.
     private static let startup = _ClusterStartup()
 
-    struct ClusterUnavailable: Error, CustomStringConvertible {
-        var description: String
+    public struct ClusterUnavailable: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    static var isRequired: Bool { ProcessInfo.processInfo.environment["LIVELIST_REQUIRE_POSTGRES"] != nil }
+    public static var isRequired: Bool { ProcessInfo.processInfo.environment["LIVELIST_REQUIRE_POSTGRES"] != nil }
 
     /// The cluster, or `nil` (printed once) when PostgreSQL is absent and not required.
-    static func running() async throws -> Running? {
+    public static func running() async throws -> Running? {
         switch await startup.result() {
         case let .success(running): return running
         case let .failure(reason):
@@ -35,7 +35,7 @@ enum PostgresCluster {
         }
     }
 
-    static func binaries() -> String? {
+    public static func binaries() -> String? {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
         for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
@@ -56,10 +56,25 @@ enum PostgresCluster {
     /// that leaves a daemon behind (as with tmux in the CLI tests). Nothing of this process but
     /// the standard streams goes to the server, which outlives the call.
     @discardableResult
-    static func run(_ arguments: [String], asServerUser: Bool) throws(ClusterUnavailable) -> String {
+    public static func run(_ arguments: [String], asServerUser: Bool) throws(ClusterUnavailable) -> String {
         let command = asServerUser && isRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments
         let outputPath = NSTemporaryDirectory() + "livelist-pg-command-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let pid = try spawn(command, outputPath: outputPath)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED && WEXITSTATUS == 0, spelled out (the macros are not imported).
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
+            throw ClusterUnavailable(description: "\(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+        }
+        return text
+    }
+
+    /// Starts `command` (its path first) with its output in the file at `outputPath` and no
+    /// descriptor of this process but the standard ones — a listening socket of a server in this
+    /// process must not outlive it in a child — and returns its process id, without waiting.
+    public static func spawn(_ command: [String], outputPath: String) throws(ClusterUnavailable) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -76,14 +91,7 @@ enum PostgresCluster {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, command[0], &actions, nil, &argv, environ)
         guard spawned == 0 else { throw ClusterUnavailable(description: "\(command[0]) did not start: errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // WIFEXITED && WEXITSTATUS == 0, spelled out (the macros are not imported).
-        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
-            throw ClusterUnavailable(description: "\(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
-        }
-        return text
+        return pid
     }
 
     fileprivate static func start() -> Result<Running, ClusterUnavailable> {
@@ -115,15 +123,15 @@ enum PostgresCluster {
         return .success(Running(folder: folder, socket: folder + "/.s.PGSQL.5432"))
     }
 
-    static let folder = NSTemporaryDirectory() + "livelist-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    public static let folder = NSTemporaryDirectory() + "livelist-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
 
-    static let logger = Logger(label: "livelist.tests.postgres")
+    public static let logger = Logger(label: "livelist.tests.postgres")
 
     private static let turns = _Turns()
 
     /// Runs `body` while no other test uses the cluster through this: suites run in parallel, and a
     /// test that looks at the WAL (or counts the server's work) must see its own commits only.
-    static func exclusively<T>(_ body: () async throws -> T) async throws -> T {
+    public static func exclusively<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
         await turns.take()
         do {
             let value = try await body()
@@ -135,12 +143,24 @@ enum PostgresCluster {
         }
     }
 
-    static func configuration(_ running: Running, database: String) -> PostgresConnection.Configuration {
+    public static func configuration(_ running: Running, database: String) -> PostgresConnection.Configuration {
         PostgresConnection.Configuration(unixSocketPath: running.socket, username: "postgres", password: nil, database: database)
     }
 
+    /// A URL for `livelist serve --postgres` to reach `database` over the cluster's socket.
+    public static func url(_ running: Running, database: String) -> String {
+        "postgres://postgres@/\(database)?host=\(running.folder)"
+    }
+
+    /// Restarts the cluster (`pg_ctl restart`, fast mode): every connection is cut, temporary
+    /// slots go, the WAL and persistent slots stay.
+    public static func restart() throws(ClusterUnavailable) {
+        guard let bin = binaries() else { throw ClusterUnavailable(description: "no pg_ctl") }
+        try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-m", "fast", "restart"], asServerUser: true)
+    }
+
     /// A new, empty database for one test, and a connection to it (the test's writer session).
-    static func database(_ running: Running) async throws -> (PostgresConnection.Configuration, PostgresConnection) {
+    public static func database(_ running: Running) async throws -> (PostgresConnection.Configuration, PostgresConnection) {
         let name = "t_\(UInt64.random(in: 0...UInt64.max))"
         let admin = try await PostgresConnection.connect(configuration: configuration(running, database: "postgres"), id: 1, logger: logger)
         try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)

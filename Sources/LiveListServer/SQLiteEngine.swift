@@ -1,0 +1,56 @@
+import GRDB
+import LiveListWire
+import LiveQuery
+
+/// The engine of a server over a SQLite database: its published queries are ``LiveQuery``s.
+/// Commits by other processes reach subscribers when the database has a change log
+/// (`ChangeTracking`); without one they are refetched. Versions are numbered by the server.
+public struct SQLiteEngine: LiveQueryEngine {
+    /// The database (a `DatabasePool` in WAL mode lets row reads run beside writes).
+    public let database: any DatabaseWriter
+    /// The live queries' options.
+    public var options: LiveQueryOptions
+
+    /// An engine over `database`.
+    public init(database: any DatabaseWriter, options: LiveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))) {
+        self.database = database
+        self.options = options
+    }
+
+    public func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
+        let request: LiveQueryRequest<SQLValue>
+        do {
+            if case let .sqliteRequest(make) = query.definition {
+                request = try make(arguments)
+            } else if let sql = try query.sql(for: arguments) {
+                var bound: [String: (any DatabaseValueConvertible)?] = [:]
+                for (name, value) in sql.arguments { bound[name] = value.sql.databaseValue }
+                request = LiveQueryRequest(sql: sql.text, arguments: StatementArguments(bound), identity: sql.identity, as: SQLValue.self,
+                                           section: sql.section, version: sql.version)
+            } else {
+                throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" has no definition")
+            }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(sub: nil, code: .badArguments, message: "\(error)")
+        }
+        let live = try await LiveQuery.open(request, in: database, options: options, callbackQueue: nil)
+        return _SQLiteServedQuery(query: live, reader: database)
+    }
+}
+
+/// A SQLite live query as the server publishes it.
+struct _SQLiteServedQuery: ServedLiveQuery {
+    let query: LiveQuery<SQLValue>
+    let reader: any DatabaseReader
+
+    var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
+    var columnNames: [String] { query.payloadColumnNames }
+
+    func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
+        try await query.exactPayloads(of: rows, reader: reader)
+    }
+
+    func cancel() { query.cancel() }
+}

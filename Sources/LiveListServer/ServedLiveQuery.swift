@@ -1,0 +1,43 @@
+import ListDiff
+import LiveListWire
+import LiveQuery
+
+/// A live query as a server publishes it, whatever its engine: its events, the values of its
+/// rows, and what its versions are. ``LiveQueryEngine/open(_:arguments:)`` makes one per
+/// distinct (query, arguments), shared by every subscriber.
+public protocol ServedLiveQuery: Sendable {
+    /// Every change and failure from now on, starting with `.initial(latest result)`.
+    var events: AsyncStream<LiveQueryEvent<SQLValue>> { get }
+    /// The names of the query's columns, in the order of ``values(of:)``'s values.
+    var columnNames: [String] { get }
+    /// The values of `rows` of a delivered result, exactly as that result holds them: a row whose
+    /// content changed since is left out (its update reloads it), and so is a row that is gone.
+    func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]]
+    /// Stops following; the events end.
+    func cancel()
+    /// The name of the positions results are at, shared by every server over the same database
+    /// (PostgreSQL's commit positions); `nil` when the server numbers results itself (SQLite's
+    /// queries: versions are then good on this server only).
+    var positionsName: String? { get }
+    /// The position a delivered result is at (with ``positionsName``).
+    func position(of result: LiveResult<SQLValue>) -> UInt64?
+    /// Whether a delivered result is also the query's result at `position` (with ``positionsName``).
+    func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool
+}
+
+extension ServedLiveQuery {
+    /// Results numbered by the server.
+    public var positionsName: String? { nil }
+    /// Results numbered by the server.
+    public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
+    /// Results numbered by the server.
+    public func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool { false }
+}
+
+/// What opens the live queries a server publishes: SQLite's (``SQLiteEngine``), PostgreSQL's
+/// (`PostgresEngine`, in `LiveListServerPostgres`), or an app's own.
+public protocol LiveQueryEngine: Sendable {
+    /// Opens `query` with validated `arguments` (one per parameter, by name). A request the
+    /// engine refuses (bad SQL, an unknown column) throws: the subscriber gets the error.
+    func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery
+}

@@ -1,0 +1,95 @@
+import ListDiff
+import LiveListServer
+import LiveListWire
+import LiveQuery
+import LiveQueryPostgres
+import PostgresNIO
+
+/// The engine of a server over PostgreSQL: its published queries are ``PostgresLiveQuery``s of
+/// one ``PostgresLiveDatabase``, and their versions are commit positions — the same on every
+/// server over the database, so several `livelist serve` instances share the load and a client
+/// resumes on any of them.
+///
+/// ```swift
+/// import Hummingbird
+/// import LiveListServer
+/// import LiveListServerPostgres
+/// import LiveQueryPostgres
+/// import PostgresNIO
+///
+/// func serve(_ configuration: PostgresConnection.Configuration) async throws {
+///     let database = try await PostgresLiveDatabase.connect(configuration, slot: .persistent("livelist_server_1"),
+///                                                           wake: .notify(fallback: .seconds(1)))
+///     let server = LiveListServer(engine: PostgresEngine(database: database), queries: [
+///         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message WHERE owner = :owner ORDER BY sender",
+///                        parameters: [QueryParameter("owner", type: .integer, claim: "sub")]),
+///     ])
+///     try await server.application(host: "127.0.0.1", port: 8080).runService()
+/// }
+/// ```
+///
+/// A published SELECT's `:name` placeholders become `$n` arguments: an integer is bound as
+/// `bigint`, a real as `double precision`, text as `text`, a blob as `bytea` (cast in the SQL where
+/// a column wants another type: `:id::uuid`).
+public struct PostgresEngine: LiveQueryEngine {
+    /// The database the queries follow.
+    public let database: PostgresLiveDatabase
+
+    /// An engine over `database`.
+    public init(database: PostgresLiveDatabase) {
+        self.database = database
+    }
+
+    public func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
+        let made: PublishedQuery.SQL?
+        do {
+            made = try query.sql(for: arguments)
+        } catch {
+            throw WireError(sub: nil, code: .badArguments, message: "\(error)")
+        }
+        guard let sql = made else {
+            throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" is a SQLite request: publish it as SQL to serve it from PostgreSQL")
+        }
+        let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql.text) ?? (sql.text, [])
+        var binds = PostgresBindings()
+        for name in names { Self.bind(sql.arguments[name] ?? .null, into: &binds) }
+        let request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
+                                               version: sql.version)
+        let live = try await PostgresLiveQuery.open(request, in: database)
+        return _PostgresServedQuery(query: live, database: database)
+    }
+
+    static func bind(_ value: WireValue, into binds: inout PostgresBindings) {
+        switch value {
+        case .null: binds.appendNull()
+        case let .integer(number): binds.append(number)
+        case let .real(number): binds.append(number)
+        case let .text(text): binds.append(text)
+        case let .blob(bytes): binds.append(ByteBuffer(bytes: bytes))
+        }
+    }
+}
+
+/// A PostgreSQL live query as the server publishes it: versions are its commit positions.
+struct _PostgresServedQuery: ServedLiveQuery {
+    let query: PostgresLiveQuery<SQLValue>
+    let database: PostgresLiveDatabase
+
+    var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
+    var columnNames: [String] { query.columnNames }
+
+    func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
+        try await query.values(of: rows)
+    }
+
+    func cancel() {
+        let query = query
+        Task { await query.cancel() }
+    }
+
+    var positionsName: String? { database.positionsName }
+
+    func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
+
+    func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool { query.holds(result, at: PostgresLSN(position)) }
+}
