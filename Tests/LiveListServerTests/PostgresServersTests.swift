@@ -305,4 +305,21 @@ struct PostgresServersTests {
             try await newWriter.close()
         }
     }
+
+    @Test("serve --demo --postgres: the inbox in PostgreSQL with its writer, shown by demo --remote headlessly with 0 inconsistencies")
+    func demoOverPostgres() async throws {
+        guard let cluster = try await PostgresCluster.running() else { return }
+        try await PostgresCluster.exclusively {
+            let (configuration, connection) = try await PostgresCluster.database(cluster)
+            try await connection.close()
+            let server = try await ServeProcess.start(["--demo", "--postgres", PostgresCluster.url(cluster, database: configuration.database ?? ""),
+                                                       "--rows", "3000", "--writes-per-second", "80"])
+            defer { server.kill() }
+            let output = try PostgresCluster.run([ServeProcess.executable, "demo", "--remote", server.url, "--headless", "--duration", "3"],
+                                                 asServerUser: false)
+            let summary = output.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(summary.hasPrefix("demo: ") && summary.contains(" 0 inconsistencies") && !summary.hasPrefix("demo: 0 batches"), "\(summary)")
+            #expect(server.terminate() == 0, "\(server.log)")
+        }
+    }
 }
