@@ -106,6 +106,9 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             // The fan-out load generator's bare connections.
             .product(name: "NIOPosix", package: "swift-nio"),
+            // The pg.* benchmarks: a server given by URL, or a throwaway cluster.
+            "LiveQueryPostgres", "LiveListServerPostgres", "ScratchPostgres",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .executableTarget(
             name: "livelist",
@@ -143,7 +146,7 @@ let package = Package(
         ]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "PostgresTestCluster",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "ScratchPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -154,13 +157,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        // A throwaway PostgreSQL cluster for the tests that need one.
-        .target(name: "PostgresTestCluster", dependencies: [
+        // A throwaway PostgreSQL cluster (initdb, pg_ctl) for the tests and the benchmarks.
+        .target(name: "ScratchPostgres", dependencies: [
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/PostgresTestCluster"),
+        ]),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres", "PostgresTestCluster",
+            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres", "ScratchPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

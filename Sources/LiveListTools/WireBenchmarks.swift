@@ -237,23 +237,27 @@ final class WireServer: Sendable {
         let server = LiveListServer(database: pool, queries: [
             PublishedQuery(name: "items", sql: WireBenchmarks.sql, version: "version"),
         ], configuration: configuration, logger: logger)
+        let serverLogger = logger
+        return try waitFor { try await start(server, logger: serverLogger) }
+    }
+
+    /// Serves `server` on a free loopback port.
+    static func start(_ server: LiveListServer, logger: Logger) async throws -> WireServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = server.application(port: 0) { port in continuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let running = Task.detached { try await group.run() }
-        let port = try waitFor {
-            for await port in ports { return port }
-            throw BenchFailure("the wire server did not start")
-        }
-        return WireServer(url: "ws://127.0.0.1:\(port)/live", group: group, running: running)
+        for await port in ports { return WireServer(url: "ws://127.0.0.1:\(port)/live", group: group, running: running) }
+        throw BenchFailure("the wire server did not start")
     }
 
     func stop() {
-        let group = group, running = running
-        _ = try? waitFor {
-            await group.triggerGracefulShutdown()
-            _ = await running.result
-        }
+        _ = try? waitFor { await self.shutDown() }
+    }
+
+    func shutDown() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
     }
 }
 

@@ -126,15 +126,22 @@ public enum WireFanout {
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
-    /// In the load generator: `subscribers` connections to `url`; prints "ready", then, when its
-    /// input gives the SELECT's count and first ids, one JSON line of figures.
-    public static func child(url: String, subscribers: Int, commitsFile: String) throws -> String {
+    /// In the load generator: `subscribers` connections to `urls` (space-separated; the
+    /// subscribers shared among them); prints "ready", then, when its input gives the SELECT's
+    /// count and first ids, one JSON line of figures.
+    public static func child(url urls: String, subscribers: Int, commitsFile: String) throws -> String {
+        let servers = urls.split(separator: " ").map(String.init)
+        guard let url = servers.first else { throw BenchFailure("fan-out: no server") }
         let clients = (0..<subscribers).map { _ in FanoutRecorder() }
         let checker = FanoutRecorder()
         let checkerTask = Task.detached { await FanoutChecker.run(url: url, recorder: checker) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         defer { try? group.syncShutdownGracefully() }
-        let channels = try FanoutConnections.open(url: url, subscribe: Array(subscribeText.utf8), recorders: clients, group: group)
+        var channels: [any Channel] = []
+        for (index, server) in servers.enumerated() {
+            let share = Array(clients[(subscribers * index / servers.count)..<(subscribers * (index + 1) / servers.count)])
+            channels += try FanoutConnections.open(url: server, subscribe: Array(subscribeText.utf8), recorders: share, group: group)
+        }
         let deadline = Date().addingTimeInterval(120)
         while (clients + [checker]).contains(where: { !$0.isSubscribed }) {
             guard Date() < deadline else { throw BenchFailure("fan-out: subscriptions did not all open within 120 s") }
@@ -158,8 +165,24 @@ public enum WireFanout {
         checkerTask.cancel()
         for channel in channels { channel.close(promise: nil) }
         let lines = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n")
-        let base = lines.first.flatMap { Int($0) } ?? 0
-        let commits = lines.dropFirst().compactMap { Double($0) }
+        // Counted versions: the first line is the version before the first commit, then each commit's time.
+        // Commit positions ("positions"): each commit's time and the WAL position just after it.
+        let positioned = lines.first == "positions"
+        let base = positioned ? 0 : lines.first.flatMap { Int($0) } ?? 0
+        let pairs = lines.dropFirst().map { $0.split(separator: " ") }
+        let commits = pairs.compactMap { $0.first.flatMap { Double($0) } }
+        let positions = positioned ? pairs.compactMap { $0.count > 1 ? Int($0[1]) : nil } : []
+        /// The commit a version leads to: its index (positions: the first commit whose WAL position after it is at or past the version).
+        func commit(of sequence: Int) -> Int? {
+            guard positioned else { return sequence > base && sequence <= base + commits.count ? sequence - base - 1 : nil }
+            var (low, high) = (0, positions.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if positions[middle] < sequence { low = middle + 1 } else { high = middle }
+            }
+            let index = low
+            return index < positions.count && (index == 0 || positions[index - 1] < sequence) ? index : nil
+        }
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * commits.count)
         var lost = 0, bytes = 0, frames = 0, resets = 0
@@ -172,8 +195,8 @@ public enum WireFanout {
             bytes += state.bytes
             frames += state.received.count
             if state.version != reference.version { equal = false }
-            for (sequence, time) in state.received where sequence > base && sequence <= base + commits.count {
-                latencies.append((time - commits[sequence - base - 1]) * 1_000)
+            for (sequence, time) in state.received {
+                if let index = commit(of: sequence) { latencies.append((time - commits[index]) * 1_000) }
             }
         }
         // -1: no changeset arrived at all (0 would read as a fast one).

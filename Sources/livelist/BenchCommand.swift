@@ -16,6 +16,8 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Leave glibc's allocator at its defaults (large blocks go back to the system after each run).")
     var defaultAllocator = false
     @Option(help: "Run only the benchmarks whose name starts with this prefix.") var filter: String?
+    @Option(help: "The PostgreSQL server of the pg.* benchmarks (postgres://user:password@host:port/database; default: a throwaway cluster).")
+    var postgres: String?
     @Option(help: .hidden) var child: String?
     @Option(help: .hidden) var childDatabase: String?
 
@@ -54,6 +56,12 @@ struct BenchCommand: ParsableCommand {
             try waitFor { try await ExternalBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try WireBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            let postgres = postgres
+            do {
+                try waitFor { try await PostgresBenchmarks.run(quick: quick, filter: filter, url: postgres) }.forEach(report)
+            } catch let failure as BenchFailure where failure.description.hasPrefix("no PostgreSQL") {
+                FileHandle.standardError.write(Data("livelist bench: skipped pg.*: \(failure.description)\n".utf8))
+            }
             if selected("web.update.100k") {
                 do {
                     report(try WebBenchmark.run(quick: quick))

@@ -4,7 +4,7 @@ import LiveListClient
 import LiveListWire
 import Logging
 import PostgresNIO
-import PostgresTestCluster
+import ScratchPostgres
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -4,7 +4,7 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
-import PostgresTestCluster
+import ScratchPostgres
 import Testing
 
 /// What a PostgreSQL live query does beyond the common path: the server's order for collations

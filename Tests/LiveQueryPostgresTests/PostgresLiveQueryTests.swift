@@ -5,7 +5,7 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
-import PostgresTestCluster
+import ScratchPostgres
 import Testing
 
 /// A live query's updates as they arrive, and the strict headless list they are applied to.

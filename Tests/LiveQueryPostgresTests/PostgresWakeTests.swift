@@ -4,7 +4,7 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
-import PostgresTestCluster
+import ScratchPostgres
 import Testing
 
 /// How commits are noticed: a notification from the tables' statement triggers wakes the queries
