@@ -23,21 +23,24 @@ public enum PostgresBenchmarks {
     static let sql = "SELECT id, name, version FROM item WHERE flag = 1 ORDER BY name"
     static let identitiesSQL = "SELECT id, version FROM item WHERE flag = 1 ORDER BY name, id"
 
-    /// The database the benchmarks use: `url`'s, or a fresh database of a throwaway cluster.
-    static func configuration(url: String?) async throws -> PostgresConnection.Configuration {
-        if let url {
-            do {
-                return try PostgresLiveDatabase.configuration(url: url)
-            } catch {
-                throw BenchFailure("--postgres: \(error)")
-            }
-        }
+    /// The database the benchmarks use, and its URL (for child processes): `url`'s, or a fresh
+    /// database of a throwaway cluster.
+    static func database(url: String?) async throws -> (PostgresConnection.Configuration, String) {
+        if let url { return (try configuration(url: url), url) }
         guard let cluster = try await PostgresCluster.running() else {
             throw BenchFailure("no PostgreSQL: give --postgres URL, or install PostgreSQL's server (initdb)")
         }
         let (configuration, connection) = try await PostgresCluster.database(cluster)
         try await connection.close()
-        return configuration
+        return (configuration, PostgresCluster.url(cluster, database: configuration.database ?? ""))
+    }
+
+    static func configuration(url: String) throws -> PostgresConnection.Configuration {
+        do {
+            return try PostgresLiveDatabase.configuration(url: url)
+        } catch {
+            throw BenchFailure("--postgres: \(error)")
+        }
     }
 
     static func connect(_ configuration: PostgresConnection.Configuration, id: Int = 1) async throws -> PostgresConnection {
@@ -64,12 +67,12 @@ public enum PostgresBenchmarks {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let names = ["pg.update.1m", "pg.open.1m", "pg.fanout"]
         guard !quick, names.contains(where: selected) else { return [] }
-        let configuration = try await configuration(url: url)
+        let (configuration, databaseURL) = try await database(url: url)
         let writer = try await connect(configuration)
         do {
             var results: [BenchResult] = []
             try await makeTable(writer)
-            if selected("pg.open.1m") { results.append(try await open(configuration)) }
+            if selected("pg.open.1m") { results.append(try open(url: databaseURL)) }
             if selected("pg.update.1m") { results.append(try await update(configuration, writer: writer)) }
             if selected("pg.fanout") { results.append(try await PostgresFanout.run(configuration, writer: writer)) }
             try await writer.close()
@@ -84,34 +87,64 @@ public enum PostgresBenchmarks {
 
     // MARK: - pg.open.1m
 
-    /// Opening the query: its first screen, then the whole index, and the index's memory per row.
-    static func open(_ configuration: PostgresConnection.Configuration) async throws -> BenchResult {
-        let database = try await PostgresLiveDatabase.connect(configuration, logger: logger)
-        defer { Task { await database.close() } }
-        let residentBefore = LiveQueryBenchmarks.residentBytes()
+    /// Opening the query, in fresh processes with glibc's default allocator (interleaved with its
+    /// floor, the same ordered SELECT read into an array): the first screen, the whole index, and
+    /// the memory the index holds per row.
+    static func open(url: String) throws -> BenchResult {
+        var samples: [[String: Double]] = [], floors: [Double] = []
+        for _ in 0..<ChildMeasurements.processes {
+            samples.append(try ChildMeasurements.spawn("pg-open", database: url))
+            if let floor = try ChildMeasurements.spawn("pg-open-floor", database: url)["ms"] { floors.append(floor) }
+        }
+        let firstScreens = samples.compactMap { $0["first_screen_ms"] }, wholes = samples.compactMap { $0["ms"] }
+        guard firstScreens.count == ChildMeasurements.processes, floors.count == ChildMeasurements.processes else {
+            throw BenchFailure("pg.open.1m: a child process failed")
+        }
+        var result = BenchResult(name: "pg.open.1m", medianMilliseconds: LiveQueryBenchmarks.median(firstScreens), runs: firstScreens.count)
+        result.baseline = "floor: the same ordered SELECT read into an array"
+        result.baselineMedianMilliseconds = LiveQueryBenchmarks.median(floors)
+        result.add("whole_index_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(wholes))))
+        result.add("whole_index_floor_ratio", .double(BenchResult.rounded(LiveQueryBenchmarks.median(zip(wholes, floors).map { $0 / $1 }))))
+        result.add("first_screen_max_ms", .double(BenchResult.rounded(firstScreens.max() ?? 0)))
+        for key in ["first_screen_rows", "in_result", "bytes_per_row", "peak_resident_bytes"] {
+            let values = samples.compactMap { $0[key] }
+            if !values.isEmpty { result.add(key, .integer(Int64(LiveQueryBenchmarks.median(values)))) }
+        }
+        result.add("processes", .integer(Int64(ChildMeasurements.processes)))
+        return result
+    }
+
+    /// In a child process: one measurement of `pg.open.1m` (`pg-open`) or of its floor
+    /// (`pg-open-floor`), as one JSON line.
+    public static func child(_ which: String, url: String) async throws -> String {
+        let configuration = try configuration(url: url)
         let clock = ContinuousClock()
+        if which == "pg-open-floor" {
+            let connection = try await connect(configuration, id: 3)
+            let start = clock.now
+            var rows: [(Int64, String, Int32)] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql + ", id"), logger: logger).decode((Int64, String, Int32).self) {
+                rows.append(row)
+            }
+            let milliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
+            blackHole(rows.count)
+            try await connection.close()
+            return #"{"ms": \#(milliseconds), "rows": \#(rows.count)}"#
+        }
+        let database = try await PostgresLiveDatabase.connect(configuration, logger: logger)
+        let residentBefore = LiveQueryBenchmarks.residentBytes()
         let start = clock.now
         let query = try await PostgresLiveQuery.open(request, in: database)
         let opened = clock.now
-        let firstScreen = query.initialResult.count
-        var whole = opened
-        if !query.initialResult.isComplete {
-            for await event in query.events {
-                if case let .update(update) = event, update.path == .firstFetchCompleted {
-                    whole = clock.now
-                    break
-                }
-            }
-        }
-        let resident = LiveQueryBenchmarks.residentBytes() - residentBefore
-        let count = query.latestResult.count
-        var result = BenchResult(name: "pg.open.1m", medianMilliseconds: Stopwatch.milliseconds(start.duration(to: opened)), runs: 1)
-        result.add("first_screen_rows", .integer(Int64(firstScreen)))
-        result.add("whole_index_ms", .double(BenchResult.rounded(Stopwatch.milliseconds(start.duration(to: whole)))))
-        result.add("in_result", .integer(Int64(count)))
-        result.add("resident_bytes_per_row", .integer(Int64(max(0, resident) / max(1, count))))
-        await query.cancel()
-        return result
+        let whole = try await query.upToDate()
+        let done = clock.now
+        let added = LiveQueryBenchmarks.residentBytes() - residentBefore
+        let peak = LiveQueryBenchmarks.peakResidentBytes()
+        let line = #"{"first_screen_ms": \#(Stopwatch.milliseconds(start.duration(to: opened))), "ms": \#(Stopwatch.milliseconds(start.duration(to: done))), "#
+            + #""first_screen_rows": \#(query.initialResult.count), "in_result": \#(whole.count), "bytes_per_row": \#(added / max(1, whole.count)), "#
+            + #""peak_resident_bytes": \#(peak)}"#
+        await database.close()
+        return line
     }
 
     // MARK: - pg.update.1m

@@ -34,10 +34,16 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     }
 
     /// Validates `request` against the catalog, reads its result, and starts following it.
-    /// - Complexity: O(n) for a result of n rows.
-    public static func open(_ request: PostgresLiveQueryRequest<ID>, in database: PostgresLiveDatabase)
+    ///
+    /// A query followed row by row whose result has more than `firstScreenRows` rows returns with
+    /// its first `firstScreenRows` (``LiveResult/isComplete`` is then `false`); the rest is read
+    /// beside the rounds, in the same snapshot, and arrives as one update whose path is
+    /// ``LiveUpdatePath/firstFetchCompleted``, with the commits made meanwhile applied.
+    /// `nil` reads the whole result before returning.
+    /// - Complexity: O(`firstScreenRows`) before returning; O(n) for a result of n rows in all.
+    public static func open(_ request: PostgresLiveQueryRequest<ID>, in database: PostgresLiveDatabase, firstScreenRows: Int? = 200)
         async throws(PostgresLiveQueryError) -> PostgresLiveQuery<ID> {
-        PostgresLiveQuery(runner: try await database.engine.open(request), database: database)
+        PostgresLiveQuery(runner: try await database.engine.open(request, firstScreen: firstScreenRows), database: database)
     }
 
     /// Validates `request` and says how it would be followed, without opening it: the path, advice
@@ -109,6 +115,10 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// `await` this to see the write in the list.
     public func upToDate() async throws(PostgresLiveQueryError) -> LiveResult<ID> {
         try await database.engine.poll(force: true)
+        if !runner.restLock.withLock({ runner.isWhole }) {
+            await runner.waitForWholeResult()
+            try await database.engine.poll(force: true)
+        }
         return latestResult
     }
 

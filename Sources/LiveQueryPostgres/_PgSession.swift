@@ -16,17 +16,25 @@ struct _PgSession: Sendable {
     /// waiting even after the close — so a dead server never holds the engine still.
     /// - Complexity: O(rows); the rows are held until the statement ends.
     func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresLiveQueryError) -> [PostgresRow] {
+        try await decoded(sql, binds) { $0 }
+    }
+
+    /// Each row of `sql` as `decode` makes it, as the rows arrive — only what `decode` keeps is
+    /// held, not the rows — within ``timeout`` as ``rows(_:_:)``.
+    /// - Complexity: O(rows).
+    func decoded<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+                              _ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
         let (connection, logger, timeout) = (connection, logger, timeout)
-        let race = _StatementRace()
-        let outcome: Result<[PostgresRow], any Error> = await withCheckedContinuation { continuation in
+        let race = _StatementRace<[T]>()
+        let outcome: Result<[T], any Error> = await withCheckedContinuation { continuation in
             race.start(continuation)
             let statement = Task {
                 do {
-                    var rows: [PostgresRow] = []
+                    var values: [T] = []
                     for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                        rows.append(row)
+                        values.append(decode(row))
                     }
-                    race.finish(.success(rows))
+                    race.finish(.success(values))
                 } catch {
                     race.finish(.failure(error))
                 }
@@ -43,7 +51,7 @@ struct _PgSession: Sendable {
             })
         }
         switch outcome {
-        case let .success(rows): return rows
+        case let .success(values): return values
         case let .failure(error as PostgresLiveQueryError): throw error
         case let .failure(error): throw Self.failure(error, sql: sql)
         }
@@ -78,8 +86,8 @@ struct _PgSession: Sendable {
 
 /// The first of a statement's end and its time limit: whichever comes first resumes the caller,
 /// once. `@unchecked Sendable`: `continuation`, `watchdog` and `done` are only touched under `lock`.
-final class _StatementRace: @unchecked Sendable {
-    typealias Outcome = Result<[PostgresRow], any Error>
+final class _StatementRace<Value: Sendable>: @unchecked Sendable {
+    typealias Outcome = Result<Value, any Error>
 
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Outcome, Never>?

@@ -220,24 +220,37 @@ actor _PostgresEngine {
 
     /// Opens a query: plans it, and reads its whole result in a round's snapshot, after the
     /// round has applied every commit that snapshot sees to the queries already open.
-    func open<ID>(_ request: PostgresLiveQueryRequest<ID>) async throws(PostgresLiveQueryError) -> _PostgresQueryRunner<ID> {
+    func open<ID>(_ request: PostgresLiveQueryRequest<ID>, firstScreen: Int?) async throws(PostgresLiveQueryError) -> _PostgresQueryRunner<ID> {
         try await enter()
         defer { leave() }
         let (reader, _) = try await connected()
         let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
-        let threshold = refetchThreshold
+        var rest: _PgSession?
+        let (threshold, configuration, logger, timeout) = (refetchThreshold, configuration, logger, timeout)
         for _ in 0..<100 {
             let (reader, decoder) = try await connected()
             let applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
-                runner = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold, reader)
+                let opened = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold,
+                                                                firstScreen: firstScreen, reader)
+                runner = opened
+                // The rest of a large result is read beside the rounds, in this very snapshot.
+                if !opened.isWhole {
+                    rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout)
+                }
             }
             if applied { break }
+            if let rest { try? await rest.connection.close() }
+            rest = nil
             try? await Task.sleep(for: .milliseconds(2))
         }
         guard let runner else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
         runners.append(runner)
+        if let rest {
+            let signals = signals
+            runner.readRest(on: rest) { signals.signal() }
+        }
         if let reader = self.reader { await notify(for: runner, reader) }
         return runner
     }
@@ -250,6 +263,30 @@ actor _PostgresEngine {
         let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         return plan
+    }
+
+    /// A connection of its own in a transaction that sees what `session`'s transaction sees
+    /// (`pg_export_snapshot`, `SET TRANSACTION SNAPSHOT`), for a long read beside the rounds.
+    private static func importSnapshot(of session: _PgSession, configuration: PostgresConnection.Configuration, logger: Logger,
+                                       timeout: Duration) async throws(PostgresLiveQueryError) -> _PgSession {
+        guard let snapshot = try await session.text("SELECT pg_export_snapshot()"),
+              snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
+        let reader: _PgSession
+        do {
+            reader = _PgSession(connection: try await PostgresConnection.connect(configuration: configuration, id: 4, logger: logger),
+                                logger: logger, timeout: timeout)
+        } catch {
+            throw _PgSession.failure(error, sql: "connect")
+        }
+        do throws(PostgresLiveQueryError) {
+            try await reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try await reader.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
+            for setting in _ContentsConnection.settings { try await reader.execute(setting) }
+        } catch {
+            try? await reader.connection.close()
+            throw error
+        }
+        return reader
     }
 
     private func unpublished(_ plan: _PostgresPlan, _ session: _PgSession) async throws(PostgresLiveQueryError) -> String? {

@@ -28,20 +28,27 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
     let plan: _PostgresPlan
     let tracker: _LiveTracker<ID>
-    private var keys: _RowKeys
+    var keys: _RowKeys
     /// Per joined role, the keys (text) of its rows the absorbed commits changed.
     private var pendingLookups: [Int: Set<String>] = [:]
     /// Past this many rows touched in one round, a refetch is cheaper.
     private let refetchThreshold: Int
-    private let versionLock = NSLock()
-    private var versions = _StateVersions()
-    private var appliedVersion: PostgresLSN
+    let versionLock = NSLock()
+    var versions = _StateVersions()
+    var appliedVersion: PostgresLSN
     /// The end of the last absorbed commit that touched the query's tables, until it is applied:
     /// what a result that round delivers is at (commits after it in the round do not change it,
     /// so every follower of the database gives the result the same position).
-    private var lastTouch: UInt64?
+    var lastTouch: UInt64?
     /// When the last apply failed; `nil` once one succeeds.
-    private var lastFailure: ContinuousClock.Instant?
+    var lastFailure: ContinuousClock.Instant?
+    /// The rest of the first fetch, once read (in the snapshot the first screen was read in), and
+    /// who waits for the whole result; under ``restLock``.
+    let restLock = NSLock()
+    var rest: Result<_FirstFetchRest, PostgresLiveQueryError>?
+    var restWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Whether the result is whole (not a first screen waiting for the rest).
+    var isWhole = true
 
     /// The end of the last commit the latest result includes.
     var version: PostgresLSN { versionLock.withLock { appliedVersion } }
@@ -59,30 +66,39 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
     var needsRound: Bool {
-        if tracker.state.isBehind || !pendingLookups.isEmpty { return true }
+        if tracker.state.isBehind || !pendingLookups.isEmpty || hasRest { return true }
         if case let .rows(rows) = tracker.state.transaction { return !rows.isEmpty }
         return true
     }
 
     static func canonicalizer() -> _IdentityCanonicalizer { { ID(identityValue: $0)?.identityValue } }
 
-    /// Reads the whole result in the current snapshot, which sees exactly the commits through `version`.
-    init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    /// Reads the result in the current snapshot, which sees exactly the commits through `version`:
+    /// the whole of it, or, with `firstScreen` and more rows than that, its first `firstScreen`
+    /// rows (the rest then comes through ``readRest(on:then:)``).
+    init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, firstScreen: Int?, _ session: _PgSession)
+        async throws(PostgresLiveQueryError) {
         self.plan = plan
         self.refetchThreshold = refetchThreshold
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
-        try await Self.read(plan, plan.fetchSQL, plan.arguments, &keys, session) { builder.append($0) }
-        let index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
+        // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
+        let screen = plan.refetchReason == nil ? firstScreen : nil
+        var entries = try await _PostgresRows.read(plan, plan.fetchSQL + (screen.map { " LIMIT \($0 + 1)" } ?? ""), plan.arguments, &keys, session)
+        let isBuilding = screen.map { entries.count > $0 } ?? false
+        if let screen, isBuilding { entries.removeLast(entries.count - screen) }
+        for entry in entries { builder.append(entry) }
+        let index = _LiveIndex(builder: builder, identityType: "\(ID.self)", isComplete: !isBuilding)
         let examples = index.invalidIdentities { !$0.isNull && ID(identityValue: $0) == nil }
         guard examples.isEmpty else { throw .identityTypeMismatch(column: plan.identity.name, declared: "\(ID.self)") }
         let statistics = _StatisticsBox()
         let count = builder.count
         statistics.update { $0.rowsRead += count }
-        tracker = _LiveTracker(index: index, layout: plan.layout, state: _TrackingState(isBuilding: false, refetchThreshold: refetchThreshold),
+        tracker = _LiveTracker(index: index, layout: plan.layout, state: _TrackingState(isBuilding: isBuilding, refetchThreshold: refetchThreshold),
                                channel: EventChannel(initial: LiveResult(index.current), callbackQueue: nil, onEvent: nil),
                                statistics: statistics)
         self.keys = keys
+        isWhole = !isBuilding
         appliedVersion = version
         if let state = tracker.channel.latestResult.stateID { versions.started(state, at: version.value) }
     }
@@ -187,6 +203,14 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 return
             }
         }
+        if tracker.isBuilding {
+            // Commits while the rest of the first fetch is read are remembered with the build; the
+            // rest, once here, is completed with them in this round's snapshot.
+            _ = tracker.state.committed()
+            guard hasRest else { return }
+            await completeFirstFetch(version: version, session)
+            return
+        }
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
         if action == .none {
@@ -244,8 +268,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
-                var entries: [IndexEntry] = []
-                try await Self.read(plan, plan.fetchSQL, plan.arguments, &fresh, session) { entries.append($0) }
+                let entries = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session)
                 keys = fresh
                 try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
             }
@@ -256,7 +279,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
     }
 
-    private func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
+    func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
         var entries: [IndexEntry] = []
         let identities = rows.compactMap { keys.identity(of: $0) }
         var offset = 0
@@ -265,7 +288,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             offset += batch.count
             var binds = plan.arguments
             binds.append(batch.map(Self.text(of:)))
-            try await Self.read(plan, plan.rereadSQL, binds, &keys, session) { entries.append($0) }
+            entries += try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session)
         } while offset < identities.count
         tracker.statistics.update { $0.rowsRead += entries.count }
         return _PrefetchedReads(entries: entries)
@@ -279,6 +302,25 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
     }
 
+    /// The SELECT's columns of `rows`, read now and kept only where a row still has the content
+    /// token `rows` give it: a row that changed since is left out (its commit's update reloads it).
+    /// - Complexity: one statement per 5,000 rows.
+    func payloads(of rows: [LiveRow<ID>], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
+        var wanted: [SQLValue: (id: ID, token: UInt64)] = [:]
+        for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
+        var payloads: [ID: [SQLValue]] = [:]
+        let identities = Array(wanted.keys)
+        for start in stride(from: 0, to: identities.count, by: 5_000) {
+            let batch = identities[start..<min(start + 5_000, identities.count)].map(Self.text(of:))
+            for (row, values) in try await _PostgresRows.payloads(plan, identities: batch, session) {
+                let canonical = ID(identityValue: row.identity)?.identityValue ?? row.identity
+                guard let wanted = wanted[canonical], wanted.token == row.token else { continue }
+                payloads[wanted.id] = values
+            }
+        }
+        return payloads
+    }
+
     func lostTrack(_ error: PostgresLiveQueryError) {
         versionLock.withLock { versions.failed() }
         tracker.reportFailure(.underlying(error))
@@ -287,147 +329,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     func finish() {
         _ = tracker.state.stop()
         tracker.channel.finish()
-    }
-
-    /// Reads rows as index entries: identity, sort values, then the content that makes the token.
-    /// On the refetch path (the server's order), the row key is the fetch ordinal.
-    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys, _ session: _PgSession,
-                     _ body: (IndexEntry) -> Void) async throws(PostgresLiveQueryError) {
-        var ordinal: Int64 = 0
-        try await session.forEachRow(sql, binds) { row throws(PostgresLiveQueryError) in
-            let entry = entry(of: row, plan, columns: row.count, ordinal: ordinal, &keys)
-            ordinal += 1
-            body(entry)
-        }
-    }
-
-    /// A row's index entry, from its first `columns` columns.
-    static func entry(of row: PostgresRow, _ plan: _PostgresPlan, columns: Int, ordinal: Int64, _ keys: inout _RowKeys) -> IndexEntry {
-        var values: [SQLValue] = []
-        var digest = _Digest()
-        var identity = SQLValue.null
-        switch plan.shape {
-        case let .positional(sorts):
-            values.reserveCapacity(sorts + 1)
-            for (column, cell) in row.enumerated() where column < columns {
-                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
-                if column == 0 {
-                    identity = _PgType.value(cell.bytes, oid: oid)
-                } else if column <= sorts {
-                    let value = _PgType.value(cell.bytes, oid: oid)
-                    values.append(value)
-                    digest.combine(value)
-                } else {
-                    combine(cell, oid, into: &digest)
-                }
-            }
-        case let .named(identityColumn, sectionColumn):
-            for (column, cell) in row.enumerated() where column < columns {
-                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
-                if column == identityColumn { identity = _PgType.value(cell.bytes, oid: oid) }
-                if column == sectionColumn { values.append(_PgType.value(cell.bytes, oid: oid)) }
-                combine(cell, oid, into: &digest)
-            }
-        }
-        let rowid: Int64
-        if plan.refetchReason != nil {
-            rowid = ordinal
-            values.append(identity)
-        } else if plan.identityIsRowKey, case let .integer(key) = identity {
-            rowid = key
-        } else {
-            rowid = keys.rowKey(for: identity)
-            values.append(identity)
-        }
-        return IndexEntry(key: SortKey(values.isEmpty ? [identity] : values), rowid: rowid, token: digest.value)
-    }
-
-    private static func combine(_ cell: PostgresCell, _ oid: UInt32, into digest: inout _Digest) {
-        digest.combine(word: UInt64(oid))
-        if let bytes = cell.bytes {
-            bytes.withUnsafeReadableBytes { digest.combine(bytes: $0) }
-        } else {
-            digest.combine(word: 0xFFFF_FFFF_FFFF)
-        }
-    }
-
-    /// The SELECT's columns of `rows`, read now and kept only where a row still has the content
-    /// token `rows` give it: a row that changed since is left out (its commit's update reloads it).
-    /// - Complexity: one statement per 5,000 rows.
-    func payloads(of rows: [LiveRow<ID>], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
-        var wanted: [SQLValue: (ID, UInt64)] = [:]
-        for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
-        var payloads: [ID: [SQLValue]] = [:]
-        let identities = Array(wanted.keys)
-        var offset = 0
-        var scratch = _RowKeys(integerIdentity: plan.identityIsRowKey)
-        while offset < identities.count {
-            let batch = identities[offset..<min(offset + 5_000, identities.count)]
-            offset += batch.count
-            var binds = plan.arguments
-            binds.append(batch.map(Self.text(of:)))
-            try await session.forEachRow(plan.payloadSQL, binds) { row throws(PostgresLiveQueryError) in
-                let entry = Self.entry(of: row, plan, columns: plan.payloadOffset, ordinal: 0, &scratch)
-                let identity: SQLValue = switch plan.shape {
-                case .positional: row.first.map { _PgType.value($0.bytes, oid: UInt32(truncatingIfNeeded: $0.dataType.rawValue)) } ?? .null
-                case let .named(column, _): row.enumerated().first { $0.offset == column }.map {
-                    _PgType.value($0.element.bytes, oid: UInt32(truncatingIfNeeded: $0.element.dataType.rawValue))
-                } ?? .null
-                }
-                let canonical = ID(identityValue: identity)?.identityValue ?? identity
-                guard let (id, token) = wanted[canonical], token == entry.token else { return }
-                payloads[id] = row.enumerated().filter { $0.offset >= plan.payloadOffset }.map {
-                    _PgType.value($0.element.bytes, oid: UInt32(truncatingIfNeeded: $0.element.dataType.rawValue))
-                }
-            }
-        }
-        return payloads
-    }
-}
-
-/// Rows read before the tracker asks for them: the seam's reads are synchronous, PostgreSQL's are
-/// not, so the runner reads what the tracker's action needs first.
-struct _PrefetchedReads: _EngineReads {
-    var entries: [IndexEntry]
-
-    func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
-        let wanted = Set(keys)
-        return entries.filter { wanted.contains($0.rowid) }
-    }
-
-    func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
-        for entry in entries { builder.append(entry) }
-    }
-}
-
-/// The index's row key of each identity: the integer itself for an integer primary key, else a
-/// number assigned on first sight (and forgotten when the row leaves the result).
-struct _RowKeys: Sendable {
-    let integerIdentity: Bool
-    private var keyOfIdentity: [SQLValue: Int64] = [:]
-    private var identityOfKey: [Int64: SQLValue] = [:]
-    private var next: Int64 = 1
-
-    init(integerIdentity: Bool) { self.integerIdentity = integerIdentity }
-
-    mutating func rowKey(for identity: SQLValue) -> Int64 {
-        if integerIdentity, case let .integer(value) = identity { return value }
-        if let key = keyOfIdentity[identity] { return key }
-        let key = next
-        next += 1
-        keyOfIdentity[identity] = key
-        identityOfKey[key] = identity
-        return key
-    }
-
-    func identity(of key: Int64) -> SQLValue? {
-        integerIdentity ? .integer(key) : identityOfKey[key]
-    }
-
-    mutating func forget(_ keys: some Sequence<Int64>) {
-        guard !integerIdentity else { return }
-        for key in keys {
-            if let identity = identityOfKey.removeValue(forKey: key) { keyOfIdentity[identity] = nil }
-        }
+        finishWaiting()
     }
 }

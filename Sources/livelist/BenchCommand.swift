@@ -34,6 +34,11 @@ struct BenchCommand: ParsableCommand {
             print(try WireFanout.child(url: childDatabase, subscribers: subscribers, commitsFile: parts[2]))
             return
         }
+        if let child, child.hasPrefix("pg-"), let childDatabase {
+            // A pg.* measurement in a fresh process: the database's URL.
+            print(try waitFor { try await PostgresBenchmarks.child(child, url: childDatabase) })
+            return
+        }
         if let child, let childDatabase {
             // A measurement that needs a fresh process (and glibc's default allocator).
             print(try MainActor.assumeIsolated { try ChildMeasurements.measure(child, database: childDatabase) })

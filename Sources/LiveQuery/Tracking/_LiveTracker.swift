@@ -133,7 +133,7 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
 
     /// Completes the index with every row, applies what commits touched meanwhile, and delivers
     /// one update from the first screen to the whole result: on the writer's queue.
-    func finishBuild(_ builder: _IndexBuilder?, _ reads: some _EngineReads) {
+    package func finishBuild(_ builder: _IndexBuilder?, _ reads: some _EngineReads) {
         let start = ContinuousClock.now
         guard case let .complete(then: next) = state.buildFinished(succeeded: builder != nil), let builder else { return }
         let (before, built) = index.replaceAll(with: builder)

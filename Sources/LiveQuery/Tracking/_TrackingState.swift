@@ -46,7 +46,7 @@ package struct _TrackingState: Sendable {
         case complete(then: Action)
     }
 
-    private(set) var phase: Phase
+    package private(set) var phase: Phase
     package private(set) var transaction: Transaction = .rows([])
     /// A failure left the index behind the database: the next commit or poll refetches.
     package private(set) var isBehind = false

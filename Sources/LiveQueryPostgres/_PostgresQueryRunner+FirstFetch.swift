@@ -1,0 +1,125 @@
+import Foundation
+import ListDiff
+import LiveQuery
+import PostgresNIO
+
+/// The rest of a first fetch: the index's builder where rows need no key assigned, else the rows.
+enum _FirstFetchRest: Sendable {
+    case built(_BuilderSink)
+    case rows([_ReadRow])
+}
+
+/// An index builder fed by the statement that reads the rows, row by row as they arrive.
+/// `@unchecked Sendable`: the statement's task alone appends to it, one row after the other, and
+/// hands it over (through the runner's lock) only once the statement has ended.
+final class _BuilderSink: @unchecked Sendable {
+    private(set) var builder: _IndexBuilder
+
+    init(_ builder: _IndexBuilder) { self.builder = builder }
+
+    func append(_ entry: IndexEntry) { builder.append(entry) }
+}
+
+/// A large query opens with its first screen; the rest is read beside the rounds, in the very
+/// snapshot the first screen was read in (exported to a connection of its own), and completed in
+/// a later round with the commits absorbed meanwhile, re-read in that round's snapshot.
+extension _PostgresQueryRunner {
+    var hasRest: Bool { restLock.withLock { rest != nil } }
+
+    /// Reads the whole result on `session` (a transaction that imported the first screen's
+    /// snapshot), commits and closes it, keeps the rows for the next round and calls `then`.
+    func readRest(on session: _PgSession, then: @escaping @Sendable () -> Void) {
+        let plan = plan
+        Task {
+            let outcome: Result<_FirstFetchRest, PostgresLiveQueryError>
+            do throws(PostgresLiveQueryError) {
+                if plan.identityIsRowKey {
+                    // Each row goes into the index's builder where it arrives: nothing else is held.
+                    let sink = _BuilderSink(_IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer()))
+                    _ = try await session.decoded(plan.fetchSQL, plan.arguments) { row in
+                        var none = _RowKeys(integerIdentity: true)
+                        sink.append(_PostgresRows.entry(_PostgresRows.decode(row, plan, columns: row.count), plan, ordinal: 0, &none))
+                    }
+                    outcome = .success(.built(sink))
+                } else {
+                    outcome = .success(.rows(try await session.decoded(plan.fetchSQL, plan.arguments) { _PostgresRows.decode($0, plan, columns: $0.count) }))
+                }
+            } catch {
+                outcome = .failure(error)
+            }
+            _ = try? await session.execute("COMMIT")
+            try? await session.connection.close()
+            restLock.withLock { rest = outcome }
+            then()
+        }
+    }
+
+    /// Completes the index with the rest of the first fetch and applies what commits did
+    /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole.
+    func completeFirstFetch(version: PostgresLSN, _ session: _PgSession) async {
+        guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
+        let position = lastTouch ?? version.value
+        lastTouch = nil
+        versionLock.withLock { versions.applying(at: position) }
+        var reads = _PrefetchedReads(entries: [])
+        var builder: _IndexBuilder?
+        do throws(PostgresLiveQueryError) {
+            var whole = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
+            switch try outcome.get() {
+            case let .built(sink): whole = sink.builder
+            case let .rows(rows): for entry in _PostgresRows.entries(rows, plan, &keys) { whole.append(entry) }
+            }
+            let count = whole.count
+            if refetch != nil {
+                var fresh = keys
+                reads = _PrefetchedReads(entries: try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session))
+                keys = fresh
+            } else if !touched.isEmpty {
+                reads = try await reread(touched, session)
+            }
+            tracker.statistics.update { $0.rowsRead += count }
+            builder = whole
+        } catch {
+            tracker.reportFailure(.underlying(error))
+        }
+        tracker.finishBuild(builder, reads)
+        restLock.withLock {
+            rest = nil
+            isWhole = true
+        }
+        let state = tracker.channel.latestResult.stateID
+        versionLock.withLock {
+            if builder == nil {
+                versions.failed()
+            } else if let state {
+                versions.settled(state, at: position)
+                versions.committed(at: version.value, touching: false)
+            }
+            appliedVersion = max(appliedVersion, version)
+        }
+        if builder == nil { lastFailure = .now }
+        finishWaiting()
+    }
+
+    /// Returns once the result is whole (or the query stopped).
+    func waitForWholeResult() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready: Bool = restLock.withLock {
+                if isWhole { return true }
+                restWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Wakes whoever waits for the whole result (it is whole, or the query stopped).
+    func finishWaiting() {
+        let waiting = restLock.withLock {
+            isWhole = true
+            defer { restWaiters = [] }
+            return restWaiters
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+}

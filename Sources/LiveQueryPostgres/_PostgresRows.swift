@@ -1,0 +1,173 @@
+import Foundation
+import LiveQuery
+import PostgresNIO
+
+/// A row of a query as the index needs it, decoded where it arrives (only this is held, not the
+/// row): its identity, its sort values (or section value), and its content token.
+struct _ReadRow: Sendable {
+    var identity: SQLValue
+    var values: [SQLValue]
+    var token: UInt64
+}
+
+/// Numbers the rows of one statement in the order they arrive (one statement's rows are decoded
+/// one after the other, by one task). `@unchecked Sendable`: `value` is only touched under `lock`.
+final class _Ordinal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64 = 0
+
+    func next() -> Int64 {
+        lock.withLock {
+            defer { value += 1 }
+            return value
+        }
+    }
+}
+
+/// How a query's rows become index entries and values: one rule for the fetch, the re-reads and
+/// the contents, so that a row's token is the same wherever it is read.
+enum _PostgresRows {
+    /// The index's view of a row, from its first `columns` columns: identity, sort values, then
+    /// the content that makes the token (``_PostgresPlan/RowShape``).
+    static func decode(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int) -> _ReadRow {
+        var values: [SQLValue] = []
+        var digest = _Digest()
+        var identity = SQLValue.null
+        switch plan.shape {
+        case let .positional(sorts):
+            values.reserveCapacity(sorts + 1)
+            for (column, cell) in row.enumerated() where column < columns {
+                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
+                if column == 0 {
+                    identity = _PgType.value(cell.bytes, oid: oid)
+                } else if column <= sorts {
+                    let value = _PgType.value(cell.bytes, oid: oid)
+                    values.append(value)
+                    digest.combine(value)
+                } else {
+                    combine(cell, oid, into: &digest)
+                }
+            }
+        case let .named(identityColumn, sectionColumn):
+            for (column, cell) in row.enumerated() where column < columns {
+                let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
+                if column == identityColumn { identity = _PgType.value(cell.bytes, oid: oid) }
+                if column == sectionColumn { values.append(_PgType.value(cell.bytes, oid: oid)) }
+                combine(cell, oid, into: &digest)
+            }
+        }
+        return _ReadRow(identity: identity, values: values, token: digest.value)
+    }
+
+    private static func combine(_ cell: PostgresCell, _ oid: UInt32, into digest: inout _Digest) {
+        digest.combine(word: UInt64(oid))
+        if let bytes = cell.bytes {
+            bytes.withUnsafeReadableBytes { digest.combine(bytes: $0) }
+        } else {
+            digest.combine(word: 0xFFFF_FFFF_FFFF)
+        }
+    }
+
+    /// A read row as an index entry. On the refetch path (the server's order) the row key is the
+    /// fetch ordinal; else the integer identity, or a key assigned per identity (`keys`).
+    static func entry(_ row: _ReadRow, _ plan: _PostgresPlan, ordinal: Int64, _ keys: inout _RowKeys) -> IndexEntry {
+        var values = row.values
+        let rowid: Int64
+        if plan.refetchReason != nil {
+            rowid = ordinal
+            values.append(row.identity)
+        } else if plan.identityIsRowKey, case let .integer(key) = row.identity {
+            rowid = key
+        } else {
+            rowid = keys.rowKey(for: row.identity)
+            values.append(row.identity)
+        }
+        return IndexEntry(key: SortKey(values.isEmpty ? [row.identity] : values), rowid: rowid, token: row.token)
+    }
+
+    /// The rows of `sql` as index entries, in order.
+    /// - Complexity: O(rows); only the decoded rows are held while the statement runs.
+    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
+                     _ session: _PgSession) async throws(PostgresLiveQueryError) -> [IndexEntry] {
+        if plan.refetchReason != nil || plan.identityIsRowKey {
+            // No key to assign: each row becomes its entry where it arrives.
+            let counter = _Ordinal()
+            return try await session.decoded(sql, binds) { row in
+                var none = _RowKeys(integerIdentity: true)
+                return entry(decode(row, plan, columns: row.count), plan, ordinal: counter.next(), &none)
+            }
+        }
+        let rows = try await session.decoded(sql, binds) { decode($0, plan, columns: $0.count) }
+        return entries(rows, plan, &keys)
+    }
+
+    static func entries(_ rows: [_ReadRow], _ plan: _PostgresPlan, _ keys: inout _RowKeys) -> [IndexEntry] {
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(rows.count)
+        for (ordinal, row) in rows.enumerated() { entries.append(entry(row, plan, ordinal: Int64(ordinal), &keys)) }
+        return entries
+    }
+
+    /// The SELECT's columns of the rows among `identities` (text, as the statements take them),
+    /// with each row's identity and token: what ``_PostgresQueryRunner/payloads(of:_:)`` checks.
+    static func payloads(_ plan: _PostgresPlan, identities: [String], _ session: _PgSession)
+        async throws(PostgresLiveQueryError) -> [(row: _ReadRow, values: [SQLValue])] {
+        var binds = plan.arguments
+        binds.append(identities)
+        return try await session.decoded(plan.payloadSQL, binds) { row in
+            let read = decode(row, plan, columns: plan.payloadOffset)
+            var values: [SQLValue] = []
+            for (column, cell) in row.enumerated() where column >= plan.payloadOffset {
+                values.append(_PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue)))
+            }
+            return (read, values)
+        }
+    }
+}
+
+/// Rows read before the tracker asks for them: the seam's reads are synchronous, PostgreSQL's are
+/// not, so the runner reads what the tracker's action needs first.
+struct _PrefetchedReads: _EngineReads {
+    var entries: [IndexEntry]
+
+    func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
+        let wanted = Set(keys)
+        return entries.filter { wanted.contains($0.rowid) }
+    }
+
+    func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+        for entry in entries { builder.append(entry) }
+    }
+}
+
+/// The index's row key of each identity: the integer itself for an integer primary key, else a
+/// number assigned on first sight (and forgotten when the row leaves the result).
+struct _RowKeys: Sendable {
+    let integerIdentity: Bool
+    private var keyOfIdentity: [SQLValue: Int64] = [:]
+    private var identityOfKey: [Int64: SQLValue] = [:]
+    private var next: Int64 = 1
+
+    init(integerIdentity: Bool) { self.integerIdentity = integerIdentity }
+
+    mutating func rowKey(for identity: SQLValue) -> Int64 {
+        if integerIdentity, case let .integer(value) = identity { return value }
+        if let key = keyOfIdentity[identity] { return key }
+        let key = next
+        next += 1
+        keyOfIdentity[identity] = key
+        identityOfKey[key] = identity
+        return key
+    }
+
+    func identity(of key: Int64) -> SQLValue? {
+        integerIdentity ? .integer(key) : identityOfKey[key]
+    }
+
+    mutating func forget(_ keys: some Sequence<Int64>) {
+        guard !integerIdentity else { return }
+        for key in keys {
+            if let identity = identityOfKey.removeValue(forKey: key) { keyOfIdentity[identity] = nil }
+        }
+    }
+}
