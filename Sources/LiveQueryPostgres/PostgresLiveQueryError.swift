@@ -86,6 +86,18 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         return message + (info[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
     }
 
+    /// Whether the connection is gone (no answer, closed, or the server shutting down or
+    /// refusing connections), as opposed to a statement the server refused.
+    var isLostConnection: Bool {
+        switch self {
+        case .timedOut, .connectionClosed: return true
+        case let .server(error, _):
+            guard let state = error.serverInfo?[.sqlState] else { return true }
+            return state.hasPrefix("08") || state.hasPrefix("57")
+        default: return false
+        }
+    }
+
     /// The SQLSTATE of a server error, to match on (`42P01`: undefined table…).
     public var sqlState: String? {
         switch self {

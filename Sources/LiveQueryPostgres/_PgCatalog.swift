@@ -22,6 +22,18 @@ struct _PgTable: Sendable {
     var primaryKey: [String]
     /// The columns that begin an index (first key column), by attnum: where a lookup by value is cheap.
     var indexedColumns: Set<Int>
+    /// The columns its changes name a row by (its replica identity: the primary key by default,
+    /// every column with FULL, an index's columns), by attnum.
+    var identityColumns: Set<Int>
+
+    /// The table as `pgoutput` describes it (columns in order, replica identity flagged): what a
+    /// relation message in the change stream must equal while its shape stays as planned.
+    var relation: _PgRelation {
+        let ordered = columns.values.sorted { $0.attnum < $1.attnum }
+        return _PgRelation(oid: oid, schema: schema, name: name, columns: ordered.map {
+            _PgRelation.Column(name: $0.name, isKey: identityColumns.contains($0.attnum), typeOID: $0.typeOID)
+        })
+    }
 
     var qualifiedName: String { _PostgresPlan.quoted(schema) + "." + _PostgresPlan.quoted(name) }
 
@@ -50,12 +62,17 @@ enum _PgCatalog {
                    coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey, a.attnum))
                              FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
                              WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
-                   coalesce((SELECT array_agg(DISTINCT i.indkey[0]::int8) FROM pg_index i WHERE i.indrelid = c.oid), '{}')
+                   coalesce((SELECT array_agg(DISTINCT i.indkey[0]::int8) FROM pg_index i WHERE i.indrelid = c.oid), '{}'),
+                   coalesce(CASE c.relreplident
+                       WHEN 'f' THEN (SELECT array_agg(a.attnum::int8) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
+                       WHEN 'n' THEN '{}'
+                       WHEN 'i' THEN (SELECT array_agg(k::int8) FROM pg_index i, unnest(i.indkey) k WHERE i.indrelid = c.oid AND i.indisreplident)
+                       ELSE (SELECT array_agg(k::int8) FROM pg_index i, unnest(i.indkey) k WHERE i.indrelid = c.oid AND i.indisprimary) END, '{}')
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::int8::oid
             """, binds)
         guard let relation = found.first else { return nil }
-        let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed) = try _PostgresPlan.decode(
-            relation, as: (String, String, String, String?, String?, [String], [Int64]).self)
+        let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed, identity) = try _PostgresPlan.decode(
+            relation, as: (String, String, String, String?, String?, [String], [Int64], [Int64]).self)
         var columns: [String: _PgTable.Column] = [:]
         for row in try await session.rows("""
             SELECT a.attname::text, a.attnum::int8, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text,
@@ -74,7 +91,7 @@ enum _PgCatalog {
             columns[column] = info
         }
         return _PgTable(oid: oid, schema: schema, name: name, kind: kind, columns: columns, primaryKey: primaryKey,
-                        indexedColumns: Set(indexed.map(Int.init)))
+                        indexedColumns: Set(indexed.map(Int.init)), identityColumns: Set(identity.map(Int.init)))
     }
 
     /// A collation's locale: an ICU collation keeps it apart from `collcollate` (in `colliculocale`

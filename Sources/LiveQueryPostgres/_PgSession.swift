@@ -67,6 +67,18 @@ struct _PgSession: Sendable {
         _ = try await rows(sql, binds)
     }
 
+    /// The longest a statement that reads nothing (BEGIN, SAVEPOINT, COMMIT, a WAL position) may
+    /// go unanswered: a server that does not answer one within it is gone — a connection cut by a
+    /// server restart has been seen to leave statements waiting rather than failing.
+    static let controlTimeout: Duration = .seconds(5)
+
+    /// This session with ``controlTimeout`` as its time limit, when that is shorter.
+    var control: _PgSession {
+        var session = self
+        session.timeout = min(timeout, Self.controlTimeout)
+        return session
+    }
+
     /// The first column of the first row, as text (`nil` for NULL or no row).
     func text(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresLiveQueryError) -> String? {
         guard let cell = try await rows(sql, binds).first?.first(where: { _ in true }), let bytes = cell.bytes else { return nil }

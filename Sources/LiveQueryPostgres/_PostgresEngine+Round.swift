@@ -20,7 +20,7 @@ extension _PostgresEngine {
                then: ((PostgresLSN) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> Bool {
         var flushed: PostgresLSN?
         if quietCheck, then == nil {
-            let positions = try await decoding.rows("SELECT pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text")
+            let positions = try await decoding.control.rows("SELECT pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text")
             if let row = positions.first {
                 let (insert, flush) = try _PostgresPlan.decode(row, as: (String, String).self)
                 if let quietAt, PostgresLSN(insert) == quietAt, !hasPendingWork {
@@ -30,10 +30,10 @@ extension _PostgresEngine {
                 flushed = PostgresLSN(flush)
             }
         }
-        try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try await session.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         snapshotsTaken += 1
         do throws(PostgresLiveQueryError) {
-            guard let row = try await session.rows("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text").first else {
+            guard let row = try await session.control.rows("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text").first else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot()")
             }
             let (snapshotText, insertText) = try _PostgresPlan.decode(row, as: (String, String).self)
@@ -44,11 +44,11 @@ extension _PostgresEngine {
             // to the WAL flushed. A transaction committed without waiting for its flush
             // (synchronous_commit = off) is visible before that: wait until it is in the stream.
             guard try await flushedThrough(insert, known: flushed, decoding) else {
-                try await session.execute("ROLLBACK")
+                try await session.control.execute("ROLLBACK")
                 return false
             }
             guard try await absorbCommits(seenBy: snapshot, through: insert, decoding) else {
-                try await session.execute("ROLLBACK")
+                try await session.control.execute("ROLLBACK")
                 return false
             }
             let reached = absorbedThrough ?? version
@@ -59,10 +59,10 @@ extension _PostgresEngine {
                 }
                 lostCommits = false
             }
-            for runner in runners { await runner.apply(version: reached, session) }
+            for runner in runners { try await runner.apply(version: reached, session) }
             version = reached
             try await then?(reached)
-            try await session.execute("COMMIT")
+            try await session.control.execute("COMMIT")
             if let through = absorbedThrough {
                 try await advance(to: through, decoding)
                 absorbedThrough = nil
@@ -70,7 +70,7 @@ extension _PostgresEngine {
             quietAt = insert
             return true
         } catch {
-            if !session.connection.isClosed { try? await session.execute("ROLLBACK") }
+            if !session.connection.isClosed { try? await session.control.execute("ROLLBACK") }
             throw error
         }
     }
@@ -79,7 +79,7 @@ extension _PostgresEngine {
     private func flushedThrough(_ position: PostgresLSN, known: PostgresLSN?, _ decoding: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
         if let known, known >= position { return true }
         for attempt in 0..<20 {
-            if let text = try await decoding.text("SELECT pg_current_wal_flush_lsn()::text"), let flush = PostgresLSN(text), flush >= position {
+            if let text = try await decoding.control.text("SELECT pg_current_wal_flush_lsn()::text"), let flush = PostgresLSN(text), flush >= position {
                 return true
             }
             // The WAL writer flushes asynchronous commits within a few wal_writer_delay (200 ms).

@@ -228,12 +228,14 @@ actor _PostgresEngine {
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
         var rest: _PgSession?
-        let (threshold, configuration, logger, timeout) = (refetchThreshold, configuration, logger, timeout)
+        let (threshold, configuration, logger, timeout, viaRoot) = (refetchThreshold, configuration, logger, timeout, publishesViaRoot)
+        // The tables' shapes as planned: a relation message that differs is a schema change.
+        for role in plan.roles where relations[role.table.oid] == nil { relations[role.table.oid] = role.table.relation }
         for _ in 0..<100 {
             let (reader, decoder) = try await connected()
             let applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
-                let opened = try await _PostgresQueryRunner<ID>(plan: plan, version: version, refetchThreshold: threshold,
-                                                                firstScreen: firstScreen, reader)
+                let opened = try await _PostgresQueryRunner<ID>(request: request, plan: plan, publishesViaRoot: viaRoot, version: version,
+                                                                refetchThreshold: threshold, firstScreen: firstScreen, reader)
                 runner = opened
                 // The rest of a large result is read beside the rounds, in this very snapshot.
                 if !opened.isWhole {

@@ -56,32 +56,39 @@ extension _PostgresQueryRunner {
 
     /// Completes the index with the rest of the first fetch and applies what commits did
     /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole.
-    func completeFirstFetch(version: PostgresLSN, _ session: _PgSession) async {
+    func completeFirstFetch(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
         let position = lastTouch ?? version.value
         lastTouch = nil
         versionLock.withLock { versions.applying(at: position) }
         var reads = _PrefetchedReads(entries: [])
         var builder: _IndexBuilder?
-        do throws(PostgresLiveQueryError) {
+        var failure: PostgresLiveQueryError?
+        switch outcome {
+        case let .failure(error):
+            failure = error
+        case let .success(rest):
             var whole = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
-            switch try outcome.get() {
+            switch rest {
             case let .built(sink): whole = sink.builder
             case let .rows(rows): for entry in _PostgresRows.entries(rows, plan, &keys) { whole.append(entry) }
             }
             let count = whole.count
-            if refetch != nil {
-                var fresh = keys
-                reads = _PrefetchedReads(entries: try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session))
-                keys = fresh
-            } else if !touched.isEmpty {
-                reads = try await reread(touched, session)
+            failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
+                if refetch != nil {
+                    var fresh = keys
+                    reads = _PrefetchedReads(entries: try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session))
+                    keys = fresh
+                } else if !touched.isEmpty {
+                    reads = try await reread(touched, session)
+                }
             }
-            tracker.statistics.update { $0.rowsRead += count }
-            builder = whole
-        } catch {
-            tracker.reportFailure(.underlying(error))
+            if failure == nil {
+                tracker.statistics.update { $0.rowsRead += count }
+                builder = whole
+            }
         }
+        if let failure { tracker.reportFailure(.underlying(failure)) }
         tracker.finishBuild(builder, reads)
         restLock.withLock {
             rest = nil

@@ -13,8 +13,9 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Notes what a committed transaction did to the query's tables.
     func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation])
     /// Applies the absorbed transactions, reading in the round's snapshot; `version` is the
-    /// end of the last one.
-    func apply(version: PostgresLSN, _ session: _PgSession) async
+    /// end of the last one. A failing read is the query's failure; a lost connection throws (the
+    /// round fails, for every query).
+    func apply(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError)
     /// The engine lost commits (a new connection and slot), or a round failed: the next round
     /// refetches.
     func lostTrack(_ error: PostgresLiveQueryError)
@@ -26,7 +27,18 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
 /// time (the engine's round gate), so ``tracker``'s state, ``keys`` and ``lastFailure`` are never
 /// touched concurrently; ``versions`` is under a lock for readers on other threads.
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
-    let plan: _PostgresPlan
+    /// The request, planned again when a table's shape changes.
+    let request: PostgresLiveQueryRequest<ID>
+    let publishesViaRoot: Bool
+    private let planLock = NSLock()
+    private var storedPlan: _PostgresPlan
+    /// How the query is read and kept now (read from any thread; replaced on the engine actor).
+    var plan: _PostgresPlan {
+        get { planLock.withLock { storedPlan } }
+        set { planLock.withLock { storedPlan = newValue } }
+    }
+    /// Whether a table's shape changed since the plan was made: the next round plans again.
+    private var needsPlan = false
     let tracker: _LiveTracker<ID>
     var keys: _RowKeys
     /// Per joined role, the keys (text) of its rows the absorbed commits changed.
@@ -66,7 +78,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
     var needsRound: Bool {
-        if tracker.state.isBehind || !pendingLookups.isEmpty || hasRest { return true }
+        if tracker.state.isBehind || !pendingLookups.isEmpty || hasRest || needsPlan { return true }
         if case let .rows(rows) = tracker.state.transaction { return !rows.isEmpty }
         return true
     }
@@ -76,9 +88,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Reads the result in the current snapshot, which sees exactly the commits through `version`:
     /// the whole of it, or, with `firstScreen` and more rows than that, its first `firstScreen`
     /// rows (the rest then comes through ``readRest(on:then:)``).
-    init(plan: _PostgresPlan, version: PostgresLSN, refetchThreshold: Int, firstScreen: Int?, _ session: _PgSession)
-        async throws(PostgresLiveQueryError) {
-        self.plan = plan
+    init(request: PostgresLiveQueryRequest<ID>, plan: _PostgresPlan, publishesViaRoot: Bool, version: PostgresLSN, refetchThreshold: Int,
+         firstScreen: Int?, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+        self.request = request
+        self.publishesViaRoot = publishesViaRoot
+        storedPlan = plan
         self.refetchThreshold = refetchThreshold
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
@@ -109,6 +123,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             || read.contains { commit.touched[$0] != nil }
         versionLock.withLock { versions.committed(at: commit.endLSN.value, touching: touching) }
         if touching { lastTouch = commit.endLSN.value }
+        if !commit.reshaped.isDisjoint(with: read) { needsPlan = true }
         guard touching, tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)
@@ -182,19 +197,27 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
     }
 
-    func apply(version: PostgresLSN, _ session: _PgSession) async {
+    /// Runs `body` in its own savepoint of the round's transaction, so that a failing read leaves
+    /// the transaction, and the other queries' reads in the same snapshot, as they were. The
+    /// query's failure is returned; a lost connection is thrown.
+    func inSavepoint(_ session: _PgSession, _ body: () async throws(PostgresLiveQueryError) -> Void)
+        async throws(PostgresLiveQueryError) -> PostgresLiveQueryError? {
+        try await session.control.execute("SAVEPOINT livelist_query")
+        do throws(PostgresLiveQueryError) {
+            try await body()
+        } catch {
+            if error.isLostConnection { throw error }
+            try await session.control.execute("ROLLBACK TO SAVEPOINT livelist_query")
+            return error
+        }
+        try await session.control.execute("RELEASE SAVEPOINT livelist_query")
+        return nil
+    }
+
+    func apply(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         let start = ContinuousClock.now
         if !pendingLookups.isEmpty {
-            do throws(PostgresLiveQueryError) {
-                try await session.execute("SAVEPOINT livelist_query")
-                do throws(PostgresLiveQueryError) {
-                    try await lookUpJoinedRows(session)
-                } catch {
-                    try await session.execute("ROLLBACK TO SAVEPOINT livelist_query")
-                    throw error
-                }
-                try await session.execute("RELEASE SAVEPOINT livelist_query")
-            } catch {
+            if let error = try await inSavepoint(session, { () throws(PostgresLiveQueryError) in try await lookUpJoinedRows(session) }) {
                 pendingLookups = [:]
                 _ = tracker.state.committed()
                 versionLock.withLock { versions.failed() }
@@ -208,11 +231,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             // rest, once here, is completed with them in this round's snapshot.
             _ = tracker.state.committed()
             guard hasRest else { return }
-            await completeFirstFetch(version: version, session)
+            try await completeFirstFetch(version: version, session)
             return
         }
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
+        if needsPlan, action == .none { action = .refetch(.schemaChanged) }
         if action == .none {
             versionLock.withLock {
                 versions.committed(at: version.value, touching: false)
@@ -226,18 +250,18 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let position = lastTouch ?? version.value
         lastTouch = nil
         versionLock.withLock { versions.applying(at: position) }
-        do throws(PostgresLiveQueryError) {
-            // Its own savepoint: a failing read leaves the round's transaction, and so the other
-            // queries' reads in the same snapshot, as they were.
-            try await session.execute("SAVEPOINT livelist_query")
-            do throws(PostgresLiveQueryError) {
-                try await carryOut(action, session, start: start)
-            } catch {
-                try await session.execute("ROLLBACK TO SAVEPOINT livelist_query")
-                throw error
+        let failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
+            if needsPlan {
+                // A table's shape changed: its columns, their types and collations are read
+                // again, and the result fetched with the new plan.
+                let fresh = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, session)
+                plan = fresh
+                tracker.layout = fresh.layout
+                needsPlan = false
             }
-            try await session.execute("RELEASE SAVEPOINT livelist_query")
-        } catch {
+            try await carryOut(action, session, start: start)
+        }
+        if let error = failure {
             versionLock.withLock { versions.failed() }
             if lastFailure == nil {
                 tracker.reportFailure(.underlying(error))
