@@ -151,7 +151,9 @@ extension _PostgresEngine {
                 "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int4, 'proto_version', '1', 'publication_names', $4)",
                 binds)
         } catch {
-            if error.sqlState == "42704" { throw .slotLost(slotName) }
+            // 42704: no such slot (dropped, or a temporary one gone with its connection); 55000: it
+            // was invalidated for holding more WAL than max_slot_wal_keep_size allows.
+            if error.sqlState == "42704" || error.sqlState == "55000" { throw .slotLost(slotName) }
             throw error
         }
     }

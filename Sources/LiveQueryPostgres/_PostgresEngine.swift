@@ -163,8 +163,14 @@ actor _PostgresEngine {
         var binds = PostgresBindings()
         binds.append(slotName)
         if case .persistent = slot,
-           let row = try await session.rows("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", binds).first {
-            return PostgresLSN(try _PostgresPlan.decode(row, as: String?.self) ?? "") ?? .zero
+           let row = try await session.rows("SELECT confirmed_flush_lsn::text, wal_status::text FROM pg_replication_slots WHERE slot_name = $1",
+                                            binds).first {
+            let (position, status) = try _PostgresPlan.decode(row, as: (String?, String?).self)
+            guard status == "lost" else { return PostgresLSN(position ?? "") ?? .zero }
+            // Invalidated (it held more WAL than max_slot_wal_keep_size allows): commits since were
+            // lost to it; a new slot is taken, and every query refetches.
+            logger.warning("replication slot invalidated; taking a new one", metadata: ["slot": "\(slotName)"])
+            try await session.execute("SELECT pg_drop_replication_slot($1)", binds)
         }
         var create = PostgresBindings()
         create.append(slotName)
