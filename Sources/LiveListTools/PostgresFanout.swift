@@ -84,18 +84,24 @@ enum PostgresFanout {
             throw BenchFailure("\(name): the load generator did not report")
         }
         process.waitUntilExit()
-        let figures = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
         guard object["equal"] as? Bool == true else { throw BenchFailure("\(name): a client's list differs from the SELECT: \(report)") }
-        var result = BenchResult(name: name, medianMilliseconds: figures["p50_ms"] ?? .nan, runs: commits.count - 1)
+        return result(object, commits: commits.count - 1, instances: urls.count, subscribers: subscribers,
+                      cpuPerCommit: cpu * 1_000 / Double(commits.count - 1))
+    }
+
+    /// The benchmark's line, from the load generator's figures.
+    private static func result(_ object: [String: Any], commits: Int, instances: Int, subscribers: Int, cpuPerCommit: Double) -> BenchResult {
+        let figures = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+        var result = BenchResult(name: "pg.fanout", medianMilliseconds: figures["p50_ms"] ?? .nan, runs: commits)
         result.add("p99_ms", .double(BenchResult.rounded(figures["p99_ms"] ?? .nan)))
         result.add("max_ms", .double(BenchResult.rounded(figures["max_ms"] ?? .nan)))
-        result.add("instances", .integer(Int64(urls.count)))
+        result.add("instances", .integer(Int64(instances)))
         result.add("subscribers", .integer(Int64(subscribers)))
         result.add("lost", .integer(Int64(figures["lost"] ?? -1)))
         result.add("resets", .integer(Int64(figures["resets"] ?? -1)))
         result.add("received_share", .double(BenchResult.rounded(figures["received_share"] ?? .nan)))
         result.add("bytes", .double(BenchResult.rounded(figures["bytes_per_commit_per_client"] ?? .nan)))
-        result.add("servers_cpu_ms_per_commit", .double(BenchResult.rounded(cpu * 1_000 / Double(commits.count - 1))))
+        result.add("servers_cpu_ms_per_commit", .double(BenchResult.rounded(cpuPerCommit)))
         result.add("load_generator_cpu_ms_per_commit", .double(BenchResult.rounded(figures["cpu_ms_per_commit"] ?? .nan)))
         result.add("setup", .string("2 instances in the bench process, each with its own slot and port; PostgreSQL and the load generator on the same cores"))
         return result

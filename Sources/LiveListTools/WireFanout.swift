@@ -164,27 +164,9 @@ public enum WireFanout {
         let catchUp = Date().timeIntervalSince(signalled) * 1_000
         checkerTask.cancel()
         for channel in channels { channel.close(promise: nil) }
-        let lines = try String(contentsOfFile: commitsFile, encoding: .utf8).split(separator: "\n")
-        // Counted versions: the first line is the version before the first commit, then each commit's time.
-        // Commit positions ("positions"): each commit's time and the WAL position just after it.
-        let positioned = lines.first == "positions"
-        let base = positioned ? 0 : lines.first.flatMap { Int($0) } ?? 0
-        let pairs = lines.dropFirst().map { $0.split(separator: " ") }
-        let commits = pairs.compactMap { $0.first.flatMap { Double($0) } }
-        let positions = positioned ? pairs.compactMap { $0.count > 1 ? Int($0[1]) : nil } : []
-        /// The commit a version leads to: its index (positions: the first commit whose WAL position after it is at or past the version).
-        func commit(of sequence: Int) -> Int? {
-            guard positioned else { return sequence > base && sequence <= base + commits.count ? sequence - base - 1 : nil }
-            var (low, high) = (0, positions.count)
-            while low < high {
-                let middle = (low + high) / 2
-                if positions[middle] < sequence { low = middle + 1 } else { high = middle }
-            }
-            let index = low
-            return index < positions.count && (index == 0 || positions[index - 1] < sequence) ? index : nil
-        }
+        let commits = try FanoutCommits(file: commitsFile)
         var latencies: [Double] = []
-        latencies.reserveCapacity(subscribers * commits.count)
+        latencies.reserveCapacity(subscribers * commits.times.count)
         var lost = 0, bytes = 0, frames = 0, resets = 0
         let reference = checker.state
         var equal = reference.count == count && reference.firstIDs == firstIDs
@@ -196,7 +178,7 @@ public enum WireFanout {
             frames += state.received.count
             if state.version != reference.version { equal = false }
             for (sequence, time) in state.received {
-                if let index = commit(of: sequence) { latencies.append((time - commits[index]) * 1_000) }
+                if let index = commits.commit(of: sequence) { latencies.append((time - commits.times[index]) * 1_000) }
             }
         }
         // -1: no changeset arrived at all (0 would read as a fast one).
@@ -204,11 +186,45 @@ public enum WireFanout {
         let figures: [String: Any] = [
             "p50_ms": percentile(0.5), "p99_ms": percentile(0.99), "max_ms": latencies.max() ?? -1, "lost": lost, "equal": equal,
             "bytes_per_commit_per_client": Double(bytes) / Double(max(1, frames)), "resets": resets,
-            "received_share": Double(frames) / Double(max(1, subscribers * commits.count)), "catch_up_ms": catchUp,
-            "cpu_ms_per_commit": cpu * 1_000 / Double(max(1, commits.count)),
+            "received_share": Double(frames) / Double(max(1, subscribers * commits.times.count)), "catch_up_ms": catchUp,
+            "cpu_ms_per_commit": cpu * 1_000 / Double(max(1, commits.times.count)),
         ]
         let data = try JSONSerialization.data(withJSONObject: figures)
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// When the parent committed, and which versions lead to which commit. Counted versions: the file's
+/// first line is the version before the first commit, then each commit's time. Commit positions
+/// (first line `positions`): each commit's time and the WAL position just after it; a version
+/// leads to the first commit whose position is at or past it.
+struct FanoutCommits {
+    let times: [Double]
+    private let base: Int
+    private let positions: [Int]?
+
+    init(file: String) throws {
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        let pairs = lines.dropFirst().map { $0.split(separator: " ") }
+        times = pairs.compactMap { $0.first.flatMap { Double($0) } }
+        if lines.first == "positions" {
+            base = 0
+            positions = pairs.compactMap { $0.count > 1 ? Int($0[1]) : nil }
+        } else {
+            base = lines.first.flatMap { Int($0) } ?? 0
+            positions = nil
+        }
+    }
+
+    /// The index of the commit `sequence` (a version's number) leads to.
+    func commit(of sequence: Int) -> Int? {
+        guard let positions else { return sequence > base && sequence <= base + times.count ? sequence - base - 1 : nil }
+        var (low, high) = (0, positions.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if positions[middle] < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < positions.count && (low == 0 || positions[low - 1] < sequence) ? low : nil
     }
 }
 

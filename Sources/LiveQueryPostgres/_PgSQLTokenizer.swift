@@ -57,20 +57,7 @@ enum _PgSQLTokenizer {
             case UInt8(ascii: "-") where at(index + 1) == UInt8(ascii: "-"):
                 while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
             case UInt8(ascii: "/") where at(index + 1) == UInt8(ascii: "*"):
-                var depth = 0
-                repeat {
-                    if at(index) == UInt8(ascii: "/"), at(index + 1) == UInt8(ascii: "*") {
-                        depth += 1
-                        index += 2
-                    } else if at(index) == UInt8(ascii: "*"), at(index + 1) == UInt8(ascii: "/") {
-                        depth -= 1
-                        index += 2
-                    } else if index >= bytes.count {
-                        throw _PgSQLUnreadable(offset: start)
-                    } else {
-                        index += 1
-                    }
-                } while depth > 0
+                index = try blockCommentEnd(bytes, from: index)
             case UInt8(ascii: "'"):
                 index = try quoted(bytes, from: index, backslashes: false)
                 tokens.append(_PgToken(kind: .string, range: start..<index))
@@ -86,15 +73,7 @@ enum _PgSQLTokenizer {
                 guard let number = Int(String(decoding: bytes[(start + 1)..<index], as: UTF8.self)) else { throw _PgSQLUnreadable(offset: start) }
                 tokens.append(_PgToken(kind: .parameter(number), range: start..<index))
             case UInt8(ascii: "$"):
-                // $tag$ … $tag$
-                var tagEnd = index + 1
-                while isIdentifierPart(at(tagEnd)), at(tagEnd) != UInt8(ascii: "$") { tagEnd += 1 }
-                guard at(tagEnd) == UInt8(ascii: "$") else { throw _PgSQLUnreadable(offset: start) }
-                let tag = Array(bytes[index...tagEnd])
-                var search = tagEnd + 1
-                while search + tag.count <= bytes.count, Array(bytes[search..<(search + tag.count)]) != tag { search += 1 }
-                guard search + tag.count <= bytes.count else { throw _PgSQLUnreadable(offset: start) }
-                index = search + tag.count
+                index = try dollarQuoteEnd(bytes, from: index)
                 tokens.append(_PgToken(kind: .string, range: start..<index))
             case _ where isDigit(byte) || (byte == UInt8(ascii: ".") && isDigit(at(index + 1))):
                 index += 1
@@ -142,6 +121,39 @@ enum _PgSQLTokenizer {
             }
         }
         return tokens
+    }
+
+    /// The end of the block comment starting at `start` (`/*`; they nest).
+    private static func blockCommentEnd(_ bytes: [UInt8], from start: Int) throws(_PgSQLUnreadable) -> Int {
+        func at(_ offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
+        var index = start
+        var depth = 0
+        repeat {
+            if at(index) == UInt8(ascii: "/"), at(index + 1) == UInt8(ascii: "*") {
+                depth += 1
+                index += 2
+            } else if at(index) == UInt8(ascii: "*"), at(index + 1) == UInt8(ascii: "/") {
+                depth -= 1
+                index += 2
+            } else if index >= bytes.count {
+                throw _PgSQLUnreadable(offset: start)
+            } else {
+                index += 1
+            }
+        } while depth > 0
+        return index
+    }
+
+    /// The end of the dollar-quoted string starting at `start`: `$tag$ … $tag$`.
+    private static func dollarQuoteEnd(_ bytes: [UInt8], from start: Int) throws(_PgSQLUnreadable) -> Int {
+        var tagEnd = start + 1
+        while tagEnd < bytes.count, isIdentifierPart(bytes[tagEnd]), bytes[tagEnd] != UInt8(ascii: "$") { tagEnd += 1 }
+        guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else { throw _PgSQLUnreadable(offset: start) }
+        let tag = Array(bytes[start...tagEnd])
+        var search = tagEnd + 1
+        while search + tag.count <= bytes.count, !bytes[search..<(search + tag.count)].elementsEqual(tag) { search += 1 }
+        guard search + tag.count <= bytes.count else { throw _PgSQLUnreadable(offset: start) }
+        return search + tag.count
     }
 
     /// The end of the quoted text starting at `start` (its quote character doubled inside it).
