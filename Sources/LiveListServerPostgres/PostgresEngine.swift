@@ -34,10 +34,16 @@ import PostgresNIO
 public struct PostgresEngine: LiveQueryEngine {
     /// The database the queries follow.
     public let database: PostgresLiveDatabase
+    /// Names this instance's refetched results: their order is the server's, which another
+    /// instance may give differently where the ORDER BY leaves ties, so their versions are good
+    /// here only.
+    private let instance: String
 
     /// An engine over `database`.
     public init(database: PostgresLiveDatabase) {
         self.database = database
+        var generator = SystemRandomNumberGenerator()
+        instance = String(generator.next() as UInt32, radix: 36)
     }
 
     public func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
@@ -56,7 +62,7 @@ public struct PostgresEngine: LiveQueryEngine {
         let request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
         let live = try await PostgresLiveQuery.open(request, in: database)
-        return _PostgresServedQuery(query: live, database: database)
+        return _PostgresServedQuery(query: live, database: database, instance: instance)
     }
 
     static func bind(_ value: WireValue, into binds: inout PostgresBindings) {
@@ -74,6 +80,7 @@ public struct PostgresEngine: LiveQueryEngine {
 struct _PostgresServedQuery: ServedLiveQuery {
     let query: PostgresLiveQuery<SQLValue>
     let database: PostgresLiveDatabase
+    let instance: String
 
     var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
     var columnNames: [String] { query.columnNames }
@@ -87,7 +94,11 @@ struct _PostgresServedQuery: ServedLiveQuery {
         Task { await query.cancel() }
     }
 
-    var positionsName: String? { database.positionsName }
+    /// Followed row by row, a result is the query's answer at its positions on every instance (the
+    /// order is total); refetched, it is in the server's order, good on this instance only.
+    var positionsName: String? {
+        query.mode == .incremental ? database.positionsName : database.positionsName + "-r" + instance
+    }
 
     func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
 

@@ -27,6 +27,9 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case publicationMissing(String, PSQLError?)
     /// The table is not in the publication: `ALTER PUBLICATION name ADD TABLE table`.
     case tableNotPublished(table: String, publication: String)
+    /// The publication leaves some of the table's changes out (deletes, say, or rows outside a
+    /// row filter, or columns outside a column list): a list would miss them. Publish them all.
+    case publicationOmitsChanges(table: String, publication: String, omitted: String)
     /// The replication slot could not be created or used (the role needs REPLICATION, or
     /// `max_replication_slots` is reached).
     case replicationSlot(String, PSQLError)
@@ -68,6 +71,9 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
             "publication \(name) is missing" + (error.map { " and could not be created (\(Self.message($0)))" } ?? "")
                 + ": CREATE PUBLICATION \(name) FOR ALL TABLES"
         case let .tableNotPublished(table, publication): "\(table) is not in publication \(publication): ALTER PUBLICATION \(publication) ADD TABLE \(table)"
+        case let .publicationOmitsChanges(table, publication, omitted):
+            "publication \(publication) leaves out \(omitted) of \(table), which a list would miss: publish every change of it "
+                + "(ALTER PUBLICATION \(publication) SET (publish = 'insert, update, delete, truncate'); no row filter or column list)"
         case let .replicationSlot(slot, error):
             "replication slot \(slot): \(Self.message(error)) (the role needs the REPLICATION attribute; see max_replication_slots)"
         case let .slotLost(slot): "replication slot \(slot) is gone: a new one is taken and every query refetches"

@@ -11,6 +11,8 @@ struct _PgTable: Sendable {
         var collation: String?
         var collationName: String?
         var provider: String?
+        /// A generated column: the change stream leaves it out.
+        var isGenerated = false
     }
 
     var oid: UInt32
@@ -29,7 +31,7 @@ struct _PgTable: Sendable {
     /// The table as `pgoutput` describes it (columns in order, replica identity flagged): what a
     /// relation message in the change stream must equal while its shape stays as planned.
     var relation: _PgRelation {
-        let ordered = columns.values.sorted { $0.attnum < $1.attnum }
+        let ordered = columns.values.filter { !$0.isGenerated }.sorted { $0.attnum < $1.attnum }
         return _PgRelation(oid: oid, schema: schema, name: name, columns: ordered.map {
             _PgRelation.Column(name: $0.name, isKey: identityColumns.contains($0.attnum), typeOID: $0.typeOID)
         })
@@ -76,14 +78,14 @@ enum _PgCatalog {
         var columns: [String: _PgTable.Column] = [:]
         for row in try await session.rows("""
             SELECT a.attname::text, a.attnum::int8, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text,
-                   \(locale), co.collprovider::text
+                   \(locale), co.collprovider::text, a.attgenerated::text <> ''
             FROM pg_attribute a LEFT JOIN pg_collation co ON co.oid = a.attcollation
             WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
             """, binds) {
-            let (column, attnum, type, typeName, collationName, collate, provider) = try _PostgresPlan.decode(
-                row, as: (String, Int64, Int64, String, String?, String?, String?).self)
+            let (column, attnum, type, typeName, collationName, collate, provider, generated) = try _PostgresPlan.decode(
+                row, as: (String, Int64, Int64, String, String?, String?, String?, Bool).self)
             var info = _PgTable.Column(name: column, attnum: Int(attnum), typeOID: UInt32(truncatingIfNeeded: type), typeName: typeName,
-                                       collation: collate, collationName: collationName, provider: provider)
+                                       collation: collate, collationName: collationName, provider: provider, isGenerated: generated)
             if collationName == "default" {
                 info.collation = databaseCollation
                 info.provider = databaseProvider

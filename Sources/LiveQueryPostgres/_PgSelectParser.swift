@@ -145,7 +145,11 @@ struct _PgSelectParser {
     private func next(from start: Int, _ words: Set<String>) -> Int {
         var index = start
         while index < tokens.count {
-            if depths[index] == 0, case let .identifier(name, false) = tokens[index].kind, words.contains(name) { return index }
+            if depths[index] == 0, case let .identifier(name, false) = tokens[index].kind, words.contains(name),
+               // `IS [NOT] DISTINCT FROM` is an operator, not a clause.
+               !(name == "from" && index > 0 && tokens[index - 1].isKeyword("distinct")) {
+                return index
+            }
             index += 1
         }
         return tokens.count

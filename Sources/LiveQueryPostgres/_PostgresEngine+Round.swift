@@ -7,7 +7,7 @@ extension _PostgresEngine {
 
     /// Whether a round has work even when no WAL was written since the last one.
     private var hasPendingWork: Bool {
-        lostCommits || failing || absorbedThrough != nil || runners.contains { $0.needsRound }
+        lostCommits || failing || absorbedThrough != nil || awaitsUnseenCommit || runners.contains { $0.needsRound }
     }
 
     /// One round: snapshot, decode what it may see, apply, `then` (in the same snapshot), commit,
@@ -43,7 +43,11 @@ extension _PostgresEngine {
             // Every commit the snapshot sees ends before `insert`; the slot's stream holds commits up
             // to the WAL flushed. A transaction committed without waiting for its flush
             // (synchronous_commit = off) is visible before that: wait until it is in the stream.
-            guard try await flushedThrough(insert, known: flushed, decoding) else {
+            // (At a page's start, the insert position is the end of the page's header, and the flushed
+            // position stays at the page's start until more WAL comes: no commit ends in a header.)
+            let offset = insert.value % walBlockSize
+            let needed = offset <= 40 ? PostgresLSN(insert.value - offset) : insert
+            guard try await flushedThrough(needed, known: flushed, decoding) else {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
@@ -123,6 +127,9 @@ extension _PostgresEngine {
                 for runner in runners { runner.absorb(commit, relations: relations) }
                 absorbedThrough = commit.endLSN
             }
+            // A commit the snapshot does not see yet is in the WAL: the next look has work even if
+            // no more WAL is written.
+            awaitsUnseenCommit = reachedUnseen
             // A full batch may have left commits out: advance past what was absorbed and look again.
             guard rows.count >= Self.batchChanges, !reachedUnseen, count > 0, let through = absorbedThrough else { return true }
             try await advance(to: through, decoding)
@@ -145,7 +152,8 @@ extension _PostgresEngine {
         binds.append(slotName)
         binds.append(position.description)
         binds.append(Self.batchChanges)
-        binds.append(publication)
+        // A list of names, read as SQL names: quoted, so that its case is kept.
+        binds.append(_PostgresPlan.quoted(publication))
         do {
             return try await decoding.rows(
                 "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int4, 'proto_version', '1', 'publication_names', $4)",

@@ -36,6 +36,10 @@ actor _PostgresEngine {
     /// The WAL insert position when the last applied round took its snapshot: a look that finds
     /// it unchanged, with nothing pending, has nothing to do.
     var quietAt: PostgresLSN?
+    /// Whether the last round stopped at a commit its snapshot did not see yet.
+    var awaitsUnseenCommit = false
+    /// The WAL's page size (`wal_block_size`).
+    var walBlockSize: UInt64 = 8_192
     /// Rounds that took a snapshot, and looks that found nothing to do (for the tests).
     var snapshotsTaken = 0
     var quietLooks = 0
@@ -113,6 +117,7 @@ actor _PostgresEngine {
             try await ensurePublication(reader)
             let position = try await ensureSlot(decoder)
             try await identity.read(decoder)
+            if let size = try await decoder.text("SHOW wal_block_size").flatMap({ UInt64($0) }), size > 0 { walBlockSize = size }
             // A new slot (or a slot taken up again) has not seen what was committed meanwhile.
             if hadSlot {
                 lostCommits = true
@@ -239,14 +244,21 @@ actor _PostgresEngine {
         for role in plan.roles where relations[role.table.oid] == nil { relations[role.table.oid] = role.table.relation }
         for _ in 0..<100 {
             let (reader, decoder) = try await connected()
-            let applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
-                let opened = try await _PostgresQueryRunner<ID>(request: request, plan: plan, publishesViaRoot: viaRoot, version: version,
-                                                                refetchThreshold: threshold, firstScreen: firstScreen, reader)
-                runner = opened
-                // The rest of a large result is read beside the rounds, in this very snapshot.
-                if !opened.isWhole {
-                    rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout)
+            let applied: Bool
+            do throws(PostgresLiveQueryError) {
+                applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
+                    let opened = try await _PostgresQueryRunner<ID>(request: request, plan: plan, publishesViaRoot: viaRoot, version: version,
+                                                                    refetchThreshold: threshold, firstScreen: firstScreen, reader)
+                    runner = opened
+                    // The rest of a large result is read beside the rounds, in this very snapshot.
+                    if !opened.isWhole {
+                        rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout)
+                    }
                 }
+            } catch {
+                // The snapshot's reader holds a transaction open: it must not outlive a failed open.
+                if let rest { try? await rest.connection.close() }
+                throw error
             }
             if applied { break }
             if let rest { try? await rest.connection.close() }
@@ -297,6 +309,8 @@ actor _PostgresEngine {
         return reader
     }
 
+    /// Why a table the query reads is not followable through the publication: not in it (its name),
+    /// or some of its changes left out.
     private func unpublished(_ plan: _PostgresPlan, _ session: _PgSession) async throws(PostgresLiveQueryError) -> String? {
         var binds = PostgresBindings()
         binds.append(publication)
@@ -304,12 +318,22 @@ actor _PostgresEngine {
             var check = binds
             check.append(Int64(oid))
             let rows = try await session.rows("""
-                SELECT 1 FROM pg_publication p WHERE p.pubname = $1 AND (p.puballtables
+                SELECT p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate,
+                       p.pubinsert, p.pubupdate, p.pubdelete, p.pubtruncate,
+                       coalesce((SELECT bool_or(to_jsonb(r) ->> 'prqual' IS NOT NULL OR to_jsonb(r) ->> 'prattrs' IS NOT NULL)
+                                 FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = $2::int8::oid), false)
+                FROM pg_publication p WHERE p.pubname = $1 AND (p.puballtables
                    OR EXISTS (SELECT 1 FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = $2::int8::oid)
                    OR EXISTS (SELECT 1 FROM pg_publication_namespace s JOIN pg_class c ON c.relnamespace = s.pnnspid
                               WHERE s.pnpubid = p.oid AND c.oid = $2::int8::oid))
                 """, check)
-            if rows.isEmpty { return plan.name(of: oid) }
+            guard let row = rows.first else { return plan.name(of: oid) }
+            let (all, inserts, updates, deletes, truncates, filtered) = try _PostgresPlan.decode(row, as: (Bool, Bool, Bool, Bool, Bool, Bool).self)
+            var omitted = zip([inserts, updates, deletes, truncates], ["inserts", "updates", "deletes", "truncates"]).filter { !$0.0 }.map(\.1)
+            if filtered { omitted.append("rows or columns outside its row filter or column list") }
+            if !all || filtered {
+                throw .publicationOmitsChanges(table: plan.name(of: oid), publication: publication, omitted: omitted.joined(separator: ", "))
+            }
         }
         return nil
     }

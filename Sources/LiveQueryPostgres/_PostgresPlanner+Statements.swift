@@ -21,10 +21,12 @@ extension _PostgresPlanner {
 
         let id = Self.quoted(roles[0].qualifier) + "." + Self.quoted(identity.name)
         let sorts = incremental.terms.map(\.sql)
+        // Ties are broken by the identity, compared here by bytes: so must the server compare it.
+        let tiebreak = id + (identityType == .text ? " COLLATE \"C\"" : "") + " ASC"
         let order = incremental.terms.map { term in
             term.sql + (term.collation.map { " COLLATE " + Self.quoted($0) } ?? "") + (term.rule.descending ? " DESC" : " ASC")
                 + (term.parsed.nulls.map { $0 == .first ? " NULLS FIRST" : " NULLS LAST" } ?? "")
-        } + [id + " ASC"]
+        } + [tiebreak]
         let content = version ?? parsed.selectList
         let head = "SELECT " + ([id] + sorts + [content]).joined(separator: ", ") + " FROM " + parsed.fromText
         let filter = parsed.whereText.map { "(" + $0 + ")" }
@@ -33,8 +35,10 @@ extension _PostgresPlanner {
         // Contents: the columns the index reads (for the content token), then the SELECT's.
         let contentCount = version == nil ? columns.count : 1
         let offset = 1 + sorts.count + contentCount
+        // Through the filter too, so that every argument the SELECT binds is used as it is there (a
+        // row that no longer matches has changed, and is left out like one whose token differs).
         let inner = "SELECT " + ([id] + sorts + [content] + (version == nil ? [] : [parsed.selectList])).joined(separator: ", ")
-            + " FROM " + parsed.fromText + " WHERE " + identities
+            + " FROM " + parsed.fromText + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities
         let selectStart = version == nil ? 1 + sorts.count : offset
         let payload = Self.payloadSQL(inner, raw: offset, columns: columns, firstSelected: selectStart)
 
@@ -172,7 +176,8 @@ extension _PostgresPlanner {
         let roleCounts = Dictionary(plan.roles.map { ($0.table.oid, 1) }, uniquingKeysWith: +)
         plan.otherRelations = Set(scans.keys).subtracting(roleCounts.keys)
         guard plan.refetchReason == nil else { return }
-        for role in plan.roles where (scans[role.table.oid] ?? 0) > (roleCounts[role.table.oid] ?? 0) {
+        // (A partitioned table is scanned once per partition: its scans say nothing of subqueries.)
+        for role in plan.roles where role.table.kind != "p" && (scans[role.table.oid] ?? 0) > (roleCounts[role.table.oid] ?? 0) {
             plan.refetchReason = .request([.readsOwnTable(role.table.qualifiedName)])
             plan.layout = _ResultLayout(ordering: _FetchOrder(), identityIsRowid: false, sections: plan.sectionRule, sectionsArePositional: true)
             plan.shape = .positional(sorts: plan.sortColumns.count)

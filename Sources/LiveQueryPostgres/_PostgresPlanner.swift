@@ -35,7 +35,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
 
     /// The request as SQL, with its identity, section and version as the SELECT names them.
     private func lowered() async throws(PostgresLiveQueryError) -> (sql: String, identity: String?, section: String?, version: String?) {
-        if let sql = request.sql { return (sql, request.identity, request.section, request.version) }
+        if let sql = request.sql { return (Self.withoutTrailingSemicolons(sql), request.identity, request.section, request.version) }
         guard let table = try await _PgCatalog.table(named: request.table, session), table.kind == "r" || table.kind == "p" else {
             throw .unknownTable(request.table)
         }
@@ -67,6 +67,14 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         case .rtrim: "rtrim"
         case let .custom(name): name
         }
+    }
+
+    /// `sql` without the semicolons (and blanks, and comments) that end it: the statements wrap it.
+    static func withoutTrailingSemicolons(_ sql: String) -> String {
+        guard var tokens = try? _PgSQLTokenizer.tokens(sql), tokens.last?.isPunctuation == ";" else { return sql }
+        while tokens.last?.isPunctuation == ";" { tokens.removeLast() }
+        guard let last = tokens.last else { return "" }
+        return String(decoding: Array(sql.utf8)[..<last.range.upperBound], as: UTF8.self)
     }
 
     /// The SELECT's column names and types, from the server — which checks the SELECT, so a

@@ -67,6 +67,10 @@ extension _PostgresQueryRunner {
         switch outcome {
         case let .failure(error):
             failure = error
+        case .success where tracker.state.isBehind:
+            // Commits were lost while the rest was read (a failure was told): the rest and the
+            // touched rows do not make the result; the next round refetches it whole.
+            break
         case let .success(rest):
             var whole = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
             switch rest {
@@ -89,6 +93,7 @@ extension _PostgresQueryRunner {
             }
         }
         if let failure { tracker.reportFailure(.underlying(failure)) }
+        if builder == nil { lastFailure = .now }
         tracker.finishBuild(builder, reads)
         restLock.withLock {
             rest = nil
@@ -104,7 +109,6 @@ extension _PostgresQueryRunner {
             }
             appliedVersion = max(appliedVersion, version)
         }
-        if builder == nil { lastFailure = .now }
         finishWaiting()
     }
 

@@ -114,7 +114,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         self.keys = keys
         isWhole = !isBuilding
         appliedVersion = version
-        if let state = tracker.channel.latestResult.stateID { versions.started(state, at: version.value) }
+        // A first screen is not the query's result at any position: only the whole result is.
+        if !isBuilding, let state = tracker.channel.latestResult.stateID { versions.started(state, at: version.value) }
     }
 
     func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation]) {
@@ -346,6 +347,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     func lostTrack(_ error: PostgresLiveQueryError) {
+        // Commits may have been missed: the next result is at the round that reads it, whatever
+        // touched the query before.
+        lastTouch = nil
         versionLock.withLock { versions.failed() }
         tracker.reportFailure(.underlying(error))
     }

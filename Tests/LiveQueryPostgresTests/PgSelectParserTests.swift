@@ -90,5 +90,7 @@ import Testing
         #expect(parsed.readsCurrentTime)
         #expect(parsed.shapes.isEmpty)
         #expect(!_PgSelectParser.parse("SELECT t.current_date FROM t").readsCurrentTime)
+        let distinct = _PgSelectParser.parse("SELECT a FROM t WHERE a IS NOT DISTINCT FROM $1 ORDER BY a")
+        #expect(distinct.shapes.isEmpty && distinct.whereText == "a IS NOT DISTINCT FROM $1" && distinct.orderBy.count == 1)
     }
 }
