@@ -202,9 +202,12 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// }
     /// ```
     public func upToDate() async throws(LiveQueryError) -> LiveResult<ID> {
+        // Other connections' commits are looked for once the first fetch is complete: while its
+        // rest is read, a look finds nothing, and the rest is read from a state that may be older
+        // than this call.
+        if !latestResult.isComplete { _ = await completeResult() }
         try await checkForExternalChanges()
-        let latest = latestResult
-        return latest.isComplete ? latest : await completeResult()
+        return latestResult
     }
 
     /// What the query has done so far.

@@ -5,8 +5,9 @@ import GRDB
 /// one covering the query's tables (``ChangeTracking``), refetched otherwise. On the writer's queue.
 extension LiveQueryCore {
     /// Starts (or restarts, after a request or schema change) reading the change log, when every
-    /// table the query reads is tracked.
-    func followChangeLog(_ db: Database) throws {
+    /// table the query reads is tracked: from `start` when given (where the log stood before the
+    /// fetch the query now shows), else from its current end.
+    func followChangeLog(_ db: Database, from start: _ChangeLogFollower.Start?) throws {
         let wasFollowing = follower != nil
         if let previous = follower {
             do {
@@ -29,7 +30,7 @@ extension LiveQueryCore {
             changeLogUnavailable("\(LiveQueryError.from(error, sql: nil))")
             return
         }
-        guard let follower = try _ChangeLogFollower(db, source: source, expiry: options.changeLogReaderExpiry) else { return }
+        guard let follower = try _ChangeLogFollower(db, source: source, expiry: options.changeLogReaderExpiry, from: start) else { return }
         let untracked = plan.readTables.subtracting(try ChangeTracking.trackedTables(db))
         guard untracked.isEmpty else {
             changeLogStatus = .untracked(untracked.sorted())
@@ -75,7 +76,7 @@ extension LiveQueryCore {
             // PRIMARY KEY): TEMP triggers may be gone with a recreated table, rows may have moved.
             lastSchemaVersion = schemaVersion
             lastDataVersion = version
-            try trackChanges(db)
+            try trackChanges(db, logFrom: nil)
             try tracker.refetch(reads(db), reason: .schemaChanged, start: start)
             return true
         }

@@ -53,6 +53,16 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         currentSummary = (plan.updatePath, plan.notes)
         let canonical = Self.canonicalizer()
         let statistics = _StatisticsBox()
+        // Where other connections' commits are looked for from: read before the fetch, so that one
+        // landing between the two is looked at again instead of never.
+        let logStart = options.followsChangeLog ? _ChangeLogFollower.start(db) : nil
+        let dataVersion: Int?, schemaVersion: Int?
+        do {
+            dataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
+            schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
+        } catch {
+            throw LiveQueryError.from(error, sql: nil)
+        }
         let index: _LiveIndex
         var isBuilding = false
         if let screen = options.firstScreenRows, !Self.isSmall(plan, db, limit: options.wholeResultRows) {
@@ -82,10 +92,10 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         tracker = _LiveTracker(index: index, layout: plan.layout,
                                state: _TrackingState(isBuilding: isBuilding, refetchThreshold: options.refetchThreshold),
                                channel: channelFactory(LiveResult(index.current)), statistics: statistics)
+        lastDataVersion = dataVersion
+        lastSchemaVersion = schemaVersion
         do {
-            lastDataVersion = try Int.fetchOne(db, sql: "PRAGMA data_version")
-            lastSchemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
-            try trackChanges(db)
+            try trackChanges(db, logFrom: logStart)
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
@@ -100,14 +110,15 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     }
 
     /// Installs, for the current plan, what reports changes: the TEMP triggers (replacing those of
-    /// an earlier plan) and the change log, when the database has one.
-    func trackChanges(_ db: Database) throws {
+    /// an earlier plan) and the change log, when the database has one — read from `logStart`, where
+    /// it stood before the fetch the query shows (`nil`: from its end, for a fetch yet to come).
+    func trackChanges(_ db: Database, logFrom logStart: _ChangeLogFollower.Start?) throws {
         if let triggers {
             try triggers.uninstall(db)
             self.triggers = nil
         }
         try installTriggers(db)
-        try followChangeLog(db)
+        try followChangeLog(db, from: logStart)
     }
 
     private func installTriggers(_ db: Database) throws {
@@ -273,6 +284,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
     /// result to the new one — delivered even when empty, so the caller always gets its answer.
     func change(to plan: QueryPlan, _ db: Database) throws {
         tracker.state.requestChanged()   // the rest of the first fetch, if still under way, belongs to the old request
+        let logStart = options.followsChangeLog ? _ChangeLogFollower.start(db) : nil
         let previous = self.plan
         self.plan = plan
         tracker.layout = plan.layout
@@ -283,6 +295,6 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
             tracker.layout = previous.layout
             throw error
         }
-        try trackChanges(db)
+        try trackChanges(db, logFrom: logStart)
     }
 }

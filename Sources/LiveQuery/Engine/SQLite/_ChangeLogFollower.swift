@@ -44,15 +44,40 @@ struct _ChangeLogFollower {
                           arguments: [ChangeTracking.logTable, ChangeTracking.readerTable, ChangeTracking.metaTable]) ?? false
     }
 
-    /// Starts following the log from its current end; `nil` when the database has none.
-    init?(_ db: Database, source: UInt64, expiry: Duration) throws {
+    /// Where a reader starts: the log's generation and the last sequence number handed out.
+    struct Start: Equatable {
+        var generation: String?
+        var end: Int64
+    }
+
+    /// Where the log stands now: read before a fetch, so that a commit landing between the two is
+    /// read again (its rows re-read, which changes nothing) rather than never. `nil` when the
+    /// database has no log, or its tables cannot be read — which ``validate(_:)`` reports.
+    static func start(_ db: Database) -> Start? {
+        do {
+            guard try exists(db) else { return nil }
+            return Start(generation: try String.fetchOne(db, sql: "SELECT value FROM \(ChangeTracking.metaTable) WHERE key = 'generation'"),
+                         end: try end(db))
+        } catch {
+            return nil
+        }
+    }
+
+    /// Starts following the log from `start` (read before the query's fetch), or from its current
+    /// end; `nil` when the database has none.
+    init?(_ db: Database, source: UInt64, expiry: Duration, from start: Start? = nil) throws {
         guard try Self.exists(db) else { return nil }
         ownTable = "livelist_own_\(source)".quotedIdentifier
         ownTrigger = "livelist_\(source)_own".quotedIdentifier
         self.expiry = expiry
         isWritable = !db.configuration.readonly
-        generation = try String.fetchOne(db, sql: "SELECT value FROM \(ChangeTracking.metaTable) WHERE key = 'generation'")
-        appliedThrough = try Self.end(db)
+        if let start {
+            generation = start.generation
+            appliedThrough = start.end
+        } else {
+            generation = try String.fetchOne(db, sql: "SELECT value FROM \(ChangeTracking.metaTable) WHERE key = 'generation'")
+            appliedThrough = try Self.end(db)
+        }
     }
 
     /// The last sequence number the log has handed out (entries up to it may have been pruned).
