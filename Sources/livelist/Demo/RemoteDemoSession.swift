@@ -225,7 +225,9 @@ final class RemoteDemoSession: DemoListSession {
 
     /// The view's checks, then the list against a fresh subscription of the same query and window
     /// at the same version — the server's own first state, read from its result, not from the
-    /// changesets this client applied.
+    /// changesets this client applied. While the server's writer goes on, the two lists rarely
+    /// stand at one version at the same instant: each one's recent states are kept by version, and
+    /// a state of one is compared with the other's at its version.
     func finalCheck() throws -> [String] {
         var problems = view.violations.map { "violation: \($0)" }
         let fresh = RemoteLiveQuery(url: url, query: remote.query, arguments: remote.arguments, window: remote.model.window, prefetch: 0,
@@ -233,19 +235,63 @@ final class RemoteDemoSession: DemoListSession {
         fresh.start()
         defer { fresh.stop() }
         let deadline = ContinuousClock.now + .seconds(15)
+        var shownStates = RecentStates(), freshStates = RecentStates()
         var difference: String? = "no common version with a fresh subscription within 15 s"
+        var equalAtSomeVersion = false
         while ContinuousClock.now < deadline {
             _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005))
-            guard let version = remote.model.version, fresh.model.version == version, remote.model.requestedWindow == nil,
-                  fresh.model.requestedWindow == nil, fresh.model.window == remote.model.window,
-                  presenter.displayed.model.stateID == remote.model.state.stateID else { continue }
-            difference = Self.difference(remote.model, fresh.model)
-            let stale = view.staleCells(recordsEqual: ==)
-            if difference == nil, !stale.isEmpty { difference = "stale cells at \(stale)" }
-            if difference == nil { break }
+            // The fresh subscription holds at least the rows this list holds (its window moves on
+            // as the list scrolls and grows).
+            fresh.showRows(at: remote.model.window)
+            let caughtUp = remote.model.requestedWindow == nil && presenter.displayed.model.stateID == remote.model.state.stateID
+            var pairs: [(RemoteListModel, RemoteListModel)] = []
+            if let version = fresh.model.version, fresh.model.requestedWindow == nil {
+                freshStates.keep(fresh.model, at: version)
+                if let shown = shownStates.state(at: version) { pairs.append((shown, fresh.model)) }
+            }
+            if let version = remote.model.version, caughtUp {
+                shownStates.keep(remote.model, at: version)
+                if let other = freshStates.state(at: version) { pairs.append((remote.model, other)) }
+            }
+            for (shown, other) in pairs where !equalAtSomeVersion && Self.holds(other, rowsOf: shown) {
+                difference = Self.difference(shown, other)
+                equalAtSomeVersion = difference == nil
+            }
+            // The cells on screen show the records of the list they display.
+            if equalAtSomeVersion, caughtUp {
+                let stale = view.staleCells(recordsEqual: ==)
+                difference = stale.isEmpty ? nil : "stale cells at \(stale)"
+                if stale.isEmpty { break }
+            }
         }
-        if let difference { problems.append("the displayed list differs from a fresh subscription: \(difference)") }
+        if var difference {
+            if !equalAtSomeVersion { difference += " (this list's latest versions: \(shownStates.latest); the fresh one's: \(freshStates.latest))" }
+            problems.append("the displayed list differs from a fresh subscription: \(difference)")
+        }
         return problems
+    }
+
+    /// A list's latest states by version (the newest 256).
+    struct RecentStates {
+        private var states: [WireVersion: RemoteListModel] = [:]
+        private var order: [WireVersion] = []
+
+        /// Keeps `model` as the state at `version` (the latest seen: rows of the window may have
+        /// arrived since the version did).
+        mutating func keep(_ model: RemoteListModel, at version: WireVersion) {
+            if states.updateValue(model, forKey: version) == nil { order.append(version) }
+            if order.count > 256 { states[order.removeFirst()] = nil }
+        }
+
+        func state(at version: WireVersion) -> RemoteListModel? { states[version] }
+        /// The newest versions kept, for a report.
+        var latest: String { order.suffix(5).map(\.description).joined(separator: " ") }
+    }
+
+    /// Whether `fresh`'s window holds every row of `shown`'s.
+    static func holds(_ fresh: RemoteListModel, rowsOf shown: RemoteListModel) -> Bool {
+        let rows = shown.window.clamped(to: 0..<shown.state.count)
+        return rows.isEmpty || (fresh.window.lowerBound <= rows.lowerBound && rows.upperBound <= fresh.window.upperBound)
     }
 
     /// Why two models of the same query and window differ (`nil`: they are equal).
