@@ -30,11 +30,15 @@ struct _PgSession: Sendable {
             race.start(continuation)
             let statement = Task {
                 do {
-                    var values: [T] = []
-                    for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+                    // Rows as they arrive, on the connection's event loop, without back-pressure: a
+                    // backend is never left blocked sending to a reader that has not asked for more
+                    // (postgres-nio 1.33 stops the process when a connection is cut while its row
+                    // stream waits for demand), and only what `decode` keeps is held.
+                    let values = _Decoded<T>()
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { row in
                         values.append(decode(row))
-                    }
-                    race.finish(.success(values))
+                    }.get()
+                    race.finish(.success(values.all))
                 } catch {
                     race.finish(.failure(error))
                 }
@@ -94,6 +98,17 @@ struct _PgSession: Sendable {
         }
         return .underlying(error)
     }
+}
+
+/// The decoded rows of one statement, appended on its connection's event loop and read once it
+/// has ended. `@unchecked Sendable`: `values` is only touched under `lock`.
+final class _Decoded<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [T] = []
+
+    func append(_ value: T) { lock.withLock { values.append(value) } }
+
+    var all: [T] { lock.withLock { values } }
 }
 
 /// The first of a statement's end and its time limit: whichever comes first resumes the caller,

@@ -60,7 +60,7 @@ extension _PostgresQueryRunner {
         guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
         let position = lastTouch ?? version.value
         lastTouch = nil
-        versionLock.withLock { versions.applying(at: position) }
+        versionLock.withLock { versions.applying(at: position, replacing: tracker.channel.latestResult.stateID) }
         var reads = _PrefetchedReads(entries: [])
         var builder: _IndexBuilder?
         var failure: PostgresLiveQueryError?

@@ -250,7 +250,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
         let position = lastTouch ?? version.value
         lastTouch = nil
-        versionLock.withLock { versions.applying(at: position) }
+        versionLock.withLock { versions.applying(at: position, replacing: tracker.channel.latestResult.stateID) }
         let failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
             if needsPlan {
                 // A table's shape changed: its columns, their types and collations are read

@@ -34,6 +34,9 @@ struct _StateVersions: Sendable {
     private var inFlight: UInt64?
     /// The newest generation recorded: a later one is the state in flight.
     private var newestGeneration: UInt64 = 0
+    /// The generation of the state the round in flight replaces (a first screen, before its whole
+    /// result, is not at the round's position).
+    private var replacedGeneration: UInt64 = 0
 
     init(capacity: Int = 4_096) {
         self.capacity = max(1, capacity)
@@ -58,10 +61,12 @@ struct _StateVersions: Sendable {
         }
     }
 
-    /// The round whose commits end at `position` is being applied: a state it delivers is at
-    /// `position` before ``settled(_:at:)`` records it.
-    mutating func applying(at position: UInt64) {
+    /// The round whose commits end at `position` is being applied to `replaced` (the state delivered
+    /// last): a state it delivers — newer than `replaced` — is at `position` before
+    /// ``settled(_:at:)`` records it.
+    mutating func applying(at position: UInt64, replacing replaced: ListStateID?) {
         inFlight = position
+        replacedGeneration = replaced?.generation ?? 0
     }
 
     /// The round applied at `position` succeeded and left `state` — a new one, or the current one
@@ -86,7 +91,9 @@ struct _StateVersions: Sendable {
     /// The position a delivered state is the result at (`nil` for one forgotten, or unknown).
     func position(of state: ListStateID) -> UInt64? {
         if let entry = entries[state] { return entry.position }
-        if state.generation > newestGeneration, state.source == current?.source { return inFlight }
+        // The state in flight is newer than any recorded, of the same source (a query that opened
+        // with a first screen has none recorded before its whole result).
+        if state.generation > max(newestGeneration, replacedGeneration), current.map({ $0.source == state.source }) ?? true { return inFlight }
         return nil
     }
 

@@ -104,9 +104,7 @@ public enum PostgresCluster {
             }
             try run([bin + "/initdb", "-D", folder + "/data", "--auth=trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8"],
                     asServerUser: true)
-            try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-o",
-                     "-k \(folder) -c listen_addresses='' -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c fsync=off",
-                     "start"], asServerUser: true)
+            try startServer(bin)
         } catch let error as ClusterUnavailable {
             return .failure(error)
         } catch {
@@ -156,7 +154,26 @@ public enum PostgresCluster {
     /// slots go, the WAL and persistent slots stay.
     public static func restart() throws(ClusterUnavailable) {
         guard let bin = binaries() else { throw ClusterUnavailable(description: "no pg_ctl") }
-        try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-m", "fast", "restart"], asServerUser: true)
+        try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-m", "fast", "stop"], asServerUser: true)
+        do {
+            try startServer(bin)
+        } catch {
+            // A start that did not answer in time on a loaded machine: once more, and the log if not.
+            _ = try? run([bin + "/pg_ctl", "-D", folder + "/data", "-m", "immediate", "-w", "stop"], asServerUser: true)
+            do {
+                try startServer(bin)
+            } catch {
+                let log = (try? String(contentsOfFile: folder + "/log", encoding: .utf8)) ?? ""
+                throw ClusterUnavailable(description: "\(error.description)\nserver log:\n\(log.suffix(4_000))")
+            }
+        }
+    }
+
+    /// `pg_ctl start` with the cluster's settings: logical decoding, a Unix socket only.
+    private static func startServer(_ bin: String) throws(ClusterUnavailable) {
+        try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "120", "-o",
+                 "-k \(folder) -c listen_addresses='' -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c fsync=off",
+                 "start"], asServerUser: true)
     }
 
     /// A new, empty database for one test, and a connection to it (the test's writer session).

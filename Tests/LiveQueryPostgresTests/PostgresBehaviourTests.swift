@@ -130,15 +130,7 @@ struct PostgresBehaviourTests {
                 """)
             // Committed while no slot of the engine's existed: only a refetch can show it.
             try await PG.execute(writer, "UPDATE item SET rank = -rank WHERE id % 2 = 0")
-            var result: LiveResult<Int64>?
-            let deadline = ContinuousClock.now + .seconds(30)
-            while result == nil, ContinuousClock.now < deadline {
-                do {
-                    result = try await query.upToDate()
-                } catch {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let result = try await PG.upToDate(query, within: 30)
             let expected = try await PG.int64s(writer, "SELECT id FROM item ORDER BY rank, id")
             #expect(result.map(PG.ids) == expected)
             await follower.waitFor(query.latestResult)

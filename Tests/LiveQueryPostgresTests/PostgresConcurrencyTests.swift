@@ -150,15 +150,7 @@ struct PostgresConcurrencyTests {
             let checker = try await PostgresConnection.connect(configuration: configuration, id: 99, logger: PG.logger)
             do {
                 for (query, expected, follower, recorder) in queries {
-                    var result: LiveResult<Int64>?
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while result == nil, ContinuousClock.now < deadline {
-                        do {
-                            result = try await query.upToDate()
-                        } catch {
-                            try await Task.sleep(for: .milliseconds(50))
-                        }
-                    }
+                    let result = try await PG.upToDate(query)
                     let ids = try await PG.int64s(checker, expected)
                     #expect(result.map(PG.ids) == ids, "\(expected), seed \(seed)")
                     if let result { await follower.waitFor(result) }

@@ -29,7 +29,8 @@ struct PostgresFirstScreenTests {
             #expect(PG.ids(result) == (try await PG.int64s(writer, "SELECT id FROM item WHERE flag = 1 ORDER BY name, id")))
             await follower.waitFor(result)
             await MainActor.run {
-                #expect(follower.updates.contains { $0.path == .firstFetchCompleted })
+                // (On a loaded machine the rest may be in before the follower listens: it starts from it.)
+                #expect(follower.updates.contains { $0.path == .firstFetchCompleted } || follower.startedLater)
                 #expect(follower.view.violations.isEmpty)
                 #expect(follower.dataSource.snapshot.itemCount == result.count)
             }

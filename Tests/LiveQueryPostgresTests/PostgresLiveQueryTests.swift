@@ -16,7 +16,9 @@ final class PostgresListFollower<ID: LiveIdentity> {
     private var task: Task<Void, Never>?
     private(set) var updates: [LiveQueryUpdate<ID>] = []
     private(set) var failures: [LiveQueryError] = []
-    private let initialState: ListStateID?
+    private var initialState: ListStateID?
+    /// Whether the events started from a later result than the query opened with.
+    private(set) var startedLater = false
 
     init(_ query: PostgresLiveQuery<ID>) {
         initialState = query.initialResult.stateID
@@ -28,11 +30,26 @@ final class PostgresListFollower<ID: LiveIdentity> {
             for await event in events {
                 guard let self else { return }
                 switch event {
-                case .initial: break
+                case let .initial(result): self.start(at: result)
                 case let .update(update): self.receive(update)
                 case let .failure(error): self.failures.append(error)
                 }
             }
+        }
+    }
+
+    /// The events start from the result when they were asked for, which may be later than the one
+    /// the query opened with (a first screen completed meanwhile): the list starts there.
+    private func start(at result: LiveResult<ID>) {
+        guard result.stateID != initialState else { return }
+        initialState = result.stateID
+        startedLater = true
+        dataSource.snapshot = result.snapshot()
+        do {
+            try view.reloadData()
+            view.layoutIfNeeded()
+        } catch {
+            Issue.record("the headless view refused a reload: \(error)")
         }
     }
 
@@ -73,6 +90,19 @@ enum PG {
             values.append(value)
         }
         return values
+    }
+
+    /// The query's result once a round succeeds (after a server restart, say), within `seconds`.
+    static func upToDate<ID>(_ query: PostgresLiveQuery<ID>, within seconds: Int = 60) async throws -> LiveResult<ID>? {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            do {
+                return try await query.upToDate()
+            } catch {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        return nil
     }
 
     static func strings(_ connection: PostgresConnection, _ sql: String) async throws -> [String] {

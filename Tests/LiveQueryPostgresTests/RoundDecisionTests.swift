@@ -35,7 +35,7 @@ import Testing
         #expect(!versions.holds(Self.a, at: 99) && !versions.holds(Self.a, at: 111))
         versions.committed(at: 130, touching: true)
         versions.committed(at: 140, touching: false)
-        versions.applying(at: 140)
+        versions.applying(at: 140, replacing: nil)
         versions.settled(Self.b, at: 140)
         // Through the last position before the touching commit, and not from it on.
         #expect(versions.holds(Self.a, at: 129) && !versions.holds(Self.a, at: 130) && !versions.holds(Self.a, at: 140))
@@ -52,7 +52,7 @@ import Testing
         // Two commits in one round: the first could change the list, the second change it back.
         versions.committed(at: 110, touching: true)
         versions.committed(at: 120, touching: true)
-        versions.applying(at: 120)
+        versions.applying(at: 120, replacing: nil)
         versions.settled(Self.a, at: 120)
         #expect(versions.holds(Self.a, at: 109))
         #expect(!versions.holds(Self.a, at: 110) && !versions.holds(Self.a, at: 115))
@@ -70,7 +70,7 @@ import Testing
         versions.failed()
         versions.committed(at: 120, touching: false)
         #expect(versions.holds(Self.a, at: 110) && !versions.holds(Self.a, at: 120))
-        versions.applying(at: 130)
+        versions.applying(at: 130, replacing: nil)
         versions.settled(Self.a, at: 130)
         #expect(versions.holds(Self.a, at: 130) && !versions.holds(Self.a, at: 125))
     }
@@ -80,12 +80,25 @@ import Testing
         var versions = _StateVersions()
         versions.started(Self.a, at: 100)
         versions.committed(at: 110, touching: true)
-        versions.applying(at: 110)
+        versions.applying(at: 110, replacing: Self.a)
         #expect(versions.position(of: Self.b) == 110)
+        #expect(versions.position(of: Self.a) == 100)
         #expect(versions.position(of: ListStateID(source: 8, generation: 9)) == nil)
         versions.settled(Self.b, at: 110)
         #expect(versions.position(of: Self.b) == 110)
         #expect(versions.position(of: Self.c) == nil)
+    }
+
+    @Test("the whole result of a query that opened with a first screen has the round's position while the round is applied; the first screen has none")
+    func inFlightFirstWhole() {
+        var versions = _StateVersions()
+        versions.committed(at: 110, touching: true)
+        // The first screen (a) is being replaced by the whole result (b): only b is in flight.
+        versions.applying(at: 110, replacing: Self.a)
+        #expect(versions.position(of: Self.a) == nil)
+        #expect(versions.position(of: Self.b) == 110)
+        versions.settled(Self.b, at: 110)
+        #expect(versions.position(of: Self.b) == 110 && versions.holds(Self.b, at: 110))
     }
 
     @Test("only the newest results are remembered")
@@ -93,7 +106,7 @@ import Testing
         var versions = _StateVersions(capacity: 2)
         for generation in 1...5 {
             versions.committed(at: UInt64(generation * 10 - 5), touching: true)
-            versions.applying(at: UInt64(generation * 10))
+            versions.applying(at: UInt64(generation * 10), replacing: nil)
             versions.settled(ListStateID(source: 1, generation: UInt64(generation)), at: UInt64(generation * 10))
         }
         #expect(versions.position(of: ListStateID(source: 1, generation: 3)) == nil)
