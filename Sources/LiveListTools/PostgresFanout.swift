@@ -49,15 +49,7 @@ enum PostgresFanout {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let commitsFile = directory.appendingPathComponent("commits.txt")
         let subscribers = subscribersPerInstance * urls.count
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", urls.joined(separator: " ")]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let lines = LineReader(output.fileHandleForReading)
-        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
+        let (process, input, lines) = try WireFanout.startLoadGenerator(subscribers: subscribers, commitsFile: commitsFile, urls: urls, name: name)
         var random = SeededRandomNumberGenerator(seed: 43)
         var commits: [String] = ["positions"]
         let cpuBefore = WireFanout.cpuSeconds()

@@ -34,16 +34,7 @@ public enum WireFanout {
         // Commit k (from 1) leads to this sequence + k.
         let base = first.version.sequence
         let residentBefore = LiveQueryBenchmarks.residentBytes()
-        // The load generator: subscribes, says "ready", and reports when its input closes.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", served.url]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let lines = LineReader(output.fileHandleForReading)
-        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
+        let (process, input, lines) = try startLoadGenerator(subscribers: subscribers, commitsFile: commitsFile, urls: [served.url], name: name)
         let residentAfter = LiveQueryBenchmarks.residentBytes()
         var random = SeededRandomNumberGenerator(seed: 41)
         var commitTimes: [Double] = []
@@ -86,6 +77,21 @@ public enum WireFanout {
         result.add("load_generator_cpu_ms_per_commit", .double(BenchResult.rounded(figures["cpu_ms_per_commit"] ?? .nan)))
         result.add("load_generator", .string("its own process, bare NIO connections on \(System.coreCount) event loops; every frame timed at receipt, one Swift client applying every message"))
         return result
+    }
+
+    /// The load generator, in a process of its own: subscribes `subscribers` connections (shared
+    /// among `urls`), says "ready", and reports when its input closes.
+    static func startLoadGenerator(subscribers: Int, commitsFile: URL, urls: [String], name: String) throws -> (Process, Pipe, LineReader) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench", "--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", urls.joined(separator: " ")]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let lines = LineReader(output.fileHandleForReading)
+        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
+        return (process, input, lines)
     }
 
     /// Raises this process's descriptor limit to its hard limit (children inherit it); returns
