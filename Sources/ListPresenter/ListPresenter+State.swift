@@ -46,6 +46,9 @@ extension ListPresenter {
         var timeout: Task<Void, Never>?
         /// What the stage in flight must not lose.
         var context: StageContext
+        /// The changes the stage in flight made to the view, and whether they were reconfigures:
+        /// what its completion — or its time-out — restores the anchor and the selection through.
+        var inFlight: (changes: ListChanges, reconfigures: Bool) = (ListChanges(), false)
     }
 
     /// One batch as the view receives it: changes in displayed indices and what the data source

@@ -161,6 +161,7 @@ extension ListPresenter {
         let token = nextToken
         batch.token = token
         batch.timeout = scheduleTimeout(for: token)
+        batch.inFlight = (stage.changes, stage.reconfigures)
         state = .applying(batch)
         statistics.batches += 1
         target.performBatch({
@@ -212,9 +213,10 @@ extension ListPresenter {
     private func timeIsUp(for token: Int) {
         switch state {
         case let .applying(batch) where batch.token == token:
-            // The changes of the stage in flight are gone with it; restoring from an empty set
-            // of changes keeps the anchor and selection where they are.
-            stageDidFinish(token: token, timedOut: true, changes: ListChanges(), reconfigured: true)
+            // The view applied the stage's changes when the batch opened; only their animation's
+            // end is missing. The anchor and the selection follow them as at a completion (a
+            // selected row the stage deleted is reported dropped).
+            stageDidFinish(token: token, timedOut: true, changes: batch.inFlight.changes, reconfigured: batch.inFlight.reconfigures)
         case let .scrolling(scrollToken, _) where scrollToken == token:
             statistics.timedOutScrolls += 1
             becomeIdle()

@@ -110,6 +110,25 @@ struct PresenterDirectPathTests {
         #expect(fixture.isConsistent)
     }
 
+    @Test("a batch that times out keeps the selection on its rows: a selected row it deleted is reported dropped, a moved one stays selected")
+    func timedOutBatchKeepsSelection() async throws {
+        let model = flat(Array(0..<20))
+        let fixture = PresenterFixture(model, configuration: .init(completionTimeout: .milliseconds(50)))
+        fixture.view.dropsBatchCompletions = true
+        for id in [2, 4] {
+            let path = try #require(fixture.path(of: id))
+            fixture.view.setSelected(true, at: path)
+        }
+        // Row 2 goes, row 4 moves to the end: one stage of deletes and moves.
+        fixture.presenter.update(flat([0, 1, 3] + Array(5..<20) + [4]))
+        #expect(fixture.presenter.phase == .applyingBatch)
+        try await waitUntilIdle(fixture.presenter)
+        #expect(fixture.presenter.statistics.timedOutBatches >= 1)
+        #expect(fixture.droppedSelection == [2])
+        #expect(fixture.selectedIDs == [4])
+        #expect(fixture.isConsistent)
+    }
+
     @Test("a scroll animation whose end never comes is treated as done after the time-out")
     func scrollEndNeverComes() async throws {
         let model = Self.model(sections: 1, rowsPerSection: 50)
