@@ -61,23 +61,58 @@ extension ListCellSource {
         }
     }
 
-    /// Placeholders of rows that left the list never land: past this many, only the visible
-    /// ones are kept.
+    /// Placeholders of rows that left the list never land: past this many, only those of the
+    /// rows around the visible ones are kept.
     static var placeholderLimit: Int { 1_024 }
 
+    /// Keeps the placeholders of the rows within one screen (and ``prefetch`` rows) of the visible
+    /// `paths`: the cells a view holds — visible, or prepared ahead of a scroll — are among them.
+    /// Other cells are asked for afresh when they come into view.
     private func forgetPlaceholders(keeping paths: [ItemPath]) {
         let displayed = presenter.displayed
+        guard let first = paths.min(), let last = paths.max() else {
+            placeholders = [:]
+            return
+        }
+        let margin = paths.count + prefetch
         var kept: [Item.ID: Bool] = [:]
-        for path in paths {
-            guard let id = displayed.itemIfPresent(at: path)?.item?.id, let failed = placeholders[id] else { continue }
-            kept[id] = failed
+        var path = Self.step(from: first, by: -margin, in: displayed)
+        let end = Self.step(from: last, by: margin, in: displayed)
+        while path <= end {
+            if let id = displayed.itemIfPresent(at: path)?.item?.id, let failed = placeholders[id] { kept[id] = failed }
+            guard let next = Self.step(after: path, in: displayed) else { break }
+            path = next
         }
         placeholders = kept
     }
 
+    /// The displayed path `count` items from `path` (negative: before it), clamped to the list.
+    static func step(from path: ItemPath, by count: Int, in displayed: PresentedList<SectionModel, Item>) -> ItemPath {
+        var section = path.section, item = path.item + count
+        while item < 0, section > 0 {
+            section -= 1
+            item += displayed.itemCount(inSection: section)
+        }
+        while section < displayed.sectionCount - 1, item >= displayed.itemCount(inSection: section) {
+            item -= displayed.itemCount(inSection: section)
+            section += 1
+        }
+        return ItemPath(section: section, item: max(0, item))
+    }
+
+    /// The displayed path after `path` (`nil` at the end of the list).
+    static func step(after path: ItemPath, in displayed: PresentedList<SectionModel, Item>) -> ItemPath? {
+        var section = path.section, item = path.item + 1
+        while section < displayed.sectionCount, item >= displayed.itemCount(inSection: section) {
+            section += 1
+            item = 0
+        }
+        return section < displayed.sectionCount ? ItemPath(section: section, item: item) : nil
+    }
+
     /// Records landed: the cells that showed those rows as placeholders re-read them (the
-    /// presenter reconfigures the visible ones; the others read fresh content when they appear),
-    /// and what is visible and still missing is asked for again.
+    /// presenter reconfigures them wherever the view holds them), and what is visible and still
+    /// missing is asked for again.
     func rowsDidLoad(_ ids: [Item.ID]) {
         var landed: [Item.ID] = []
         for id in ids where placeholders.removeValue(forKey: id) != nil { landed.append(id) }

@@ -8,8 +8,9 @@ import ListDiff
 /// It wires the chain every app otherwise writes by hand. A cell asked for a row whose record is
 /// not held starts the load of that record's page (with ``prefetch`` rows around it);
 /// ``visibleRangeDidChange(_:)`` does the same for what scrolled into view; when records land,
-/// exactly the visible cells of those rows are reconfigured (``ListPresenter/reconfigureItems(ids:)``),
-/// and a page whose load fails or recovers refreshes its placeholders. ``receive(_:)`` takes a
+/// the cells that showed those rows as placeholders are reconfigured, visible or prepared ahead
+/// of a scroll (``ListPresenter/reconfigureItems(ids:)``), and a page whose load fails or
+/// recovers refreshes its placeholders. ``receive(_:)`` takes a
 /// source's events: states and changesets go to the presenter, a failure shows as the list's error
 /// row with its retry, and the next success clears it.
 ///

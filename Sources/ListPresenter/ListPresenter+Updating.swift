@@ -38,7 +38,7 @@ extension ListPresenter {
         } else if !pending.reconfigures.isEmpty {
             let ids = pending.reconfigures
             pending.reconfigures = []
-            reconfigureVisible(ids, on: target)
+            reconfigureDisplayed(ids, on: target)
         } else if let scroll = pending.scroll {
             pending.scroll = nil
             performScroll(to: scroll.id, animated: scroll.animated, on: target)
@@ -245,18 +245,18 @@ extension ListPresenter {
 
     // MARK: - Cells to reconfigure
 
-    /// Re-reads the visible cells of `ids` in one batch; cells off screen will read fresh content
-    /// when they appear anyway.
-    private func reconfigureVisible(_ ids: Set<Item.ID>, on target: any ListTarget) {
-        let visible = target.visibleItemPaths.filter { path in
-            displayed.itemIfPresent(at: path)?.item.map { ids.contains($0.id) } ?? false
-        }
-        guard !visible.isEmpty else {
+    /// Re-reads the cells of `ids` in one batch wherever they are displayed, not only the visible
+    /// ones: a view holds cells prepared ahead of a scroll (UIKit's prefetched cells, a headless
+    /// view's margin) and shows them as they are when they scroll in — a view without a cell for
+    /// a row only notes the reconfigure. Rows no longer displayed are skipped.
+    private func reconfigureDisplayed(_ ids: Set<Item.ID>, on target: any ListTarget) {
+        let paths = ids.compactMap { displayed.path(ofItem: .item($0)) }.sorted()
+        guard !paths.isEmpty else {
             advance()
             return
         }
         var changes = ListChanges()
-        changes.itemReloads = visible
+        changes.itemReloads = paths
         let reconfigures = configuration.prefersReconfigure && target.supportsReconfigure
         run([PresentedStage(changes: changes, displayed: displayed, reconfigures: reconfigures)], finalModel: nil, on: target)
     }

@@ -190,9 +190,14 @@ public final class ListPresenter<SectionModel: ListElement, Item: ListElement> {
         advance()
     }
 
-    /// Refreshes the visible cells of `ids` in place — their content arrived (a page of rows
-    /// loaded) but the list did not change. Reconfigures where the target can (cells and
-    /// selection stay), reloads otherwise; waits, like any update, while something animates.
+    /// Refreshes the cells of `ids` in place — their content arrived (a page of rows loaded) but
+    /// the list did not change — wherever the view holds them: the visible ones and those it
+    /// prepared ahead of a scroll, which it shows as they are when they scroll in. Reconfigures
+    /// where the target can (cells and selection stay), reloads otherwise; waits, like any
+    /// update, while something animates.
+    ///
+    /// - Complexity: one identity lookup per id (O(log n) each for a live query's result), and
+    ///   one batch for the rows displayed.
     public func reconfigureItems(ids: some Sequence<Item.ID>) {
         pending.reconfigures.formUnion(ids)
         advance()

@@ -129,19 +129,20 @@ final class NSLockLike: @unchecked Sendable {
 
 @MainActor
 struct PresenterReconfigureTests {
-    @Test("loaded rows refresh exactly their visible cells in place, keeping selection; off-screen ids cost nothing")
-    func reconfigureVisibleOnly() {
-        let fixture = PresenterFixture(flat(Array(0..<50)), viewportRows: 5)
+    @Test("loaded rows refresh their cells wherever the view holds them — visible, or prepared in its margin — in place, keeping selection; rows not displayed cost nothing")
+    func reconfigureHeldCells() {
+        let fixture = PresenterFixture(flat(Array(0..<50)), viewportRows: 5, realization: .visible(margin: 2))
         fixture.presenter.selectItem(id: 2)
         let reads = fixture.view.cellReads
         let batches = fixture.view.batchCount
-        fixture.presenter.reconfigureItems(ids: [2, 3, 40])
+        // 2 and 3 are visible, 6 is held in the margin below the viewport, 40 has no cell.
+        fixture.presenter.reconfigureItems(ids: [2, 3, 6, 40])
         fixture.settle()
-        #expect(fixture.view.cellReads == reads + 2)
+        #expect(fixture.view.cellReads == reads + 3)
         #expect(fixture.view.batchCount == batches + 1)
         #expect(fixture.selectedIDs == [2])
         #expect(fixture.isConsistent)
-        fixture.presenter.reconfigureItems(ids: [45])
+        fixture.presenter.reconfigureItems(ids: [999])
         #expect(fixture.view.batchCount == batches + 1)
     }
 

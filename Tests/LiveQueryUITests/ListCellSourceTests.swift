@@ -1,6 +1,6 @@
 import Foundation
 import ListDiff
-import ListPresenter
+@testable import ListPresenter
 import ListTesting
 import Testing
 
@@ -75,12 +75,12 @@ struct ListCellSourceTests {
     }
 
     static func start(_ sections: [[Int]], isComplete: Bool = true, held: [Int] = [], prefetch: Int = 0,
-                      viewportRows: Int = 5, headerRows: Int = 0) -> Fixture {
+                      viewportRows: Int = 5, headerRows: Int = 0, realization: View.Realization = .all) -> Fixture {
         let records = ManualRecords()
         records.ids = sections.flatMap { $0 }
         for id in held { records.held[id] = "record \(id)" }
         let cells = Cells(presenter: ListPresenter(), records: records, prefetch: prefetch)
-        let (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows, sectionHeaderRows: headerRows)
+        let (view, dataSource) = cells.attachHeadlessView(realization: realization, viewportRows: viewportRows, sectionHeaderRows: headerRows)
         cells.receive(.initial(AnySectionedList(snapshot(sections)), isComplete: isComplete))
         view.layoutIfNeeded()
         return Fixture(records: records, cells: cells, view: view, dataSource: dataSource)
@@ -140,6 +140,38 @@ struct ListCellSourceTests {
         try await eventually("row 4's record") { Self.shown(view).last == "record 4" }
         #expect(view.cellReads == 6, "only row 4's cell is re-read")
         #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
+        withExtendedLifetime(fixture) {}
+    }
+
+    @Test("records that land for rows whose cells the view prepared below its viewport reach those cells: scrolled into view, they show their records")
+    func preparedCellsGetTheirRecords() async throws {
+        let fixture = Self.start([Array(0..<30)], viewportRows: 5, realization: .visible(margin: 3))
+        let (records, view) = (fixture.records, fixture.view)
+        #expect(Self.shown(view) == (0..<5).map { "\($0) loading" })
+        records.land(Array(0..<10))
+        try await eventually("the visible records") { Self.shown(view) == (0..<5).map { "record \($0)" } }
+        // Rows 5 to 7 had cells prepared with placeholders: they were refreshed too.
+        #expect(view.staleCells(recordsEqual: ==).isEmpty, "\(view.staleCells(recordsEqual: ==))")
+        view.setContentOffset(3)
+        #expect(Self.shown(view) == (3..<8).map { "record \($0)" })
+        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty)
+        withExtendedLifetime(fixture) {}
+    }
+
+    @Test("past the placeholder limit, the placeholders of prepared cells are kept with the visible ones: their records still reach them")
+    func forgettingKeepsPreparedCells() async throws {
+        let fixture = Self.start([Array(0..<3_000)], viewportRows: 5, realization: .visible(margin: 3))
+        let (records, cells, view) = (fixture.records, fixture.cells, fixture.view)
+        // Scrolling hands out a placeholder for every row that comes near the viewport.
+        for offset in stride(from: 0, through: 1_200, by: 5) { view.setContentOffset(offset) }
+        #expect(cells.placeholders.count > Cells.placeholderLimit)
+        // A landing far away makes the cell source forget what it can.
+        records.land([0])
+        try await eventually("placeholders forgotten") { cells.placeholders.count <= Cells.placeholderLimit }
+        records.land(Array(1_190..<1_215))
+        try await eventually("the visible records") { Self.shown(view) == (1_200..<1_205).map { "record \($0)" } }
+        #expect(view.staleCells(recordsEqual: ==).isEmpty, "\(view.staleCells(recordsEqual: ==))")
+        #expect(view.violations.isEmpty)
         withExtendedLifetime(fixture) {}
     }
 

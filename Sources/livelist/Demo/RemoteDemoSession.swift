@@ -260,7 +260,9 @@ final class RemoteDemoSession: DemoListSession {
             // The cells on screen show the records of the list they display.
             if equalAtSomeVersion, caughtUp {
                 let stale = view.staleCells(recordsEqual: ==)
-                difference = stale.isEmpty ? nil : "stale cells at \(stale)"
+                difference = stale.first.map { path in
+                    "stale cells at \(stale): \(path) shows \(String(describing: view.cellContent(at: path))), its source \(dataSource.cell(at: path))"
+                }
                 if stale.isEmpty { break }
             }
         }
