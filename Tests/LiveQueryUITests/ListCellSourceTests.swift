@@ -75,7 +75,7 @@ struct ListCellSourceTests {
     }
 
     static func start(_ sections: [[Int]], isComplete: Bool = true, held: [Int] = [], prefetch: Int = 0,
-                      viewportRows: Int = 5, headerRows: Int = 0, realization: View.Realization = .all) -> Fixture {
+                      viewportRows: Int = 5, headerRows: Int = 0, realization: View.Realization = .visible(margin: 0)) -> Fixture {
         let records = ManualRecords()
         records.ids = sections.flatMap { $0 }
         for id in held { records.held[id] = "record \(id)" }
