@@ -24,6 +24,8 @@ final class RemoteDemoSession: DemoListSession {
     private(set) var filter = ""
     /// From each commit (as the server saw it) to its changes applied here, in milliseconds.
     private(set) var latencies: [Double] = []
+    /// The server's time of the last commit whose latency was counted.
+    private var lastCountedCommit: Int64?
     /// The main actor's work to apply each changeset, in milliseconds.
     private(set) var mainLatencies: [Double] = []
     private(set) var batches = 0
@@ -82,15 +84,20 @@ final class RemoteDemoSession: DemoListSession {
                 lastFailure = nil
             case let .changes(changeset, _):
                 mainLatencies.append(Self.milliseconds(main))
-                if let at = remote.model.lastObservedAt {
-                    latencies.append(Double(Int64(Date().timeIntervalSince1970 * 1_000_000) - at) / 1_000)
+                // A commit's changes name when the server saw the commit; rows sent for a moved
+                // window name none (the model keeps the last commit's time): only commits count.
+                var latency: Double?
+                if let at = remote.model.lastObservedAt, at != lastCountedCommit {
+                    lastCountedCommit = at
+                    latency = Double(Int64(Date().timeIntervalSince1970 * 1_000_000) - at) / 1_000
+                    latencies.append(latency ?? 0)
                 }
                 batches += 1
                 changes += changeset.changes.count
                 lastFailure = nil
                 mark(changeset.changes, before: old, now: clock.now)
                 let c = changeset.changes
-                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(changeset.stages.count) stages, \(String(format: "%.3f", latencies.last ?? 0)) ms (wire), main \(String(format: "%.3f", mainLatencies.last ?? 0)) ms, \(remote.model.state.count) rows")
+                lines.append("batch \(batches): +\(c.itemInserts.count) -\(c.itemDeletes.count) moved \(c.itemMoves.count) updated \(c.itemReloads.count), sections +\(c.sectionInserts.count) -\(c.sectionDeletes.count), \(changeset.stages.count) stages, \(latency.map { String(format: "%.3f ms (wire)", $0) } ?? "rows of the window"), main \(String(format: "%.3f", mainLatencies.last ?? 0)) ms, \(remote.model.state.count) rows")
             case let .failure(failure):
                 lastFailure = failure.message
                 lines.append("failure: \(failure.message)")
