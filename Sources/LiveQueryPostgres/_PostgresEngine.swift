@@ -293,7 +293,8 @@ actor _PostgresEngine {
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
         let reader: _PgSession
         do {
-            reader = _PgSession(connection: try await PostgresConnection.connect(configuration: configuration, id: 4, logger: logger),
+            reader = _PgSession(connection: try await PostgresConnection.connect(on: _LongReads.group.next(), configuration: configuration,
+                                                                                 id: 4, logger: logger),
                                 logger: logger, timeout: timeout)
         } catch {
             throw _PgSession.failure(error, sql: "connect")

@@ -48,9 +48,15 @@ struct PostgresWakeTests {
             let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self), in: database)
             try await Task.sleep(for: .milliseconds(100))
             let before = await (database.engine.snapshotsTaken, database.engine.quietLooks)
-            try await Task.sleep(for: .milliseconds(300))
-            let after = await (database.engine.snapshotsTaken, database.engine.quietLooks)
-            // Polled every 5 ms: dozens of looks, and (barring WAL from the server itself) no snapshot.
+            // Polled every 5 ms: ten looks take some 50 ms (longer on a loaded machine or under a
+            // sanitizer, so the wait is for the looks, not for a time), and (barring WAL from the
+            // server itself) they take no snapshot.
+            var after = before
+            let deadline = ContinuousClock.now + .seconds(20)
+            while after.1 - before.1 < 10, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                after = await (database.engine.snapshotsTaken, database.engine.quietLooks)
+            }
             #expect(after.1 - before.1 >= 10)
             #expect(after.0 - before.0 <= 2)
             try await PG.execute(writer, "INSERT INTO item VALUES (1)")
