@@ -16,18 +16,28 @@ enum PostgresFanout {
     static let seconds = 10
 
     static func run(_ configuration: PostgresConnection.Configuration, writer: PostgresConnection) async throws -> BenchResult {
-        let name = "pg.fanout"
         _ = WireFanout.raiseDescriptorLimit()
         var instances: [(PostgresLiveDatabase, WireServer)] = []
-        defer {
-            let opened = instances
-            Task {
-                for (database, server) in opened {
-                    await server.shutDown()
-                    await database.close()
-                }
+        // The instances stop before the benchmark's cluster does (their queries would fail loudly).
+        func shutDown() async {
+            for (database, server) in instances {
+                await server.shutDown()
+                await database.close()
             }
         }
+        do {
+            let result = try await measure(configuration, writer: writer, instances: &instances)
+            await shutDown()
+            return result
+        } catch {
+            await shutDown()
+            throw error
+        }
+    }
+
+    private static func measure(_ configuration: PostgresConnection.Configuration, writer: PostgresConnection,
+                                instances: inout [(PostgresLiveDatabase, WireServer)]) async throws -> BenchResult {
+        let name = "pg.fanout"
         for _ in 0..<2 {
             let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .milliseconds(250)),
                                                                   logger: PostgresBenchmarks.logger)
@@ -37,11 +47,17 @@ enum PostgresFanout {
             instances.append((database, try await WireServer.start(server, logger: PostgresBenchmarks.logger)))
         }
         let urls = instances.map(\.1.url)
-        // The live queries open before the subscribers come.
+        // The live queries open, and have their whole result, before the subscribers come: a first
+        // screen completed while they listen is a 500k-row change, a reset to every one of them.
+        let whole = Int(try await PostgresBenchmarks.text(writer, "SELECT count(*)::text FROM item WHERE flag = 1")) ?? -1
         let holders = try urls.map { url in
             let holder = try WireConnection(url)
             holder.subscribe(window: 0..<60)
-            guard case .reset = try holder.next() else { throw BenchFailure("\(name): no reset") }
+            var count = -1
+            while count != whole {
+                guard case let .reset(reset) = try holder.next() else { throw BenchFailure("\(name): no reset") }
+                count = reset.sections.reduce(0) { $0 + $1.count }
+            }
             return holder
         }
         defer { for holder in holders { holder.close() } }
