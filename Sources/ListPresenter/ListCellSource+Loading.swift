@@ -87,7 +87,7 @@ extension ListCellSource {
     }
 
     /// The displayed path `count` items from `path` (negative: before it), clamped to the list.
-    static func step(from path: ItemPath, by count: Int, in displayed: PresentedList<SectionModel, Item>) -> ItemPath {
+    private static func step(from path: ItemPath, by count: Int, in displayed: PresentedList<SectionModel, Item>) -> ItemPath {
         var section = path.section, item = path.item + count
         while item < 0, section > 0 {
             section -= 1
@@ -101,7 +101,7 @@ extension ListCellSource {
     }
 
     /// The displayed path after `path` (`nil` at the end of the list).
-    static func step(after path: ItemPath, in displayed: PresentedList<SectionModel, Item>) -> ItemPath? {
+    private static func step(after path: ItemPath, in displayed: PresentedList<SectionModel, Item>) -> ItemPath? {
         var section = path.section, item = path.item + 1
         while section < displayed.sectionCount, item >= displayed.itemCount(inSection: section) {
             section += 1

@@ -49,7 +49,9 @@ enum PostgresFanout {
         let urls = instances.map(\.1.url)
         // The live queries open, and have their whole result, before the subscribers come: a first
         // screen completed while they listen is a 500k-row change, a reset to every one of them.
-        let whole = Int(try await PostgresBenchmarks.text(writer, "SELECT count(*)::text FROM item WHERE flag = 1")) ?? -1
+        guard let whole = Int(try await PostgresBenchmarks.text(writer, "SELECT count(*)::text FROM item WHERE flag = 1")) else {
+            throw BenchFailure("\(name): no count of the query's rows")
+        }
         let holders = try urls.map { url in
             let holder = try WireConnection(url)
             holder.subscribe(window: 0..<60)

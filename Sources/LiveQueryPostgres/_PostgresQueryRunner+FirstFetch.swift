@@ -10,8 +10,8 @@ enum _FirstFetchRest: Sendable {
 }
 
 /// An index builder fed by the statement that reads the rows, row by row as they arrive.
-/// `@unchecked Sendable`: the statement's task alone appends to it, one row after the other, and
-/// hands it over (through the runner's lock) only once the statement has ended.
+/// `@unchecked Sendable`: only the reading connection's event loop appends to it, one row after
+/// the other, and it is handed over (through the runner's lock) only once the statement has ended.
 final class _BuilderSink: @unchecked Sendable {
     private(set) var builder: _IndexBuilder
 

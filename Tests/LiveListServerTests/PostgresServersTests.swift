@@ -211,12 +211,12 @@ struct PostgresServersTests {
             /// Every client equals the SELECT, all under one epoch (the database's and the query's; the
             /// positions may differ where one server's result also holds at another's), at positions
             /// the database has reached.
-            @MainActor func quiet(_ step: String, sameVersion: Bool = true, only indices: [Int] = [0, 1, 2, 3]) async throws {
+            @MainActor func quiet(_ step: String, sameEpoch: Bool = true, only indices: [Int] = [0, 1, 2, 3]) async throws {
                 let clients = indices.map { clients[$0] }
                 let oracle = try await Self.select(writer)
                 do {
                     try await eventually("\(step): every client equals the SELECT (seed \(seed))") {
-                        clients.allSatisfy { $0.matches(oracle) } && (!sameVersion || Set(clients.map { $0.remote.model.version?.epoch }).count == 1)
+                        clients.allSatisfy { $0.matches(oracle) } && (!sameEpoch || Set(clients.map { $0.remote.model.version?.epoch }).count == 1)
                     }
                 } catch {
                     for (index, client) in clients.enumerated() {
@@ -224,15 +224,13 @@ struct PostgresServersTests {
                     }
                     throw error
                 }
-                guard let version = clients[0].remote.model.version else {
-                    Issue.record("\(step): no version")
-                    return
-                }
                 let position = try await Self.strings(writer, "SELECT pg_current_wal_lsn()::text").first ?? ""
                 let halves = position.split(separator: "/").compactMap { UInt64($0, radix: 16) }
-                for client in clients {
-                    let sequence = client.remote.model.version?.sequence ?? .max
-                    #expect(halves.count == 2 && sequence > 0 && sequence <= (halves[0] << 32 | halves[1]), "\(step): version \(version) is a position reached")
+                for (index, client) in zip(indices, clients) {
+                    let version = client.remote.model.version
+                    let sequence = version?.sequence ?? .max
+                    #expect(halves.count == 2 && sequence > 0 && sequence <= (halves[0] << 32 | halves[1]),
+                            "\(step): client \(index)'s version \(version.map(String.init(describing:)) ?? "none") is a position reached")
                 }
             }
 
@@ -251,7 +249,7 @@ struct PostgresServersTests {
                 }
             }
 
-            try await quiet("first states", sameVersion: false)
+            try await quiet("first states", sameEpoch: false)
             for round in 0..<3 {
                 try await writes(12)
                 try await quiet("round \(round)")

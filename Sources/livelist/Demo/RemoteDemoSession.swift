@@ -86,11 +86,11 @@ final class RemoteDemoSession: DemoListSession {
                 mainLatencies.append(Self.milliseconds(main))
                 // A commit's changes name when the server saw the commit; rows sent for a moved
                 // window name none (the model keeps the last commit's time): only commits count.
-                var latency: Double?
-                if let at = remote.model.lastObservedAt, at != lastCountedCommit {
-                    lastCountedCommit = at
-                    latency = Double(Int64(Date().timeIntervalSince1970 * 1_000_000) - at) / 1_000
-                    latencies.append(latency ?? 0)
+                let commit = remote.model.lastObservedAt.flatMap { $0 == lastCountedCommit ? nil : $0 }
+                let latency = commit.map { Double(Int64(Date().timeIntervalSince1970 * 1_000_000) - $0) / 1_000 }
+                if let latency {
+                    lastCountedCommit = commit
+                    latencies.append(latency)
                 }
                 batches += 1
                 changes += changeset.changes.count
