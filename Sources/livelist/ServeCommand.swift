@@ -25,6 +25,13 @@ struct ServeCommand: ParsableCommand {
             followed through logical decoding; several instances may serve one database, and a client resumes on any of them.
             Give each instance a persistent replication slot with --slot NAME to survive its restarts (drop the slots of retired
             instances: see docs/POSTGRESQL.md).
+
+            With --config FILE, the queries are a YAML file's: "queries", a list of queries, each a "name", a "sql" SELECT
+            with ":name" placeholders, optionally "identity", "section" and "version", and "parameters" (each a "name", a
+            "type" — integer, real, text, blob or any — and a "default" or a token "claim"); optionally "database", the
+            SQLite file (relative to FILE; --db overrides it), and "tokens" with "hmacSecretEnvironment", the environment
+            variable that holds the HS256 secret of the bearer tokens (32 bytes or more). The schema, its checks and
+            examples: docs/SERVER.md.
             """
     )
 
@@ -33,7 +40,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "PostgreSQL: a persistent replication slot for this instance (default: a temporary one).") var slot: String?
     @Option(help: "PostgreSQL: how commits are noticed, notify (a statement trigger per table, if the role may add it) or poll.") var wake = "notify"
     @Option(help: "PostgreSQL: how often the slot is looked at, in milliseconds (with notify: for tables without the trigger).") var pollInterval = 50
-    @Option(help: "A YAML file of published queries (and token verification).") var config: String?
+    @Option(help: "A YAML file of published queries (\"queries\", \"database\", \"tokens\"): see docs/SERVER.md.") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
     @Option(help: "Changes the demo writer makes per second (0: no writer).") var writesPerSecond = 40
