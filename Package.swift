@@ -49,9 +49,11 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
         ]),
-        // The PostgreSQL engine: planning, PostgreSQL's order, capture through logical decoding.
+        // libpq, for PostgreSQL's streaming replication protocol (postgres-nio does not speak it).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // The PostgreSQL engine: planning, PostgreSQL's order, capture through the replication stream.
         .target(name: "LiveQueryPostgres", dependencies: [
-            "ListDiff", "LiveQuery",
+            "ListDiff", "LiveQuery", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

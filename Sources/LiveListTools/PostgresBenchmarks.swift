@@ -152,7 +152,7 @@ public enum PostgresBenchmarks {
     /// Another session's one-row UPDATE that moves the row → the changeset at the live query,
     /// from the commit acknowledged to the update in hand.
     static func update(_ configuration: PostgresConnection.Configuration, writer: PostgresConnection) async throws -> BenchResult {
-        let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(1)), logger: logger)
+        let database = try await PostgresLiveDatabase.connect(configuration, logger: logger)
         defer { Task { await database.close() } }
         let query = try await PostgresLiveQuery.open(request, in: database)
         var events = query.events.makeAsyncIterator()

@@ -39,8 +39,7 @@ enum PostgresFanout {
                                 instances: inout [(PostgresLiveDatabase, WireServer)]) async throws -> BenchResult {
         let name = "pg.fanout"
         for _ in 0..<2 {
-            let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .milliseconds(250)),
-                                                                  logger: PostgresBenchmarks.logger)
+            let database = try await PostgresLiveDatabase.connect(configuration, logger: PostgresBenchmarks.logger)
             let server = LiveListServer(engine: PostgresEngine(database: database), queries: [
                 PublishedQuery(name: "items", sql: PostgresBenchmarks.sql, version: "version"),
             ], logger: PostgresBenchmarks.logger)

@@ -1,10 +1,11 @@
 import Logging
 import PostgresNIO
 
-/// A PostgreSQL database that live queries follow through logical decoding: one connection, one
-/// replication slot (the built-in `pgoutput` plugin over a publication), polled in short rounds.
-/// Commits by any session, process or server reach every open query, in commit order; rolled-back
-/// work never shows.
+/// A PostgreSQL database that live queries follow through its streaming replication protocol: one
+/// replication connection and slot (the built-in `pgoutput` plugin over a publication), streamed
+/// on a thread of its own. Each commit is decoded once, as the server writes it, and applied to
+/// every open query it touches, in commit order, whoever made it — another session, process or
+/// server; rolled-back work never shows. No trigger is added to the app's tables, and nothing polls.
 ///
 /// ```swift
 /// import ListDiff
@@ -27,33 +28,26 @@ import PostgresNIO
 /// }
 /// ```
 ///
-/// The server needs `wal_level = logical`, a free slot (`max_replication_slots`) and a role with
-/// the REPLICATION attribute; the publication (``publication``) is created `FOR ALL TABLES` when
-/// missing and the role may. A `.persistent` slot survives a restart of this process and holds
-/// WAL until it is dropped: bound it with `max_slot_wal_keep_size` (docs/POSTGRESQL.md).
+/// The server needs `wal_level = logical`, a free slot (`max_replication_slots`) and a free WAL
+/// sender (`max_wal_senders`), and a role with the REPLICATION attribute; the publication
+/// (``publication``) is created `FOR ALL TABLES` when missing and the role may. A `.persistent`
+/// slot survives a restart of this process and holds WAL until it is dropped: bound it with
+/// `max_slot_wal_keep_size` (docs/POSTGRESQL.md). The replication connection goes through libpq,
+/// to the same server, role, database and TLS mode as `configuration`.
 public final class PostgresLiveDatabase: Sendable {
     /// The replication slot the database is followed through.
     public enum Slot: Sendable, Hashable {
-        /// A slot that lives as long as the connection (dropped by PostgreSQL when it closes).
+        /// A slot that lives as long as the replication connection (PostgreSQL drops it when the
+        /// connection ends): commits made while the connection is down are not seen, so after a
+        /// reconnection every query reads its result again.
         case temporary
-        /// A named slot that survives restarts: one per server instance.
+        /// A named slot that survives restarts, one per server instance: after a reconnection —
+        /// the process's restart included — the stream goes on after the last commit applied.
         case persistent(String)
     }
 
-    /// How the database learns that something was committed.
-    public enum WakeUp: Sendable, Hashable {
-        /// Looks at the slot every `interval`: a look that finds no WAL written since the last one
-        /// costs one short statement. Commits reach the queries within about `interval`.
-        case poll(Duration)
-        /// A statement trigger on every table a query reads (added when the query opens, if the
-        /// role may: it owns the table) NOTIFYs on commit, and the database looks at once; it
-        /// also looks every `fallback`, for tables it could not add the trigger to. Commits reach
-        /// the queries within about a millisecond, for a NOTIFY per writing transaction.
-        case notify(fallback: Duration)
-    }
-
     let engine: _PostgresEngine
-    private let poller: Task<Void, Never>
+    private let pump: Task<Void, Never>
 
     /// The publication the slot decodes.
     public let publication: String
@@ -61,53 +55,40 @@ public final class PostgresLiveDatabase: Sendable {
     private init(engine: _PostgresEngine, publication: String) {
         self.engine = engine
         self.publication = publication
-        let pollInterval: Duration = switch engine.wake {
-        case let .poll(interval): interval
-        case let .notify(fallback): fallback
-        }
-        poller = Task { [engine] in
-            var interval = pollInterval
+        pump = Task { [engine] in
+            var next: Duration?
             while !Task.isCancelled {
-                await engine.signals.wait(timeout: interval)
+                await engine.inbox.wait(timeout: next ?? .seconds(1))
                 if Task.isCancelled { return }
-                do throws(PostgresLiveQueryError) {
-                    try await engine.poll()
-                    interval = pollInterval
-                } catch {
-                    // Delivered to every query as a failure (once per outage); the next rounds
-                    // reconnect, less and less often up to once a second, and refetch.
-                    if case .connectionClosed = error, await engine.isClosed { return }
-                    interval = min(max(interval * 2, .milliseconds(50)), .seconds(1))
-                }
+                next = await engine.pump()
+                if await engine.isClosed { return }
             }
         }
     }
 
     deinit {
-        poller.cancel()
+        pump.cancel()
         // Not closed by the app: the connections still close (the task keeps the engine until then).
         let engine = engine
         Task { await engine.shutDown() }
     }
 
-    /// Connects, checks that logical decoding is on, ensures the publication and creates (or
-    /// takes up) the slot.
+    /// Connects, checks that logical decoding is on, ensures the publication, creates (or takes
+    /// up) the slot and starts streaming it.
     /// - Parameters:
-    ///   - wake: how commits are noticed: polling (the default, every 20 ms) or notifications
-    ///     from statement triggers; ``PostgresLiveQuery/upToDate()`` looks at once either way.
+    ///   - slot: a temporary slot (the default), or a persistent one that survives restarts.
     ///   - refetchThreshold: a round whose transactions (usually one) touch more rows of a query's
     ///     table refetches it.
     ///   - timeout: how long a statement may go unanswered before its connection is closed and
     ///     the queries see a failure (the next round reconnects).
     public static func connect(
         _ configuration: PostgresConnection.Configuration, slot: Slot = .temporary, publication: String = "livelist",
-        wake: WakeUp = .poll(.milliseconds(20)), refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60),
-        logger: Logger = Logger(label: "livelist.postgres")
+        refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(PostgresLiveQueryError) -> PostgresLiveDatabase {
         let engine = _PostgresEngine(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
-                                     timeout: timeout, wake: wake, logger: logger)
+                                     timeout: timeout, logger: logger)
         do {
-            try await engine.poll(force: true)
+            try await engine.start()
         } catch {
             await engine.shutDown()
             throw error
@@ -115,8 +96,9 @@ public final class PostgresLiveDatabase: Sendable {
         return PostgresLiveDatabase(engine: engine, publication: publication)
     }
 
-    /// The end of the last commit every open query has absorbed (or the slot's position).
-    public var version: PostgresLSN { get async { await engine.version } }
+    /// Every commit that ends at or before this position is applied to every open query (the
+    /// slot's position before any).
+    public var version: PostgresLSN { PostgresLSN(engine.progress.applied) }
 
     /// What names this database's positions: the cluster, its timeline and the database. Two
     /// servers over the same database give the same name, so a version (a position) from one is
@@ -125,7 +107,7 @@ public final class PostgresLiveDatabase: Sendable {
 
     /// Stops following: every query's events end, and the connection (with a temporary slot) closes.
     public func close() async {
-        poller.cancel()
+        pump.cancel()
         await engine.shutDown()
     }
 }

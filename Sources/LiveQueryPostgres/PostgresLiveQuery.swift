@@ -83,24 +83,34 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// Every change and failure from now on, starting with `.initial(latestResult)`.
     public var events: AsyncStream<LiveQueryEvent<ID>> { runner.tracker.channel.events() }
 
+    /// Every change and failure from now on with the commit position it is at, starting with
+    /// `.initial(latestResult, its position)`, and `.unchanged(through:)` whenever a commit
+    /// touched the query's tables and left its result as it was: what a server sends to name each
+    /// result alike on every instance over the database, and to tell its clients they are caught up.
+    public func positionedEvents() -> AsyncStream<PostgresPositionedEvent<ID>> { runner.positioned.events() }
+
     /// The newest result now and after every change.
     public func results() -> AsyncStream<LiveResult<ID>> { runner.tracker.channel.results() }
 
     /// The newest result delivered.
     public var latestResult: LiveResult<ID> { runner.tracker.channel.latestResult }
 
-    /// The end of the last commit the latest result includes (a commit's position in the WAL:
-    /// the result is the query's result after exactly the commits ending at or before it).
+    /// The end of the last commit that touched the query's tables and that the latest result
+    /// includes (a commit's position in the WAL: the result is the query's result after exactly
+    /// the commits ending at or before it, and at every position up to the next such commit).
     public var version: PostgresLSN { runner.version }
 
-    /// The position `result` — one this query delivered — is the query's result at; `nil` for a
-    /// result delivered too long ago (the last 4,096 are remembered).
+    /// The position `result` — one this query delivered — is the query's result at: the end of
+    /// the last commit that touched the query's tables before it, the same on every server over
+    /// the database; `nil` for a first screen, or a result delivered too long ago (the last 4,096
+    /// are remembered).
     public func position(of result: LiveResult<ID>) -> PostgresLSN? {
         result.stateID.flatMap(runner.position(of:))
     }
 
     /// Whether `result`, one this query delivered, is also the query's result at `position`: it
-    /// is at its own position, and at every later one until a commit touches the query's tables.
+    /// is at its own position, and at every later one until a commit touches the query's tables
+    /// and changes it, as far as this query has followed the database.
     /// A server uses it to resume a client that saw the list at `position` elsewhere (another
     /// server over the same database, see ``PostgresLiveDatabase/positionsName``).
     public func holds(_ result: LiveResult<ID>, at position: PostgresLSN) -> Bool {
@@ -114,10 +124,10 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// The result once every transaction committed before this call is reflected: write, then
     /// `await` this to see the write in the list.
     public func upToDate() async throws(PostgresLiveQueryError) -> LiveResult<ID> {
-        try await database.engine.poll(force: true)
+        try await database.engine.catchUp()
         if !runner.restLock.withLock({ runner.isWhole }) {
             await runner.waitForWholeResult()
-            try await database.engine.poll(force: true)
+            try await database.engine.catchUp()
         }
         return latestResult
     }

@@ -32,7 +32,11 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case publicationOmitsChanges(table: String, publication: String, omitted: String)
     /// The replication slot could not be created or used (the role needs REPLICATION, or
     /// `max_replication_slots` is reached).
-    case replicationSlot(String, PSQLError)
+    case replicationSlot(String, PostgresReplicationFailure)
+    /// The replication connection failed or went silent: the engine connects again, less and less
+    /// often up to once a second, and its queries go on from where they were (a persistent slot)
+    /// or read their results again (a temporary one, lost with its connection).
+    case replicationStream(PostgresReplicationFailure)
     /// The replication slot is gone (dropped by someone, or a temporary slot lost with its
     /// connection): commits may have been missed, so every query refetches once a new slot is taken.
     case slotLost(String)
@@ -74,8 +78,9 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .publicationOmitsChanges(table, publication, omitted):
             "publication \(publication) leaves out \(omitted) of \(table), which a list would miss: publish every change of it "
                 + "(ALTER PUBLICATION \(publication) SET (publish = 'insert, update, delete, truncate'); no row filter or column list)"
-        case let .replicationSlot(slot, error):
-            "replication slot \(slot): \(Self.message(error)) (the role needs the REPLICATION attribute; see max_replication_slots)"
+        case let .replicationSlot(slot, failure):
+            "replication slot \(slot): \(failure) (the role needs the REPLICATION attribute; see max_replication_slots and max_wal_senders)"
+        case let .replicationStream(failure): "the replication stream failed: \(failure)"
         case let .slotLost(slot): "replication slot \(slot) is gone: a new one is taken and every query refetches"
         case let .malformedChange(detail): "unreadable change from logical decoding: \(detail)"
         case let .server(error, sql): "PostgreSQL: \(Self.message(error)) in \(sql)"
@@ -96,7 +101,7 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     /// refusing connections), as opposed to a statement the server refused.
     var isLostConnection: Bool {
         switch self {
-        case .timedOut, .connectionClosed: return true
+        case .timedOut, .connectionClosed, .replicationStream, .slotLost: return true
         case let .server(error, _):
             guard let state = error.serverInfo?[.sqlState] else { return true }
             return state.hasPrefix("08") || state.hasPrefix("57")
@@ -107,7 +112,8 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     /// The SQLSTATE of a server error, to match on (`42P01`: undefined table…).
     public var sqlState: String? {
         switch self {
-        case let .server(error, _), let .replicationSlot(_, error): error.serverInfo?[.sqlState]
+        case let .server(error, _): error.serverInfo?[.sqlState]
+        case let .replicationSlot(_, failure), let .replicationStream(failure): failure.sqlState
         case let .publicationMissing(_, error): error?.serverInfo?[.sqlState]
         default: nil
         }

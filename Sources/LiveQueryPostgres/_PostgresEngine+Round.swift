@@ -1,34 +1,27 @@
 import PostgresNIO
 
 extension _PostgresEngine {
-    /// Changes decoded per look at the slot: a backlog (a bulk load, a persistent slot taken up
-    /// after a while) is read in batches of about this many, the slot advancing between them.
-    static let batchChanges = 10_000
+    /// How long a round waits for the stream to bring what its snapshot sees before it asks the
+    /// server to flush the WAL (written by a transaction still open, or committed without
+    /// waiting for its flush); and before it gives up.
+    static let flushAfter: Duration = .milliseconds(10)
+    static let streamWait: Duration = .seconds(10)
 
-    /// Whether a round has work even when no WAL was written since the last one.
-    private var hasPendingWork: Bool {
-        lostCommits || failing || absorbedThrough != nil || awaitsUnseenCommit || runners.contains { $0.needsRound }
-    }
-
-    /// One round: snapshot, decode what it may see, apply, `then` (in the same snapshot), commit,
-    /// advance the slot. `false` when the snapshot saw commits out of commit order (or before
-    /// their WAL was flushed): nothing was applied, and a new snapshot is needed.
-    ///
-    /// With `quietCheck`, a round finds out first, in one statement, whether any WAL was written
-    /// since the last one: when none was and no query waits for anything, it ends there.
-    func round(_ session: _PgSession, _ decoding: _PgSession, quietCheck: Bool = false,
-               then: ((PostgresLSN) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> Bool {
-        var flushed: PostgresLSN?
-        if quietCheck, then == nil {
-            let positions = try await decoding.control.rows("SELECT pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text")
-            if let row = positions.first {
-                let (insert, flush) = try _PostgresPlan.decode(row, as: (String, String).self)
-                if let quietAt, PostgresLSN(insert) == quietAt, !hasPendingWork {
-                    quietLooks += 1
-                    return true
-                }
-                flushed = PostgresLSN(flush)
+    /// One round: snapshot, take from the stream the commits it sees, apply them to the queries
+    /// they touched, `then` (in the same snapshot, with the round's position and the commits
+    /// taken so far), commit. `false` when the snapshot saw commits
+    /// out of commit order: what was taken stays taken (the next snapshot sees it too), and a new
+    /// snapshot is needed.
+    func round(then: ((UInt64, _CommitLog) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> Bool {
+        guard hadSession else { throw .connectionClosed }
+        let session = try await connectedReader()
+        if lostCommits {
+            // Commits may have been missed between the last session and the new slot: every query
+            // says so (unless this outage was told already) and reads its result again.
+            if !outageReported {
+                for runner in runners { runner.lostTrack(.slotLost(slotName), heldThrough: progress.applied) }
             }
+            lostCommits = false
         }
         try await session.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         snapshotsTaken += 1
@@ -40,38 +33,19 @@ extension _PostgresEngine {
             guard let snapshot = _PgSnapshot(snapshotText), let insert = PostgresLSN(insertText) else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot() \(snapshotText) at \(insertText)")
             }
-            // Every commit the snapshot sees ends before `insert`; the slot's stream holds commits up
-            // to the WAL flushed. A transaction committed without waiting for its flush
-            // (synchronous_commit = off) is visible before that: wait until it is in the stream.
-            // (At a page's start, the insert position is the end of the page's header, and the flushed
-            // position stays at the page's start until more WAL comes: no commit ends in a header.)
+            // Every commit the snapshot sees ends before `insert`. (At a page's start, the insert
+            // position is the end of the page's header, and the stream reaches the page's start: no
+            // commit ends in a header.)
             let offset = insert.value % walBlockSize
             let needed = offset <= 40 ? PostgresLSN(insert.value - offset) : insert
-            guard try await flushedThrough(needed, known: flushed, decoding) else {
+            guard let through = try await takeCommits(seenBy: snapshot, needed: needed) else {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
-            guard try await absorbCommits(seenBy: snapshot, through: insert, decoding) else {
-                try await session.control.execute("ROLLBACK")
-                return false
-            }
-            let reached = absorbedThrough ?? version
-            if lostCommits {
-                // Unless this outage was told already, the queries hear why they refetch.
-                if !failing {
-                    for runner in runners { runner.lostTrack(.slotLost(slotName)) }
-                }
-                lostCommits = false
-            }
-            for runner in runners { try await runner.apply(version: reached, session) }
-            version = reached
-            try await then?(reached)
+            for runner in runners where runner.needsRound { try await runner.apply(round: through, session) }
+            try await then?(through, log)
             try await session.control.execute("COMMIT")
-            if let through = absorbedThrough {
-                try await advance(to: through, decoding)
-                absorbedThrough = nil
-            }
-            quietAt = insert
+            progress.applied = through
             return true
         } catch {
             if !session.connection.isClosed { try? await session.control.execute("ROLLBACK") }
@@ -79,90 +53,108 @@ extension _PostgresEngine {
         }
     }
 
-    /// Waits (briefly) until the WAL is flushed through `position`; `false` if it is not yet.
-    private func flushedThrough(_ position: PostgresLSN, known: PostgresLSN?, _ decoding: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
-        if let known, known >= position { return true }
-        for attempt in 0..<20 {
-            if let text = try await decoding.control.text("SELECT pg_current_wal_flush_lsn()::text"), let flush = PostgresLSN(text), flush >= position {
-                return true
-            }
-            // The WAL writer flushes asynchronous commits within a few wal_writer_delay (200 ms).
-            try? await Task.sleep(for: .milliseconds(attempt < 5 ? 1 : 20))
-        }
-        return false
-    }
-
-    /// Decodes the slot's committed transactions up to `insert` and lets every query absorb, in
-    /// commit order, those `snapshot` sees, stopping at the first it does not (the next round
-    /// takes it). `false` when the snapshot sees a commit after one it does not see.
-    private func absorbCommits(seenBy snapshot: _PgSnapshot, through insert: PostgresLSN, _ decoding: _PgSession)
-        async throws(PostgresLiveQueryError) -> Bool {
+    /// Takes from the stream, in commit order, the commits the snapshot sees, each absorbed by the
+    /// queries it touches, waiting until the stream has brought every commit that ends at or
+    /// before `needed`. Returns the position the round applies through, or `nil` when the snapshot
+    /// sees a commit after one it does not see.
+    private func takeCommits(seenBy snapshot: _PgSnapshot, needed: PostgresLSN) async throws(PostgresLiveQueryError) -> UInt64? {
+        let started = ContinuousClock.now
+        var asked: ContinuousClock.Instant?
+        var flushed = false
         while true {
-            var decoder = _CommitDecoder(relations: relations)
-            var commits: [_DecodedCommit] = []
-            /// The relations as known after each commit.
-            var relationsAfter: [[UInt32: _PgRelation]] = []
-            let rows = try await peek(decoding, upTo: insert)
-            for row in rows {
-                guard let cell = row.first(where: { _ in true }), let bytes = cell.bytes else { throw .malformedChange("a NULL message") }
-                do {
-                    if let commit = try decoder.feed(try _PgOutputMessage.parse(Array(bytes.readableBytesView))) {
-                        commits.append(commit)
-                        relationsAfter.append(decoder.relations)
+            // Read first: every commit that ends at or before it was posted before the scan below.
+            let reached = inbox.reached
+            var unseen: PostgresLSN?
+            var offset = 0
+            var complete = false
+            scan: while let item = unseen == nil ? inbox.peek() : inbox.peek(at: offset) {
+                switch item {
+                case let .started(start):
+                    // A new slot: commits before it may never have come, and this snapshot may see
+                    // them. Every query reads its result again (the next round), so what waits
+                    // before the new start goes.
+                    inbox.drop(through: unseen == nil ? 0 : offset)
+                    restarted(start)
+                    return nil
+                case let .commit(commit):
+                    if commit.endLSN.value <= progress.applied, unseen == nil {
+                        inbox.take()
+                        continue
                     }
-                } catch {
-                    throw .malformedChange(error.description)
+                    switch _RoundSelection.decide(end: commit.endLSN, xid: commit.xid, seenBy: snapshot, needed: needed, afterUnseen: unseen != nil) {
+                    case .take:
+                        inbox.take()
+                        absorb(commit)
+                    case .holdBack:
+                        if unseen == nil { unseen = commit.endLSN }
+                        offset += 1
+                    case .retry:
+                        return nil
+                    case .stop:
+                        complete = true
+                        break scan
+                    }
                 }
             }
-            let count: Int
-            let reachedUnseen: Bool
-            switch _RoundSelection.select(commits, seenBy: snapshot) {
-            case .retry: return false
-            case let .apply(taken, unseen): (count, reachedUnseen) = (taken, unseen)
+            if complete || reached >= needed {
+                // Every commit the snapshot may see is here: through `needed`, or up to the first it does not see.
+                return unseen.map { $0.value - 1 } ?? needed.value
             }
-            // The relations as of each commit taken: the next look describes the rest again, and a
-            // shape known too early would hide its change.
-            for (commit, known) in zip(commits[..<count], relationsAfter) {
-                relations = known
-                for runner in runners { runner.absorb(commit, relations: relations) }
-                absorbedThrough = commit.endLSN
+            let now = ContinuousClock.now
+            let waited = started.duration(to: now)
+            if case let .lost(_, error) = inbox.session, waited >= Self.flushAfter { throw error }
+            guard waited < Self.streamWait else { throw .timedOut(sql: "the replication stream to reach \(needed)", after: Self.streamWait) }
+            if asked.map({ $0.duration(to: now) >= .milliseconds(2) }) ?? true {
+                stream.requestPosition()
+                asked = now
             }
-            // A commit the snapshot does not see yet is in the WAL: the next look has work even if
-            // no more WAL is written.
-            awaitsUnseenCommit = reachedUnseen
-            // A full batch may have left commits out: advance past what was absorbed and look again.
-            guard rows.count >= Self.batchChanges, !reachedUnseen, count > 0, let through = absorbedThrough else { return true }
-            try await advance(to: through, decoding)
+            if !flushed, waited >= Self.flushAfter {
+                flushed = true
+                await flushWAL()
+            }
+            await inbox.wait(timeout: .milliseconds(2))
         }
     }
 
-    private func advance(to position: PostgresLSN, _ decoding: _PgSession) async throws(PostgresLiveQueryError) {
-        var advance = PostgresBindings()
-        advance.append(slotName)
-        advance.append(position.description)
-        try await decoding.execute("SELECT pg_replication_slot_advance($1, $2::pg_lsn)", advance)
+    /// Gives a commit to the queries that read the tables it touched.
+    private func absorb(_ commit: _DecodedCommit) {
+        var taken = commit
+        relations.absorb(&taken)
+        log.append(end: taken.endLSN.value, relations: taken.relations)
+        for runner in concerned(by: taken) { runner.absorb(taken, relations: relations) }
     }
 
-    /// The slot's committed transactions from its position on that commit before `position`, in
-    /// commit order, about ``batchChanges`` changes at a time (a transaction is never cut). A
-    /// missing slot (dropped, or a temporary one gone with an error on its connection) is
-    /// ``PostgresLiveQueryError/slotLost(_:)``.
-    private func peek(_ decoding: _PgSession, upTo position: PostgresLSN) async throws(PostgresLiveQueryError) -> [PostgresRow] {
-        var binds = PostgresBindings()
-        binds.append(slotName)
-        binds.append(position.description)
-        binds.append(Self.batchChanges)
-        // A list of names, read as SQL names: quoted, so that its case is kept.
-        binds.append(_PostgresPlan.quoted(publication))
-        do {
-            return try await decoding.rows(
-                "SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3::int4, 'proto_version', '1', 'publication_names', $4)",
-                binds)
+    /// Commits a transaction that writes nothing but its commit record, synchronously: PostgreSQL
+    /// flushes the WAL through it, and the stream then reaches past what a snapshot saw (a
+    /// transaction still open wrote WAL that no commit has flushed yet). Failing that, the WAL
+    /// writer flushes it within a few `wal_writer_delay`.
+    private func flushWAL() async {
+        flushesForced += 1
+        do throws(PostgresLiveQueryError) {
+            let session: _PgSession
+            if let flusher, !flusher.connection.isClosed {
+                session = flusher
+            } else {
+                session = try await openFlusher()
+                flusher = session
+            }
+            try await session.control.execute("BEGIN READ WRITE")
+            try await session.control.execute("SELECT txid_current()")
+            try await session.control.execute("COMMIT")
         } catch {
-            // 42704: no such slot (dropped, or a temporary one gone with its connection); 55000: it
-            // was invalidated for holding more WAL than max_slot_wal_keep_size allows.
-            if error.sqlState == "42704" || error.sqlState == "55000" { throw .slotLost(slotName) }
-            throw error
+            logger.debug("could not flush the WAL", metadata: ["error": "\(error)"])
         }
+    }
+
+    private func openFlusher() async throws(PostgresLiveQueryError) -> _PgSession {
+        let opened: _PgSession
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 5, logger: logger)
+            opened = _PgSession(connection: connection, logger: logger, timeout: timeout)
+        } catch {
+            throw _PgSession.failure(error, sql: "connect")
+        }
+        try await opened.execute("SET synchronous_commit = local")
+        return opened
     }
 }

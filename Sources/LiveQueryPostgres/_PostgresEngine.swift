@@ -2,16 +2,17 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The runner of every live query over one PostgreSQL database: two connections, one logical
-/// replication slot, and rounds (`_PostgresEngine+Round.swift`). A round takes a REPEATABLE READ
-/// snapshot, decodes the committed transactions it may see, lets each query absorb them in
-/// commit order and re-read what they touched in that snapshot, then advances the slot: every
-/// update equals the query's result after exactly the commits it includes, and its version is
-/// the end of the last one (docs/POSTGRESQL.md).
+/// The runner of every live query over one PostgreSQL database: a replication stream
+/// (`_ReplicationStream`, libpq, on a thread of its own) that posts each commit as the server
+/// decodes it, a reading connection, and rounds (`_PostgresEngine+Round.swift`). A round takes a
+/// REPEATABLE READ snapshot, waits until the stream has brought every commit that snapshot may see,
+/// lets each query those commits touched absorb them in commit order and re-read what they touched
+/// in that snapshot: every update equals the query's result after exactly the commits it
+/// includes, and its version is the end of the last one (docs/POSTGRESQL.md). A commit that
+/// touches no open query is passed over without a round.
 ///
-/// The slot has a connection of its own because PostgreSQL drops a session's temporary slots on
-/// any error in it, and the reads run the app's filter, which can fail (a division by zero in a
-/// new row); the decoding connection only runs the slot's functions and LISTENs.
+/// The rounds' reads run the app's filters, which can fail (a division by zero in a new row); each
+/// query reads in a savepoint of its own, so a failing one leaves the others' reads as they were.
 actor _PostgresEngine {
     let configuration: PostgresConnection.Configuration
     let slot: PostgresLiveDatabase.Slot
@@ -19,64 +20,68 @@ actor _PostgresEngine {
     let logger: Logger
     let refetchThreshold: Int
     let timeout: Duration
-    let wake: PostgresLiveDatabase.WakeUp
     /// Runs the queries' SQL: the catalog, the snapshot, the reads.
     var reader: _PgSession?
-    /// Holds the slot: peeks and advances it, reads WAL positions, listens; nothing else.
-    var decoder: _PgSession?
-    var slotName: String
-    var relations: [UInt32: _PgRelation] = [:]
-    /// The open queries, in the order they opened: each round applies them in that order.
+    /// Commits a transaction when the WAL a round waits for is written but not flushed (a
+    /// transaction still open wrote it): its flush takes that WAL to the stream.
+    var flusher: _PgSession?
+    nonisolated let inbox: _StreamInbox
+    nonisolated let stream: _ReplicationStream
+    let slotName: String
+    var relations = _KnownRelations()
+    /// The open queries, in the order they opened.
     var runners: [any _PostgresQueryFollowing] = []
-    /// The end of the last commit applied (or the slot's position when none was).
-    var version = PostgresLSN.zero
-    /// The end of the last commit absorbed but not applied yet: a round that decoded more than one
-    /// batch advanced the slot past it, then had to take a new snapshot.
-    var absorbedThrough: PostgresLSN?
-    /// The WAL insert position when the last applied round took its snapshot: a look that finds
-    /// it unchanged, with nothing pending, has nothing to do.
-    var quietAt: PostgresLSN?
-    /// Whether the last round stopped at a commit its snapshot did not see yet.
-    var awaitsUnseenCommit = false
+    /// Per table, the open queries that read it: a commit goes to these only.
+    var readers: [UInt32: [any _PostgresQueryFollowing]] = [:]
+    /// Every commit that ends at or before `progress.applied` is applied to every following query.
+    nonisolated let progress = _EngineProgress()
+    var log = _CommitLog()
+    /// Whether the stream's first session was taken: a new slot after it means commits may have
+    /// been missed.
+    var hadSession = false
+    /// The slot was made again after a session: the queries refetch in the next round.
+    var lostCommits = false
+    /// Whether the queries were told of the outage under way (once per outage).
+    var outageReported = false
+    /// When rounds started failing (or the stream was lost) in the outage under way.
+    var troubleSince: ContinuousClock.Instant?
     /// The WAL's page size (`wal_block_size`).
     var walBlockSize: UInt64 = 8_192
-    /// Rounds that took a snapshot, and looks that found nothing to do (for the tests).
+    /// Rounds that took a snapshot, flushes asked for, commits passed over without a round (for the tests).
     var snapshotsTaken = 0
-    var quietLooks = 0
+    var flushesForced = 0
+    var commitsPassedOver = 0
     private var busy = false
     private var gate: [CheckedContinuation<Void, Never>] = []
     private var closed = false
-    /// Whether the slot was (re)created since the last round: commits before it were never seen.
-    var lostCommits = false
-    /// Whether the last round failed: the queries were told, and are behind until one succeeds.
-    private(set) var failing = false
-    /// Whether a slot was taken before: commits may have fallen between it and a new one.
-    private var hadSlot = false
     /// Whether the publication names a partitioned table's changes by the table.
     var publishesViaRoot = false
     /// Reads rows' contents, beside the rounds.
     let contents: _ContentsConnection
-    /// The tables whose commits notify the decoding connection (``PostgresLiveDatabase/WakeUp/notify(fallback:)``).
-    private var notifying: Set<UInt32> = []
-    let signals: _WakeSignals
     /// What names this database's positions (the cluster, its timeline, the database).
-    let identity = _PositionIdentity()
+    nonisolated let identity = _PositionIdentity()
+
+    /// How long the queries wait, through an outage, before they are told (their lists may be
+    /// stale): a restart of PostgreSQL or a brief network cut is usually over before.
+    static let outageGrace: Duration = .seconds(5)
 
     init(configuration: PostgresConnection.Configuration, slot: PostgresLiveDatabase.Slot, publication: String, refetchThreshold: Int,
-         timeout: Duration, wake: PostgresLiveDatabase.WakeUp, logger: Logger) {
+         timeout: Duration, logger: Logger) {
         self.timeout = timeout
         self.configuration = configuration
         self.slot = slot
         self.publication = publication
         self.logger = logger
         self.refetchThreshold = refetchThreshold
-        self.wake = wake
-        signals = _WakeSignals()
         contents = _ContentsConnection(configuration: configuration, timeout: timeout, logger: logger)
         switch slot {
         case .temporary: slotName = "livelist_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         case let .persistent(name): slotName = name
         }
+        inbox = _StreamInbox()
+        stream = _ReplicationStream(settings: .init(conninfo: Self.conninfo(configuration), slotName: slotName, persistent: slot != .temporary,
+                                                    publication: publication),
+                                    inbox: inbox, logger: logger)
     }
 
     // MARK: - One round at a time
@@ -92,47 +97,43 @@ actor _PostgresEngine {
         if !gate.isEmpty { gate.removeFirst().resume() }
     }
 
-    /// The two connections, opened (with the slot) when closed.
-    func connected() async throws(PostgresLiveQueryError) -> (reader: _PgSession, decoder: _PgSession) {
-        if let reader, reader.connection.isClosed {
-            self.reader = nil
+    /// Checks the server, ensures the publication, starts the stream and waits for its first
+    /// session: a slot that cannot be made (no REPLICATION attribute, no free slot) throws.
+    func start() async throws(PostgresLiveQueryError) {
+        try await enter()
+        defer { leave() }
+        let reader = try await connectedReader()
+        let level = try await reader.text("SHOW wal_level") ?? ""
+        guard level == "logical" else { throw PostgresLiveQueryError.logicalDecodingUnavailable(walLevel: level) }
+        try await ensurePublication(reader)
+        if let size = try await reader.text("SHOW wal_block_size").flatMap({ UInt64($0) }), size > 0 { walBlockSize = size }
+        guard try await reader.text("SELECT (rolreplication OR rolsuper)::text FROM pg_roles WHERE rolname = current_user") == "true" else {
+            throw .replicationSlot(slotName, PostgresReplicationFailure(message: "role \(configuration.username) may not start a replication stream"))
         }
-        if let decoder, decoder.connection.isClosed {
-            self.decoder = nil
-            notifying = []
+        stream.start()
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while !hadSession {
+            takeSessionItems()
+            if case let .lost(_, error) = inbox.session { throw error }
+            guard ContinuousClock.now < deadline else { throw .timedOut(sql: "START_REPLICATION", after: timeout) }
+            if !hadSession { await inbox.wait(timeout: .milliseconds(100)) }
         }
-        let reader: _PgSession
-        if let open = self.reader {
-            reader = open
-        } else {
-            reader = try await open(id: 1)
-            for setting in _ContentsConnection.settings { try await reader.execute(setting) }
-            self.reader = reader
-        }
-        if let decoder { return (reader, decoder) }
-        let decoder = try await open(id: 2)
-        do throws(PostgresLiveQueryError) {
-            let level = try await reader.text("SHOW wal_level") ?? ""
-            guard level == "logical" else { throw PostgresLiveQueryError.logicalDecodingUnavailable(walLevel: level) }
-            try await ensurePublication(reader)
-            let position = try await ensureSlot(decoder)
-            try await identity.read(decoder)
-            if let size = try await decoder.text("SHOW wal_block_size").flatMap({ UInt64($0) }), size > 0 { walBlockSize = size }
-            // A new slot (or a slot taken up again) has not seen what was committed meanwhile.
-            if hadSlot {
-                lostCommits = true
-                absorbedThrough = nil
-            }
-            hadSlot = true
-            version = max(version, position)
-            if case .notify = wake { try await listen(decoder) }
-        } catch {
-            try? await decoder.connection.close()
-            throw error
-        }
-        self.decoder = decoder
-        quietAt = nil
-        return (reader, decoder)
+    }
+
+    /// Whether a session of the stream is streaming now.
+    var isStreaming: Bool {
+        if case .streaming = inbox.session { return true }
+        return false
+    }
+
+    /// The reading connection, opened when closed.
+    func connectedReader() async throws(PostgresLiveQueryError) -> _PgSession {
+        if let reader, !reader.connection.isClosed { return reader }
+        reader = nil
+        let opened = try await open(id: 1)
+        for setting in _ContentsConnection.settings { try await opened.execute(setting) }
+        reader = opened
+        return opened
     }
 
     private func open(id: Int) async throws(PostgresLiveQueryError) -> _PgSession {
@@ -162,93 +163,150 @@ actor _PostgresEngine {
         }
     }
 
-    /// Creates the slot, or takes up a persistent one; its position: commits that end at or
-    /// before it are not in its stream (they are in every snapshot taken from now on).
-    private func ensureSlot(_ session: _PgSession) async throws(PostgresLiveQueryError) -> PostgresLSN {
-        var binds = PostgresBindings()
-        binds.append(slotName)
-        if case .persistent = slot,
-           let row = try await session.rows("SELECT confirmed_flush_lsn::text, wal_status::text FROM pg_replication_slots WHERE slot_name = $1",
-                                            binds).first {
-            let (position, status) = try _PostgresPlan.decode(row, as: (String?, String?).self)
-            guard status == "lost" else { return PostgresLSN(position ?? "") ?? .zero }
-            // Invalidated (it held more WAL than max_slot_wal_keep_size allows): commits since were
-            // lost to it; a new slot is taken, and every query refetches.
-            logger.warning("replication slot invalidated; taking a new one", metadata: ["slot": "\(slotName)"])
-            try await session.execute("SELECT pg_drop_replication_slot($1)", binds)
-        }
-        var create = PostgresBindings()
-        create.append(slotName)
-        create.append(slot == PostgresLiveDatabase.Slot.temporary)
-        do throws(PostgresLiveQueryError) {
-            let text = try await session.text("SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput', $2)", create)
-            return text.flatMap(PostgresLSN.init) ?? .zero
+    // MARK: - Following the stream
+
+    /// Takes what the stream posted and applies it: sessions that start and end, commits that
+    /// touch no open query (passed over), and rounds for the others. Returns how soon to look
+    /// again when something is left to do (a failed round), else `nil` (the next post wakes it).
+    func pump() async -> Duration? {
+        do {
+            try await enter()
         } catch {
-            if case let .server(failure, _) = error { throw .replicationSlot(slotName, failure) }
-            throw error
+            return nil
         }
-    }
-
-    // MARK: - Wake-ups
-
-    /// LISTENs for the notifications of the tables' statement triggers on the decoding connection.
-    private func listen(_ session: _PgSession) async throws(PostgresLiveQueryError) {
-        let signals = signals
-        let connection = session.connection
-        let started = _ListenStart()
-        Task {
-            do {
-                try await connection.listen(on: _NotifyTrigger.channel) { notifications in
-                    started.succeed()
-                    for try await _ in notifications { signals.signal() }
-                }
-            } catch {
-                started.fail(error)
-            }
-            // The connection went: the next round reconnects and listens again.
-            signals.signal()
-        }
-        if let error = await started.outcome() { throw _PgSession.failure(error, sql: "LISTEN \(_NotifyTrigger.channel)") }
-    }
-
-    /// Makes sure every table `runner` reads notifies on commit; a table the role may not add a
-    /// trigger to is followed by the fallback poll, said once in the log.
-    private func notify(for runner: any _PostgresQueryFollowing, _ session: _PgSession) async {
-        guard case .notify = wake else { return }
-        for oid in runner.relationsRead.sorted() where !notifying.contains(oid) {
+        defer { leave() }
+        takeSessionItems()
+        guard hadSession else { return .milliseconds(100) }
+        // Without a stream no round can know it has every commit its snapshot sees.
+        guard isStreaming else { return noteTrouble(nil) }
+        var attempts = 0
+        var rounds = 0
+        while needsRound {
+            rounds += 1
+            // Others (an open, a catch-up) get their turn between long runs of rounds.
+            if rounds > 1_000 { return .zero }
             do throws(PostgresLiveQueryError) {
-                try await _NotifyTrigger.install(on: oid, session)
-                notifying.insert(oid)
+                if try await round(then: nil) {
+                    attempts = 0
+                    takeSessionItems()
+                    continue
+                }
+                attempts += 1
+                // Commits that became visible out of their order: a new snapshot in a moment.
+                if attempts < 100 { try? await Task.sleep(for: .milliseconds(attempts < 10 ? 1 : 10)) } else { return .milliseconds(50) }
             } catch {
-                notifying.insert(oid)
-                logger.warning("commits to a table are seen by polling only: no notification trigger could be added",
-                               metadata: ["table": "\(oid)", "error": "\(error)"])
+                return noteTrouble(error)
             }
         }
+        if let reached = inbox.quietlyReached() { progress.applied = reached.value }
+        recovered()
+        stream.confirm(PostgresLSN(progress.applied))
+        return nil
+    }
+
+    /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
+    private var needsRound: Bool {
+        lostCommits || !inbox.isEmpty || runners.contains { $0.needsRound }
+    }
+
+    /// Takes the inbox's leading items that need no round: the stream's (re)starts, commits
+    /// already applied, and commits that touch no open query.
+    func takeSessionItems() {
+        while let item = inbox.peek() {
+            switch item {
+            case let .started(start):
+                inbox.take()
+                restarted(start)
+            case let .commit(commit):
+                if commit.endLSN.value <= progress.applied {
+                    inbox.take()
+                    continue
+                }
+                guard hadSession, !lostCommits, concerned(by: commit).isEmpty, !runners.contains(where: { $0.needsRound }) else { return }
+                inbox.take()
+                var taken = commit
+                relations.absorb(&taken)
+                log.append(end: taken.endLSN.value, relations: taken.relations)
+                progress.applied = taken.endLSN.value
+                commitsPassedOver += 1
+            }
+        }
+    }
+
+    /// The stream started on a new slot: its first session, or one after which commits between
+    /// the last session and it were never seen (every query then reads its result again).
+    func restarted(_ start: _StreamStart) {
+        identity.name = start.positionsName
+        if hadSession {
+            lostCommits = true
+        } else {
+            progress.applied = start.position.value
+        }
+        log.restart(at: start.position.value)
+        hadSession = true
+    }
+
+    /// The open queries that read a table the commit changed, truncated or described.
+    func concerned(by commit: _DecodedCommit) -> [any _PostgresQueryFollowing] {
+        var oids = commit.relations
+        for relation in commit.described { oids.insert(relation.oid) }
+        var found: [ObjectIdentifier: any _PostgresQueryFollowing] = [:]
+        for oid in oids { for runner in readers[oid] ?? [] { found[ObjectIdentifier(runner)] = runner } }
+        return Array(found.values)
+    }
+
+    /// A round failed (`error`), or the stream is lost (`nil`): how soon to try again. The queries
+    /// are told once per outage — at once for a failure that is not a lost connection, after
+    /// ``outageGrace`` for one that is.
+    private func noteTrouble(_ error: PostgresLiveQueryError?) -> Duration? {
+        let now = ContinuousClock.now
+        let since = troubleSince ?? now
+        troubleSince = since
+        var cause = error
+        if cause == nil, case let .lost(lostAt, lost) = inbox.session {
+            cause = lost
+            troubleSince = min(since, lostAt)
+        }
+        let lostConnection = cause?.isLostConnection ?? true
+        if !outageReported, !lostConnection || (troubleSince ?? since).duration(to: now) >= Self.outageGrace {
+            let told = cause ?? .connectionClosed
+            logger.warning("live queries behind the database", metadata: ["error": "\(told)"])
+            for runner in runners { runner.lostTrack(told, heldThrough: progress.applied) }
+            outageReported = true
+        }
+        return min(max(.milliseconds(50), since.duration(to: now) / 4), .seconds(1))
+    }
+
+    /// A pump went through: the outage, if any, is over.
+    private func recovered() {
+        troubleSince = nil
+        outageReported = false
     }
 
     // MARK: - Queries
 
-    /// Opens a query: plans it, and reads its whole result in a round's snapshot, after the
-    /// round has applied every commit that snapshot sees to the queries already open.
+    /// Opens a query: plans it, and reads its result in a round's snapshot, after the round has
+    /// applied every commit that snapshot sees to the queries already open.
     func open<ID>(_ request: PostgresLiveQueryRequest<ID>, firstScreen: Int?) async throws(PostgresLiveQueryError) -> _PostgresQueryRunner<ID> {
         try await enter()
         defer { leave() }
-        let (reader, _) = try await connected()
+        try await awaitStreaming()
+        let reader = try await connectedReader()
         let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
         var rest: _PgSession?
-        let (threshold, configuration, logger, timeout, viaRoot) = (refetchThreshold, configuration, logger, timeout, publishesViaRoot)
+        let (threshold, configuration, logger, timeout, viaRoot, progress) = (refetchThreshold, configuration, logger, timeout, publishesViaRoot, progress)
         // The tables' shapes as planned: a relation message that differs is a schema change.
-        for role in plan.roles where relations[role.table.oid] == nil { relations[role.table.oid] = role.table.relation }
-        for _ in 0..<100 {
-            let (reader, decoder) = try await connected()
+        for role in plan.roles { relations.planned(role.table.relation) }
+        for attempt in 0..<100 {
             let applied: Bool
             do throws(PostgresLiveQueryError) {
-                applied = try await round(reader, decoder) { version throws(PostgresLiveQueryError) in
-                    let opened = try await _PostgresQueryRunner<ID>(request: request, plan: plan, publishesViaRoot: viaRoot, version: version,
-                                                                    refetchThreshold: threshold, firstScreen: firstScreen, reader)
+                applied = try await round { through, log throws(PostgresLiveQueryError) in
+                    let from = log.lastTouch(of: plan.relationsRead, atOrBefore: through)
+                    let opened = try await _PostgresQueryRunner<ID>(request: request, plan: plan, publishesViaRoot: viaRoot, holdsFrom: from,
+                                                                    progress: progress, refetchThreshold: threshold, firstScreen: firstScreen,
+                                                                    reader)
                     runner = opened
                     // The rest of a large result is read beside the rounds, in this very snapshot.
                     if !opened.isWhole {
@@ -263,23 +321,44 @@ actor _PostgresEngine {
             if applied { break }
             if let rest { try? await rest.connection.close() }
             rest = nil
-            try? await Task.sleep(for: .milliseconds(2))
+            try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10))
         }
         guard let runner else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
         runners.append(runner)
+        indexReaders()
         if let rest {
-            let signals = signals
-            runner.readRest(on: rest) { signals.signal() }
+            let inbox = inbox
+            runner.readRest(on: rest) { inbox.signal() }
         }
-        if let reader = self.reader { await notify(for: runner, reader) }
+        stream.confirm(PostgresLSN(progress.applied))
         return runner
+    }
+
+    /// Waits (within the engine's timeout) for the stream to be streaming.
+    private func awaitStreaming() async throws(PostgresLiveQueryError) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            takeSessionItems()
+            if hadSession, isStreaming { return }
+            guard !closed else { throw .connectionClosed }
+            guard ContinuousClock.now < deadline else {
+                if case let .lost(_, error) = inbox.session { throw error }
+                throw .timedOut(sql: "START_REPLICATION", after: timeout)
+            }
+            await inbox.wait(timeout: .milliseconds(50))
+        }
+    }
+
+    private func indexReaders() {
+        readers = [:]
+        for runner in runners { for oid in runner.relationsRead { readers[oid, default: []].append(runner) } }
     }
 
     /// How a request would be followed, without following it.
     func explain<ID>(_ request: PostgresLiveQueryRequest<ID>) async throws(PostgresLiveQueryError) -> _PostgresPlan {
         try await enter()
         defer { leave() }
-        let (reader, _) = try await connected()
+        let reader = try await connectedReader()
         let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         return plan
@@ -341,36 +420,23 @@ actor _PostgresEngine {
 
     func close(_ runner: any _PostgresQueryFollowing) {
         runners.removeAll { $0 === runner }
+        indexReaders()
         runner.finish()
     }
 
-    /// Rounds until one applies what was committed before the call: what polling and
-    /// ``PostgresLiveQuery/upToDate()`` run. A round whose snapshot saw commits out of commit
-    /// order is taken again at once.
-    func poll(force: Bool = false) async throws(PostgresLiveQueryError) {
+    /// Runs a round at once and returns once it applied what was committed before the call: what
+    /// ``PostgresLiveQuery/upToDate()`` runs. Through an outage it waits (within the engine's
+    /// timeout) for the stream to come back.
+    func catchUp() async throws(PostgresLiveQueryError) {
         try await enter()
         defer { leave() }
-        do throws(PostgresLiveQueryError) {
-            for attempt in 0..<100 {
-                let (reader, decoder) = try await connected()
-                if try await round(reader, decoder, quietCheck: !force, then: nil) { break }
-                try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10))
-            }
-            failing = false
-        } catch {
-            // Once per outage: the queries are behind until a round succeeds, and say so once.
-            if !failing {
-                for runner in runners { runner.lostTrack(error) }
-            }
-            failing = true
-            quietAt = nil
-            if case .slotLost = error, let decoder {
-                // The next round takes a new slot; what was committed meanwhile is refetched.
-                try? await decoder.connection.close()
-                self.decoder = nil
-            }
-            throw error
+        try await awaitStreaming()
+        for attempt in 0..<100 {
+            if try await round(then: nil) { break }
+            try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10))
         }
+        takeSessionItems()
+        stream.confirm(PostgresLSN(progress.applied))
     }
 
     var isClosed: Bool { closed }
@@ -379,50 +445,37 @@ actor _PostgresEngine {
         closed = true
         for runner in runners { runner.finish() }
         runners = []
-        for session in [reader, decoder].compactMap({ $0 }) { try? await session.connection.close() }
+        readers = [:]
+        await stream.stop()
+        for session in [reader, flusher].compactMap({ $0 }) { try? await session.connection.close() }
         await contents.close()
         reader = nil
-        decoder = nil
+        flusher = nil
         for waiter in gate { waiter.resume() }
         gate = []
-        signals.finish()
+        inbox.signal()
     }
-}
 
-/// Whether a LISTEN took: resumed once, by the first of its start and its failure.
-/// `@unchecked Sendable`: `result`, `isDone` and `waiter` are only touched under `lock`.
-final class _ListenStart: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Void, any Error>?
-    private var isDone = false
-    private var waiter: CheckedContinuation<(any Error)?, Never>?
-
-    func succeed() { finish(.success(())) }
-    func fail(_ error: any Error) { finish(.failure(error)) }
-
-    private func finish(_ outcome: Result<Void, any Error>) {
-        let waiter: CheckedContinuation<(any Error)?, Never>? = lock.withLock {
-            guard !isDone else { return nil }
-            isDone = true
-            result = outcome
-            defer { self.waiter = nil }
-            return self.waiter
+    /// libpq's connection string for the replication stream, from the configuration the other
+    /// connections use: the same server, role, database and TLS mode.
+    static func conninfo(_ configuration: PostgresConnection.Configuration) -> String {
+        var parts: [(String, String)] = []
+        if let path = configuration.unixSocketPath {
+            // libpq names a socket by its directory and the port in its file name (.s.PGSQL.5432).
+            let url = URL(fileURLWithPath: path)
+            parts.append(("host", url.deletingLastPathComponent().path))
+            if let port = url.lastPathComponent.split(separator: ".").last.flatMap({ Int($0) }) { parts.append(("port", String(port))) }
+        } else {
+            parts.append(("host", configuration.host ?? "localhost"))
+            parts.append(("port", String(configuration.port ?? 5432)))
         }
-        waiter?.resume(returning: Self.error(outcome))
-    }
-
-    func outcome() async -> (any Error)? {
-        await withCheckedContinuation { continuation in
-            let done: Result<Void, any Error>? = lock.withLock {
-                if !isDone { waiter = continuation }
-                return result
-            }
-            if let done { continuation.resume(returning: Self.error(done)) }
-        }
-    }
-
-    private static func error(_ outcome: Result<Void, any Error>) -> (any Error)? {
-        if case let .failure(error) = outcome { return error }
-        return nil
+        parts.append(("user", configuration.username))
+        if let password = configuration.password { parts.append(("password", password)) }
+        if let database = configuration.database { parts.append(("dbname", database)) }
+        parts.append(("sslmode", configuration.tls.isEnforced ? "require" : configuration.tls.isAllowed ? "prefer" : "disable"))
+        parts += [("replication", "database"), ("application_name", "livelist"), ("connect_timeout", "5"),
+                  ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3")]
+        return parts.map { $0.0 + "='" + $0.1.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+            .joined(separator: " ")
     }
 }

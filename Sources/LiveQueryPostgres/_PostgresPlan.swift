@@ -24,7 +24,7 @@ struct _PostgresPlan: Sendable {
         var role: Int
         /// The joined table's key, which its changes name.
         var key: Column
-        /// `SELECT <base identity> FROM <base … parent> WHERE parent.link = ANY($1)`.
+        /// `SELECT <base identity>, parent.link::text FROM <base … parent> WHERE parent.link = ANY($1)`.
         var sql: String
     }
 

@@ -80,8 +80,9 @@ extension _PostgresPlanner {
             from += " JOIN " + name(hop) + " ON " + Self.quoted(roles[hop].qualifier) + "." + Self.quoted(hopKey.name) + " = "
                 + Self.quoted(roles[link.parent].qualifier) + "." + Self.quoted(link.column.name)
         }
-        let sql = "SELECT " + identity + " FROM " + from + " WHERE " + Self.quoted(roles[parent].qualifier) + "." + Self.quoted(column.name)
-            + " = ANY(CAST($1 AS text[])::" + key.typeName + "[])"
+        let link = Self.quoted(roles[parent].qualifier) + "." + Self.quoted(column.name)
+        // The link's text names the changed row that met the base row: which commit's change reached it.
+        let sql = "SELECT " + identity + ", " + link + "::text FROM " + from + " WHERE " + link + " = ANY(CAST($1 AS text[])::" + key.typeName + "[])"
         return _PostgresPlan.JoinLookup(role: role, key: key, sql: sql)
     }
 

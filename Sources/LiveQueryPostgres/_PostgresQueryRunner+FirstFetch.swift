@@ -55,12 +55,10 @@ extension _PostgresQueryRunner {
     }
 
     /// Completes the index with the rest of the first fetch and applies what commits did
-    /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole.
-    func completeFirstFetch(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole,
+    /// which holds from the last commit that touched the query since it opened.
+    func completeFirstFetch(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
-        let position = lastTouch ?? version.value
-        lastTouch = nil
-        versionLock.withLock { versions.applying(at: position, replacing: tracker.channel.latestResult.stateID) }
         var reads = _PrefetchedReads(entries: [])
         var builder: _IndexBuilder?
         var failure: PostgresLiveQueryError?
@@ -94,21 +92,15 @@ extension _PostgresQueryRunner {
         }
         if let failure { tracker.reportFailure(.underlying(failure)) }
         if builder == nil { lastFailure = .now }
+        // Commits lost meanwhile (a failure) leave the start unknown: the round's position then.
+        pending = builder == nil ? nil : .read(from: tracker.state.isBehind ? round : buildTouch ?? openedFrom)
         tracker.finishBuild(builder, reads)
+        pending = nil
         restLock.withLock {
             rest = nil
             isWhole = true
         }
-        let state = tracker.channel.latestResult.stateID
-        versionLock.withLock {
-            if builder == nil {
-                versions.failed()
-            } else if let state {
-                versions.settled(state, at: position)
-                versions.committed(at: version.value, touching: false)
-            }
-            appliedVersion = max(appliedVersion, version)
-        }
+        if builder == nil { positionsLock.withLock { positions.failed(heldThrough: nil) } }
         finishWaiting()
     }
 

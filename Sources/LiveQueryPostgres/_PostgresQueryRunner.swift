@@ -7,26 +7,57 @@ import PostgresNIO
 protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Every table the query reads: their commits concern it.
     var relationsRead: Set<UInt32> { get }
-    /// Whether the next round has work for it even if nothing was committed (it is behind, or
-    /// holds commits absorbed but not applied).
+    /// Whether the next round has work for it even if nothing was committed (it is behind, its
+    /// plan is stale, or the rest of its first fetch arrived).
     var needsRound: Bool { get }
-    /// Notes what a committed transaction did to the query's tables.
-    func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation])
-    /// Applies the absorbed transactions, reading in the round's snapshot; `version` is the
-    /// end of the last one. A failing read is the query's failure; a lost connection throws (the
-    /// round fails, for every query).
-    func apply(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError)
-    /// The engine lost commits (a new connection and slot), or a round failed: the next round
-    /// refetches.
-    func lostTrack(_ error: PostgresLiveQueryError)
+    /// Notes what a committed transaction that touched the query's tables did to them.
+    func absorb(_ commit: _DecodedCommit, relations: _KnownRelations)
+    /// Applies the absorbed transactions, reading in the round's snapshot, which sees exactly the
+    /// commits up to `round`. A failing read is the query's failure; a lost connection throws
+    /// (the round fails, for every query).
+    func apply(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError)
+    /// The engine may have lost commits after `heldThrough`, or a round failed: the query says so
+    /// and refetches once it can.
+    func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64)
     func finish()
 }
 
+/// What one absorbed commit did to a query: its end, the rows it touched, the joined rows it
+/// changed (their keys as text, per joined role), resolved to rows when the round applies it.
+struct _AbsorbedCommit: Sendable {
+    var end: UInt64
+    var rows: Set<Int64> = []
+    var lookups: [Int: Set<String>] = [:]
+}
+
+/// The engine's progress, shared with its queries: every commit that ends at or before `applied`
+/// is applied to every open query that is following. `@unchecked Sendable`: `stored` is only
+/// touched under `lock`.
+final class _EngineProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: UInt64 = 0
+
+    var applied: UInt64 {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = max(stored, newValue) } }
+    }
+}
+
 /// One open query's following: its plan, tracker and row keys, and the commit positions its
-/// results hold at. `@unchecked Sendable`: every method runs on the engine actor, one round at a
-/// time (the engine's round gate), so ``tracker``'s state, ``keys`` and ``lastFailure`` are never
-/// touched concurrently; ``versions`` is under a lock for readers on other threads.
+/// results hold at. `@unchecked Sendable`: every method but the readers below runs on the engine
+/// actor, one round at a time (the engine's gate), so ``tracker``'s state, ``keys``, ``absorbed``,
+/// ``pending`` and ``lastFailure`` are never touched concurrently (the channel's tap runs there
+/// too, inside the tracker's deliveries); ``positions`` is under `positionsLock` for readers on
+/// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`.
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
+    /// What the next result delivered stands for.
+    enum PendingPositions {
+        /// The result after a step of commits, the first and last of which end at these positions.
+        case step(first: UInt64, last: UInt64)
+        /// A result read whole, which holds from this position.
+        case read(from: UInt64)
+    }
+
     /// The request, planned again when a table's shape changes.
     let request: PostgresLiveQueryRequest<ID>
     let publishesViaRoot: Bool
@@ -41,17 +72,20 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     private var needsPlan = false
     let tracker: _LiveTracker<ID>
     var keys: _RowKeys
-    /// Per joined role, the keys (text) of its rows the absorbed commits changed.
-    private var pendingLookups: [Int: Set<String>] = [:]
+    /// The commits absorbed since the last round applied, in commit order.
+    private var absorbed: [_AbsorbedCommit] = []
     /// Past this many rows touched in one round, a refetch is cheaper.
     private let refetchThreshold: Int
-    let versionLock = NSLock()
-    var versions = _StateVersions()
-    var appliedVersion: PostgresLSN
-    /// The end of the last absorbed commit that touched the query's tables, until it is applied:
-    /// what a result that round delivers is at (commits after it in the round do not change it,
-    /// so every follower of the database gives the result the same position).
-    var lastTouch: UInt64?
+    let positionsLock = NSLock()
+    var positions = _ResultPositions()
+    let progress: _EngineProgress
+    let positioned: _PositionedChannel<ID>
+    /// What the next delivered result stands for (set before the tracker delivers it).
+    var pending: PendingPositions?
+    /// The end of the last commit that touched the query while its first fetch was read.
+    var buildTouch: UInt64?
+    /// Where the first screen's whole result holds from when no commit touched it meanwhile.
+    let openedFrom: UInt64
     /// When the last apply failed; `nil` once one succeeds.
     var lastFailure: ContinuousClock.Instant?
     /// The rest of the first fetch, once read (in the snapshot the first screen was read in), and
@@ -62,38 +96,44 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Whether the result is whole (not a first screen waiting for the rest).
     var isWhole = true
 
-    /// The end of the last commit the latest result includes.
-    var version: PostgresLSN { versionLock.withLock { appliedVersion } }
+    /// The latest position the query announced: the end of the last commit that touched its
+    /// tables and that its latest result includes.
+    var version: PostgresLSN { PostgresLSN(positionsLock.withLock { positions.latest }) }
 
     /// The position a delivered result is the query's result at.
     func position(of state: ListStateID) -> PostgresLSN? {
-        versionLock.withLock { versions.position(of: state) }.map(PostgresLSN.init)
+        positionsLock.withLock { positions.position(of: state) }.map(PostgresLSN.init)
     }
 
     /// Whether a delivered result is the query's result at `position`.
     func holds(_ state: ListStateID, at position: PostgresLSN) -> Bool {
-        versionLock.withLock { versions.holds(state, at: position.value) }
+        let followed = progress.applied
+        return positionsLock.withLock { positions.holds(state, at: position.value, followed: followed) }
     }
 
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
     var needsRound: Bool {
-        if tracker.state.isBehind || !pendingLookups.isEmpty || hasRest || needsPlan { return true }
-        if case let .rows(rows) = tracker.state.transaction { return !rows.isEmpty }
-        return true
+        if !absorbed.isEmpty || needsPlan || hasRest { return true }
+        guard tracker.state.isBehind else { return false }
+        // A query that keeps failing tries again once a second.
+        return lastFailure.map { $0.duration(to: .now) >= .seconds(1) } ?? true
     }
 
     static func canonicalizer() -> _IdentityCanonicalizer { { ID(identityValue: $0)?.identityValue } }
 
-    /// Reads the result in the current snapshot, which sees exactly the commits through `version`:
-    /// the whole of it, or, with `firstScreen` and more rows than that, its first `firstScreen`
-    /// rows (the rest then comes through ``readRest(on:then:)``).
-    init(request: PostgresLiveQueryRequest<ID>, plan: _PostgresPlan, publishesViaRoot: Bool, version: PostgresLSN, refetchThreshold: Int,
-         firstScreen: Int?, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    /// Reads the result in the current snapshot, which sees exactly the commits through the
+    /// round's position: the whole of it, or, with `firstScreen` and more rows than that, its
+    /// first `firstScreen` rows (the rest then comes through ``readRest(on:then:)``). The whole
+    /// result holds from `holdsFrom`, the end of the last commit before that touched its tables.
+    init(request: PostgresLiveQueryRequest<ID>, plan: _PostgresPlan, publishesViaRoot: Bool, holdsFrom: UInt64, progress: _EngineProgress,
+         refetchThreshold: Int, firstScreen: Int?, _ session: _PgSession) async throws(PostgresLiveQueryError) {
         self.request = request
         self.publishesViaRoot = publishesViaRoot
+        self.progress = progress
         storedPlan = plan
         self.refetchThreshold = refetchThreshold
+        openedFrom = holdsFrom
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
@@ -108,24 +148,62 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let statistics = _StatisticsBox()
         let count = builder.count
         statistics.update { $0.rowsRead += count }
+        let initial = LiveResult<ID>(index.current)
         tracker = _LiveTracker(index: index, layout: plan.layout, state: _TrackingState(isBuilding: isBuilding, refetchThreshold: refetchThreshold),
-                               channel: EventChannel(initial: LiveResult(index.current), callbackQueue: nil, onEvent: nil),
+                               channel: EventChannel(initial: initial, callbackQueue: nil, onEvent: nil),
                                statistics: statistics)
         self.keys = keys
         isWhole = !isBuilding
-        appliedVersion = version
         // A first screen is not the query's result at any position: only the whole result is.
-        if !isBuilding, let state = tracker.channel.latestResult.stateID { versions.started(state, at: version.value) }
+        if !isBuilding, let state = initial.stateID { positions.read(state, from: holdsFrom) }
+        positioned = _PositionedChannel(initial: initial, position: isBuilding ? nil : PostgresLSN(holdsFrom))
+        tracker.channel.tap { [weak self] event in self?.tapped(event) }
     }
 
-    func absorb(_ commit: _DecodedCommit, relations: [UInt32: _PgRelation]) {
+    /// Records what a delivered result stands for before anyone sees it, and passes it on with its position.
+    private func tapped(_ event: LiveQueryEvent<ID>) {
+        switch event {
+        case .initial:
+            break
+        case let .update(update):
+            guard let state = update.result.stateID, let pending else {
+                positioned.send(.update(update, position: nil))
+                return
+            }
+            let position: UInt64 = positionsLock.withLock {
+                switch pending {
+                case let .step(first, last):
+                    positions.stepped(to: state, first: first, last: last)
+                    return last
+                case let .read(start):
+                    positions.read(state, from: start)
+                    return start
+                }
+            }
+            positioned.send(.update(update, position: PostgresLSN(position)))
+        case let .failure(failure):
+            positioned.send(.failure(failure))
+        }
+    }
+
+    /// The current result stands again after a step that did not change it.
+    private func unchanged(first: UInt64, last: UInt64) {
+        let known: Bool = positionsLock.withLock {
+            guard let state = positions.current else { return false }
+            positions.stepped(to: state, first: first, last: last)
+            return true
+        }
+        if known { positioned.send(.unchanged(through: PostgresLSN(last))) }
+    }
+
+    func absorb(_ commit: _DecodedCommit, relations: _KnownRelations) {
         let read = plan.relationsRead
-        let touching = !commit.reshaped.isDisjoint(with: read) || !commit.truncated.isDisjoint(with: read)
-            || read.contains { commit.touched[$0] != nil }
-        versionLock.withLock { versions.committed(at: commit.endLSN.value, touching: touching) }
-        if touching { lastTouch = commit.endLSN.value }
+        let end = commit.endLSN.value
+        if tracker.isBuilding { buildTouch = end }
+        var entry = _AbsorbedCommit(end: end)
+        defer { absorbed.append(entry) }
         if !commit.reshaped.isDisjoint(with: read) { needsPlan = true }
-        guard touching, tracker.state.wantsRows else { return }
+        guard tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)
             return
@@ -149,7 +227,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     tracker.state.needsRefetch(.undescribedChanges)
                     return
                 }
-                guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+                let row = keys.rowKey(for: identity)
+                entry.rows.insert(row)
+                guard tracker.state.touched(row) else { return }
             }
         }
         for lookup in plan.joins {
@@ -160,11 +240,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     tracker.state.needsRefetch(.undescribedChanges)
                     return
                 }
-                pendingLookups[lookup.role, default: []].insert(Self.text(of: key))
+                entry.lookups[lookup.role, default: []].insert(Self.text(of: key))
             }
-            if pendingLookups[lookup.role, default: []].count > refetchThreshold {
+            let pending = absorbed.reduce(entry.lookups[lookup.role]?.count ?? 0) { $0 + ($1.lookups[lookup.role]?.count ?? 0) }
+            if pending > refetchThreshold {
                 tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
-                pendingLookups = [:]
                 return
             }
         }
@@ -179,21 +259,27 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return _PgType.keyValue(text: text, oid: column.typeOID)
     }
 
-    /// Marks the base rows that meet the joined rows the absorbed commits changed, read in the
-    /// round's snapshot.
-    private func lookUpJoinedRows(_ session: _PgSession) async throws(PostgresLiveQueryError) {
-        guard !pendingLookups.isEmpty else { return }
-        let pending = pendingLookups
-        pendingLookups = [:]
+    /// Adds to each commit the base rows that meet the joined rows it changed, read in the
+    /// round's snapshot (each lookup returns the row and the link value that met it).
+    private func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PgSession) async throws(PostgresLiveQueryError) {
         guard tracker.state.wantsRows else { return }
         for lookup in plan.joins {
-            guard let values = pending[lookup.role], !values.isEmpty else { continue }
+            var byKey: [String: [Int]] = [:]
+            for (index, commit) in commits.enumerated() {
+                for key in commit.lookups[lookup.role] ?? [] { byKey[key, default: []].append(index) }
+            }
+            guard !byKey.isEmpty else { continue }
             var binds = PostgresBindings()
-            binds.append(values.sorted())
+            binds.append(byKey.keys.sorted())
             for row in try await session.rows(lookup.sql, binds) {
-                guard let cell = row.first(where: { _ in true }) else { continue }
+                var cells = row.makeIterator()
+                guard let cell = cells.next(), let link = cells.next()?.bytes.map({ String(buffer: $0) }) else { continue }
                 let identity = _PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
-                guard tracker.state.touched(keys.rowKey(for: identity)) else { return }
+                let rowKey = keys.rowKey(for: identity)
+                // A link whose text differs from the change's (numeric scale) is put on every commit
+                // that changed the role's rows: the steps then keep those commits together.
+                for index in byKey[link] ?? Array(Set(byKey.values.joined())) { commits[index].rows.insert(rowKey) }
+                guard tracker.state.touched(rowKey) else { return }
             }
         }
     }
@@ -215,15 +301,15 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return nil
     }
 
-    func apply(version: PostgresLSN, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    func apply(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+        guard needsRound else { return }
         let start = ContinuousClock.now
-        if !pendingLookups.isEmpty {
-            if let error = try await inSavepoint(session, { () throws(PostgresLiveQueryError) in try await lookUpJoinedRows(session) }) {
-                pendingLookups = [:]
+        var commits = absorbed
+        absorbed = []
+        if commits.contains(where: { !$0.lookups.isEmpty }) {
+            if let error = try await inSavepoint(session, { () throws(PostgresLiveQueryError) in try await lookUpJoinedRows(&commits, session) }) {
                 _ = tracker.state.committed()
-                versionLock.withLock { versions.failed() }
-                tracker.reportFailure(.underlying(error))
-                lastFailure = .now
+                fail(error, before: commits.first?.end)
                 return
             }
         }
@@ -232,25 +318,21 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             // rest, once here, is completed with them in this round's snapshot.
             _ = tracker.state.committed()
             guard hasRest else { return }
-            try await completeFirstFetch(version: version, session)
+            try await completeFirstFetch(round: round, session)
             return
         }
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
         if needsPlan, action == .none { action = .refetch(.schemaChanged) }
         if action == .none {
-            versionLock.withLock {
-                versions.committed(at: version.value, touching: false)
-                appliedVersion = max(appliedVersion, version)
-            }
+            // Commits touched the query's tables and left its rows as they were.
+            if let first = commits.first?.end, let last = commits.last?.end { unchanged(first: first, last: last) }
             return
         }
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
         if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
-        let position = lastTouch ?? version.value
-        lastTouch = nil
-        versionLock.withLock { versions.applying(at: position, replacing: tracker.channel.latestResult.stateID) }
+        var applied: UInt64?
         let failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
             if needsPlan {
                 // A table's shape changed: its columns, their types and collations are read
@@ -260,48 +342,98 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 tracker.layout = fresh.layout
                 needsPlan = false
             }
-            try await carryOut(action, session, start: start)
+            try await carryOut(action, commits, round: round, session, start: start, applied: &applied)
         }
         if let error = failure {
-            versionLock.withLock { versions.failed() }
-            if lastFailure == nil {
-                tracker.reportFailure(.underlying(error))
-            } else {
-                tracker.state.failed()
-            }
-            lastFailure = .now
+            fail(error, before: applied.map { $0 + 1 } ?? commits.first?.end)
             return
         }
         lastFailure = nil
-        let state = tracker.channel.latestResult.stateID
-        versionLock.withLock {
-            if let state { versions.settled(state, at: position) }
-            // The round's commits after its last touching one did not touch the query.
-            versions.committed(at: version.value, touching: false)
-            appliedVersion = max(appliedVersion, version)
-        }
     }
 
-    private func carryOut(_ action: _TrackingState.Action, _ session: _PgSession, start: ContinuousClock.Instant) async throws(PostgresLiveQueryError) {
+    /// A read failed: the query says so (once while it keeps failing) and is behind; its result
+    /// held until just before `before` (a commit's end), as far as it knows.
+    private func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
+        pending = nil
+        positionsLock.withLock { positions.failed(heldThrough: before.map { $0 - 1 }) }
+        if lastFailure == nil {
+            tracker.reportFailure(.underlying(error))
+        } else {
+            tracker.state.failed()
+        }
+        lastFailure = .now
+    }
+
+    /// Carries out the round's action: the touched rows re-read once, then applied step by step
+    /// (`_CommitSteps`), or the whole result fetched again. `applied`: the end of the last step applied.
+    private func carryOut(_ action: _TrackingState.Action, _ commits: [_AbsorbedCommit], round: UInt64, _ session: _PgSession,
+                          start: ContinuousClock.Instant, applied: inout UInt64?) async throws(PostgresLiveQueryError) {
+        defer { pending = nil }
         do {
             switch action {
             case .none:
                 break
             case let .reread(rows):
                 let reads = try await reread(rows, session)
-                try tracker.carryOut(action, reads, start: start)
+                let steps = _CommitSteps.partition(commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows,
+                                                                                    touchesJoinedTable: !$0.lookups.isEmpty) },
+                                                   refetches: false)
+                let stepRows = _CommitSteps.rows(of: steps, in: commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows, touchesJoinedTable: false) })
+                // Rows re-read for another reason (a holder of a duplicate identity) go with the last step.
+                var leftover = rows.subtracting(stepRows.reduce(into: Set<Int64>()) { $0.formUnion($1) })
+                for (step, touched) in zip(steps, stepRows) {
+                    let (first, last) = (commits[step.lowerBound].end, commits[step.upperBound - 1].end)
+                    var these = touched
+                    if step.upperBound == commits.count {
+                        these.formUnion(leftover)
+                        leftover = []
+                    }
+                    try deliver(these, reads, step: (first, last), start: start)
+                    applied = last
+                }
+                if commits.isEmpty, !leftover.isEmpty { try deliver(leftover, reads, step: (round, round), start: start) }
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
                 let entries = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session)
                 keys = fresh
+                // Following, the refetch is one step of the round's commits; after a failure (commits
+                // may have been missed) the result read holds at the round's position.
+                let following = positionsLock.withLock { positions.isFollowing }
+                if following, let first = commits.first?.end, let last = commits.last?.end {
+                    pending = .step(first: first, last: last)
+                } else {
+                    pending = .read(from: round)
+                }
+                let before = tracker.channel.latestResult.stateID
                 try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
+                if tracker.channel.latestResult.stateID == before, let before {
+                    // The result came back as it was: it stands at the commits' position.
+                    switch pending {
+                    case let .step(first, last)?: unchanged(first: first, last: last)
+                    case let .read(from)?:
+                        positionsLock.withLock { positions.read(before, from: from) }
+                        positioned.send(.unchanged(through: PostgresLSN(from)))
+                    case nil: break
+                    }
+                }
+                applied = following ? commits.last?.end ?? round : round
             }
         } catch let error as PostgresLiveQueryError {
             throw error
         } catch {
             throw .underlying(error)
         }
+    }
+
+    /// Applies one step's rows (their reads among `reads`; a row absent there left the result).
+    private func deliver(_ rows: Set<Int64>, _ reads: _PrefetchedReads, step: (first: UInt64, last: UInt64),
+                         start: ContinuousClock.Instant) throws {
+        let before = tracker.channel.latestResult.stateID
+        pending = .step(first: step.first, last: step.last)
+        try tracker.applyTouchedRows(rows, reads, start: start)
+        pending = nil
+        if tracker.channel.latestResult.stateID == before { unchanged(first: step.first, last: step.last) }
     }
 
     func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
@@ -346,17 +478,17 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return payloads
     }
 
-    func lostTrack(_ error: PostgresLiveQueryError) {
-        // Commits may have been missed: the next result is at the round that reads it, whatever
-        // touched the query before.
-        lastTouch = nil
-        versionLock.withLock { versions.failed() }
+    func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64) {
+        // Commits may have been missed: nothing is known after `heldThrough` until the result is read again.
+        absorbed = []
+        positionsLock.withLock { positions.failed(heldThrough: heldThrough) }
         tracker.reportFailure(.underlying(error))
     }
 
     func finish() {
         _ = tracker.state.stop()
         tracker.channel.finish()
+        positioned.finish()
         finishWaiting()
     }
 }

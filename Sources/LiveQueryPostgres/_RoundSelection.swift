@@ -1,5 +1,5 @@
-/// Which of the commits a round decoded it may apply with the reads of its snapshot: a decision
-/// as a value, tested without a database (`PgOutputTests`).
+/// Which of the commits the stream brought a round may apply with the reads of its snapshot: a
+/// decision as a value, tested without a database (`PgOutputTests`).
 ///
 /// The round's result must be the query's result after exactly the commits it applied, so the
 /// snapshot its reads run in must see those commits and no later one. Commits come in commit
@@ -15,11 +15,37 @@ enum _RoundSelection: Equatable, Sendable {
     /// The snapshot sees a commit that follows one it does not see: take a new snapshot.
     case retry
 
+    /// What a round does with the next commit of the stream.
+    enum Decision: Equatable, Sendable {
+        /// The snapshot sees it, and every commit before it: apply it.
+        case take
+        /// The snapshot does not see it: it and every commit after it wait for the next round.
+        case holdBack
+        /// The snapshot sees it but not a commit before it: take a new snapshot.
+        case retry
+        /// It ends after every commit the snapshot can see: the round has all it applies.
+        case stop
+    }
+
+    /// The decision for a commit that ends at `end`, by transaction `xid`, coming after one the
+    /// snapshot does not see (`afterUnseen`) or not. `needed`: every commit the snapshot sees ends
+    /// at or before it.
+    static func decide(end: PostgresLSN, xid: UInt32, seenBy snapshot: _PgSnapshot, needed: PostgresLSN, afterUnseen: Bool) -> Decision {
+        guard end <= needed else { return .stop }
+        guard snapshot.sees(committed: xid) else { return .holdBack }
+        return afterUnseen ? .retry : .take
+    }
+
+    /// The decisions for a batch of commits that all end before `needed`.
     static func select(_ commits: [_DecodedCommit], seenBy snapshot: _PgSnapshot) -> _RoundSelection {
-        guard let unseen = commits.firstIndex(where: { !snapshot.sees(committed: $0.xid) }) else {
-            return .apply(count: commits.count, reachedUnseen: false)
+        var unseen: Int?
+        for (index, commit) in commits.enumerated() {
+            switch decide(end: commit.endLSN, xid: commit.xid, seenBy: snapshot, needed: PostgresLSN(.max), afterUnseen: unseen != nil) {
+            case .take, .stop: continue
+            case .holdBack: if unseen == nil { unseen = index }
+            case .retry: return .retry
+            }
         }
-        if commits[(unseen + 1)...].contains(where: { snapshot.sees(committed: $0.xid) }) { return .retry }
-        return .apply(count: unseen, reachedUnseen: true)
+        return .apply(count: unseen ?? commits.count, reachedUnseen: unseen != nil)
     }
 }

@@ -38,8 +38,6 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The SQLite database to serve.") var db: String?
     @Option(help: "The PostgreSQL database to serve: postgres://user:password@host:port/database.") var postgres: String?
     @Option(help: "PostgreSQL: a persistent replication slot for this instance (default: a temporary one).") var slot: String?
-    @Option(help: "PostgreSQL: how commits are noticed, notify (a statement trigger per table, if the role may add it) or poll.") var wake = "notify"
-    @Option(help: "PostgreSQL: how often the slot is looked at, in milliseconds (with notify: for tables without the trigger).") var pollInterval = 50
     @Option(help: "A YAML file of published queries (\"queries\", \"database\", \"tokens\"): see docs/SERVER.md.") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
@@ -54,8 +52,6 @@ struct ServeCommand: ParsableCommand {
         guard demo || db != nil || postgres != nil || config != nil else { throw ValidationError("give --db PATH, --postgres URL, --config FILE or --demo") }
         guard db == nil || postgres == nil else { throw ValidationError("give --db PATH or --postgres URL, not both") }
         guard postgres != nil || slot == nil else { throw ValidationError("--slot names a PostgreSQL replication slot: give --postgres URL") }
-        guard wake == "notify" || wake == "poll" else { throw ValidationError("--wake is notify or poll") }
-        guard pollInterval > 0 else { throw ValidationError("--poll-interval must be positive") }
         guard demo || !query.isEmpty || config != nil else { throw ValidationError("publish at least one --query NAME=SQL, or give --config FILE") }
         guard !(demo && config != nil) else { throw ValidationError("--demo serves its own queries: leave out --config") }
         guard writesPerSecond >= 0 else { throw ValidationError("--writes-per-second must not be negative") }
@@ -108,14 +104,12 @@ struct ServeCommand: ParsableCommand {
         var queries = try publishedQueries()
         if let file { queries += file.configuration.published }
         if demo { queries = [PostgresInbox.inbox] }
-        let interval = Duration.milliseconds(pollInterval)
-        let wakeUp: PostgresLiveDatabase.WakeUp = wake == "poll" ? .poll(interval) : .notify(fallback: interval)
         let slot: PostgresLiveDatabase.Slot = slot.map { .persistent($0) } ?? .temporary
         let (rows, writesPerSecond, demo) = (rows, writesPerSecond, demo)
         let database = try waitFor { () async throws -> PostgresLiveDatabase in
             if demo { try await PostgresInbox.prepare(connection, rows: rows) }
             do {
-                return try await PostgresLiveDatabase.connect(connection, slot: slot, wake: wakeUp)
+                return try await PostgresLiveDatabase.connect(connection, slot: slot)
             } catch {
                 throw InputError("cannot follow PostgreSQL: \(error)")
             }

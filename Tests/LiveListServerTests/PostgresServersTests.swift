@@ -187,7 +187,7 @@ struct PostgresServersTests {
             let file = NSTemporaryDirectory() + "livelist-pg-serve-\(UUID().uuidString).yaml"
             try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
             let url = PostgresCluster.url(cluster, database: databaseName)
-            let common = ["--postgres", url, "--config", file, "--poll-interval", "20"]
+            let common = ["--postgres", url, "--config", file]
             let a = try await ServeProcess.start(common + ["--slot", "livelist_a_\(databaseName)"])
             let b = try await ServeProcess.start(common + ["--slot", "livelist_b_\(databaseName)"])
             defer {

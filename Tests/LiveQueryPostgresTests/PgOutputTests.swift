@@ -84,7 +84,7 @@ struct PgOutputTests {
         }
     }
 
-    @Test("commits group their changes by relation and key; a changed relation shape and a truncation are reported")
+    @Test("commits group their changes by relation and key; the relations they describe and their truncations are reported")
     func commits() throws {
         var decoder = _CommitDecoder()
         #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
@@ -98,7 +98,8 @@ struct PgOutputTests {
         let commit = try #require(try decoder.feed(.commit(commitLSN: PostgresLSN(0x50), endLSN: PostgresLSN(0x78))))
         #expect(commit.xid == 9 && commit.commitLSN == PostgresLSN(0x50) && commit.endLSN == PostgresLSN(0x78))
         #expect(commit.touched[16384] == [[.text([0x31])], [.text([0x31])], [.text([0x32])], [.text([0x33])]])
-        #expect(commit.reshaped.isEmpty && commit.truncated.isEmpty)
+        #expect(commit.described.map(\.oid) == [16384] && commit.reshaped.isEmpty && commit.truncated.isEmpty)
+        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
 
         _ = try decoder.feed(.begin(finalLSN: PostgresLSN(0x90), xid: 10))
         _ = try decoder.feed(relation)   // sent again in a new decoding session: the same shape
@@ -106,9 +107,21 @@ struct PgOutputTests {
         added.columns.append(.init(name: "extra", isKey: false, typeOID: 23))
         _ = try decoder.feed(.relation(added))
         _ = try decoder.feed(.truncate(relations: [16384]))
-        let second = try #require(try decoder.feed(.commit(commitLSN: PostgresLSN(0x90), endLSN: PostgresLSN(0xA0))))
-        #expect(second.reshaped == [16384] && second.truncated == [16384] && second.touched.isEmpty)
+        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.begin(finalLSN: PostgresLSN(0x91), xid: 11)) }
+        var second = try #require(try decoder.feed(.commit(commitLSN: PostgresLSN(0x90), endLSN: PostgresLSN(0xA0))))
+        #expect(second.truncated == [16384] && second.touched.isEmpty && second.described.count == 2)
         #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.commit(commitLSN: PostgresLSN(1), endLSN: PostgresLSN(2))) }
+
+        // The engine compares what the stream describes with what it planned against.
+        var known = _KnownRelations()
+        guard case let .relation(planned) = relation else { return }
+        known.planned(planned)
+        var first = commit
+        known.absorb(&first)
+        #expect(first.reshaped.isEmpty)
+        known.absorb(&second)
+        #expect(second.reshaped == [16384] && known[16384] == added)
+        #expect(second.relations == [16384])
     }
 
     @Test("a snapshot sees committed transactions below xmax that were not running, across an xid epoch")

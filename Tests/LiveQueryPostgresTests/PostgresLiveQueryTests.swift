@@ -208,7 +208,7 @@ struct PostgresLiveQueryTests {
             print("PostgreSQL oracle seed \(seed)")
             var random = SeededRandomNumberGenerator(seed: seed)
             for id in 1...30 { try await PG.execute(writer, "INSERT INTO item VALUES \(Self.randomRowValues(Int64(id), &random))") }
-            let database = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(5)), logger: PG.logger)
+            let database = try await PostgresLiveDatabase.connect(configuration, logger: PG.logger)
             var filterArguments = PostgresBindings()
             filterArguments.append(Int64(50))
             var queries: [(String, PostgresLiveQuery<Int64>, PostgresListFollower<Int64>)] = []

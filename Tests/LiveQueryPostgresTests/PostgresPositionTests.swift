@@ -53,7 +53,7 @@ struct PostgresPositionTests {
             CREATE TABLE other (id bigint PRIMARY KEY);
             INSERT INTO item SELECT g, g % 7, 'n' || g FROM generate_series(1, 30) g;
             """) { configuration, writer, first in
-            let second = try await PostgresLiveDatabase.connect(configuration, wake: .poll(.milliseconds(3)), logger: PG.logger)
+            let second = try await PostgresLiveDatabase.connect(configuration, logger: PG.logger)
             #expect(first.positionsName == second.positionsName && first.positionsName.hasPrefix("pg"))
             let request = PostgresLiveQueryRequest(table: "item", as: Int64.self, filter: "rank < 5", sort: [SortTerm("rank"), SortTerm("name")])
             let a = try await PostgresLiveQuery.open(request, in: first)

@@ -11,7 +11,7 @@ struct PostgresPublicationTests {
     @Test("a publication named in mixed case is decoded by that name")
     func mixedCase() async throws {
         try await PostgresBehaviourTests.withDatabase("CREATE TABLE item (id bigint PRIMARY KEY)") { configuration, writer, _ in
-            let database = try await PostgresLiveDatabase.connect(configuration, publication: "LiveList Pub", wake: .poll(.milliseconds(5)), logger: PG.logger)
+            let database = try await PostgresLiveDatabase.connect(configuration, publication: "LiveList Pub", logger: PG.logger)
             let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self), in: database)
             try await PG.execute(writer, "INSERT INTO item VALUES (1), (2)")
             #expect(PG.ids(try await query.upToDate()) == [1, 2])

@@ -2,8 +2,8 @@ import ListDiff
 @testable import LiveQueryPostgres
 import Testing
 
-/// The decisions of a round, without a database: which decoded commits its snapshot lets it
-/// apply, and which commit positions each delivered result holds at.
+/// The decisions of a round, without a database: which commits its snapshot lets it apply, which
+/// commit positions each delivered result holds at, where a query that opens holds from.
 @Suite struct RoundDecisionTests {
     static func commit(_ xid: UInt32, ending end: UInt64) -> _DecodedCommit {
         _DecodedCommit(xid: xid, commitLSN: PostgresLSN(end - 8), endLSN: PostgresLSN(end))
@@ -22,97 +22,88 @@ import Testing
         #expect(_RoundSelection.select([], seenBy: try #require(_PgSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
     }
 
+    @Test("a commit that ends past the snapshot's insert position stops the round: it is the next round's")
+    func stopsAtNeeded() throws {
+        let snapshot = try #require(_PgSnapshot("10:13:"))
+        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
+        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
+        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
+        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .holdBack)
+    }
+
     static let a = ListStateID(source: 7, generation: 1)
     static let b = ListStateID(source: 7, generation: 2)
     static let c = ListStateID(source: 7, generation: 3)
 
-    @Test("a result holds at its position and on through commits that do not touch the query, up to the first that does")
-    func untouchedCommitsExtend() {
-        var versions = _StateVersions()
-        versions.started(Self.a, at: 100)
-        versions.committed(at: 110, touching: false)
-        #expect(versions.holds(Self.a, at: 100) && versions.holds(Self.a, at: 105) && versions.holds(Self.a, at: 110))
-        #expect(!versions.holds(Self.a, at: 99) && !versions.holds(Self.a, at: 111))
-        versions.committed(at: 130, touching: true)
-        versions.committed(at: 140, touching: false)
-        versions.applying(at: 140, replacing: nil)
-        versions.settled(Self.b, at: 140)
-        // Through the last position before the touching commit, and not from it on.
-        #expect(versions.holds(Self.a, at: 129) && !versions.holds(Self.a, at: 130) && !versions.holds(Self.a, at: 140))
-        #expect(versions.holds(Self.b, at: 140) && !versions.holds(Self.b, at: 139))
-        #expect(versions.position(of: Self.a) == 100 && versions.position(of: Self.b) == 140)
-        versions.committed(at: 150, touching: false)
-        #expect(versions.holds(Self.b, at: 150))
+    @Test("a result holds from its position through the followed position, until a step starts with a commit touching the query")
+    func followedPositionExtends() {
+        var positions = _ResultPositions()
+        positions.read(Self.a, from: 100)
+        #expect(positions.holds(Self.a, at: 100, followed: 110) && positions.holds(Self.a, at: 110, followed: 110))
+        #expect(!positions.holds(Self.a, at: 99, followed: 110) && !positions.holds(Self.a, at: 111, followed: 110))
+        // The followed position moves on: so does the result's interval.
+        #expect(positions.holds(Self.a, at: 125, followed: 140))
+        positions.stepped(to: Self.b, first: 130, last: 130)
+        // Through the last position before the step's first commit, and not from it on.
+        #expect(positions.holds(Self.a, at: 129, followed: 140) && !positions.holds(Self.a, at: 130, followed: 140))
+        #expect(positions.holds(Self.b, at: 130, followed: 140) && positions.holds(Self.b, at: 140, followed: 140))
+        #expect(!positions.holds(Self.b, at: 129, followed: 140))
+        #expect(positions.position(of: Self.a) == 100 && positions.position(of: Self.b) == 130 && positions.latest == 130)
     }
 
-    @Test("a round that touches the query and leaves its result unchanged: the result holds again from the round's position, not inside it")
-    func unchangedResult() {
-        var versions = _StateVersions()
-        versions.started(Self.a, at: 100)
-        // Two commits in one round: the first could change the list, the second change it back.
-        versions.committed(at: 110, touching: true)
-        versions.committed(at: 120, touching: true)
-        versions.applying(at: 120, replacing: nil)
-        versions.settled(Self.a, at: 120)
-        #expect(versions.holds(Self.a, at: 109))
-        #expect(!versions.holds(Self.a, at: 110) && !versions.holds(Self.a, at: 115))
-        #expect(versions.holds(Self.a, at: 120))
-        versions.committed(at: 125, touching: false)
-        #expect(versions.holds(Self.a, at: 125))
-        #expect(versions.position(of: Self.a) == 100)
+    @Test("a step of several commits that leaves the result unchanged: the result holds again from its last commit, not inside it")
+    func unchangedStep() {
+        var positions = _ResultPositions()
+        positions.read(Self.a, from: 100)
+        // Two commits in one step: the first could change the list, the second change it back.
+        positions.stepped(to: Self.a, first: 110, last: 120)
+        #expect(positions.holds(Self.a, at: 109, followed: 130))
+        #expect(!positions.holds(Self.a, at: 110, followed: 130) && !positions.holds(Self.a, at: 115, followed: 130))
+        #expect(positions.holds(Self.a, at: 120, followed: 130) && positions.holds(Self.a, at: 125, followed: 130))
+        #expect(positions.position(of: Self.a) == 100 && positions.latest == 120)
     }
 
-    @Test("after a failure nothing is known until a round succeeds")
+    @Test("after a failure the result holds only where it was known to; nothing is known until it is read again")
     func failures() {
-        var versions = _StateVersions()
-        versions.started(Self.a, at: 100)
-        versions.committed(at: 110, touching: false)
-        versions.failed()
-        versions.committed(at: 120, touching: false)
-        #expect(versions.holds(Self.a, at: 110) && !versions.holds(Self.a, at: 120))
-        versions.applying(at: 130, replacing: nil)
-        versions.settled(Self.a, at: 130)
-        #expect(versions.holds(Self.a, at: 130) && !versions.holds(Self.a, at: 125))
-    }
-
-    @Test("a result delivered by the round being applied has the round's position before the round records it")
-    func inFlight() {
-        var versions = _StateVersions()
-        versions.started(Self.a, at: 100)
-        versions.committed(at: 110, touching: true)
-        versions.applying(at: 110, replacing: Self.a)
-        #expect(versions.position(of: Self.b) == 110)
-        #expect(versions.position(of: Self.a) == 100)
-        #expect(versions.position(of: ListStateID(source: 8, generation: 9)) == nil)
-        versions.settled(Self.b, at: 110)
-        #expect(versions.position(of: Self.b) == 110)
-        #expect(versions.position(of: Self.c) == nil)
-    }
-
-    @Test("the whole result of a query that opened with a first screen has the round's position while the round is applied; the first screen has none")
-    func inFlightFirstWhole() {
-        var versions = _StateVersions()
-        versions.committed(at: 110, touching: true)
-        // The first screen (a) is being replaced by the whole result (b): only b is in flight.
-        versions.applying(at: 110, replacing: Self.a)
-        #expect(versions.position(of: Self.a) == nil)
-        #expect(versions.position(of: Self.b) == 110)
-        versions.settled(Self.b, at: 110)
-        #expect(versions.position(of: Self.b) == 110 && versions.holds(Self.b, at: 110))
+        var positions = _ResultPositions()
+        positions.read(Self.a, from: 100)
+        positions.failed(heldThrough: 110)
+        #expect(!positions.isFollowing)
+        #expect(positions.holds(Self.a, at: 110, followed: 200) && !positions.holds(Self.a, at: 120, followed: 200))
+        positions.read(Self.b, from: 130)
+        #expect(positions.holds(Self.b, at: 130, followed: 130) && !positions.holds(Self.b, at: 125, followed: 130))
+        positions.failed(heldThrough: nil)
+        #expect(!positions.holds(Self.b, at: 130, followed: 200))
     }
 
     @Test("only the newest results are remembered")
     func capacity() {
-        var versions = _StateVersions(capacity: 2)
+        var positions = _ResultPositions(capacity: 2)
         for generation in 1...5 {
-            versions.committed(at: UInt64(generation * 10 - 5), touching: true)
-            versions.applying(at: UInt64(generation * 10), replacing: nil)
-            versions.settled(ListStateID(source: 1, generation: UInt64(generation)), at: UInt64(generation * 10))
+            positions.stepped(to: ListStateID(source: 1, generation: UInt64(generation)), first: UInt64(generation * 10), last: UInt64(generation * 10))
         }
-        #expect(versions.position(of: ListStateID(source: 1, generation: 3)) == nil)
-        #expect(versions.position(of: ListStateID(source: 1, generation: 4)) == 40)
-        #expect(versions.position(of: ListStateID(source: 1, generation: 5)) == 50)
-        #expect(versions.holds(ListStateID(source: 1, generation: 4), at: 44))
-        #expect(!versions.holds(ListStateID(source: 1, generation: 4), at: 45))
+        #expect(positions.position(of: ListStateID(source: 1, generation: 3)) == nil)
+        #expect(positions.position(of: ListStateID(source: 1, generation: 4)) == 40)
+        #expect(positions.position(of: ListStateID(source: 1, generation: 5)) == 50)
+        #expect(positions.holds(ListStateID(source: 1, generation: 4), at: 49, followed: 60))
+        #expect(!positions.holds(ListStateID(source: 1, generation: 4), at: 50, followed: 60))
+    }
+
+    @Test("a query that opens holds from the last commit that touched its tables, or from where the log begins")
+    func commitLog() {
+        var log = _CommitLog(capacity: 3)
+        log.restart(at: 50)
+        #expect(log.lastTouch(of: [1], atOrBefore: 80) == 50)
+        log.append(end: 60, relations: [1])
+        log.append(end: 70, relations: [2])
+        #expect(log.lastTouch(of: [1], atOrBefore: 80) == 60)
+        #expect(log.lastTouch(of: [2], atOrBefore: 65) == 50)
+        #expect(log.lastTouch(of: [3], atOrBefore: 80) == 50)
+        log.append(end: 80, relations: [2])
+        log.append(end: 90, relations: [2])
+        // The commit at 60 was forgotten: the log is complete from its end on.
+        #expect(log.coveredFrom == 60)
+        #expect(log.lastTouch(of: [1], atOrBefore: 95) == 60)
+        #expect(log.lastTouch(of: [2], atOrBefore: 85) == 80)
     }
 }

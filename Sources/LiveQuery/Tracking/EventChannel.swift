@@ -17,6 +17,9 @@ package final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
     private var finished = false
     private let callbackQueue: DispatchQueue?
     private let onEvent: (@Sendable (Event) -> Void)?
+    /// Sees every event before any consumer does, on the thread that delivers it: an engine that
+    /// keeps what each delivered result stands for (PostgreSQL's commit positions) records it there.
+    private var tap: (@Sendable (Event) -> Void)?
 
     package init(initial: LiveResult<ID>, callbackQueue: DispatchQueue?, onEvent: (@Sendable (Event) -> Void)?) {
         latest = initial
@@ -77,7 +80,13 @@ package final class EventChannel<ID: LiveIdentity>: @unchecked Sendable {
         callBack(with: .initial(latestResult), evenIfFinished: false)
     }
 
+    /// Sets the tap that sees every later event first (see `tap`).
+    package func tap(_ body: @escaping @Sendable (Event) -> Void) {
+        lock.withLock { tap = body }
+    }
+
     package func deliver(_ event: Event) {
+        lock.withLock { tap }?(event)
         let delivered = lock.withLock { () -> Bool in
             guard !finished else { return false }
             yieldLocked(event)

@@ -50,7 +50,7 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
     /// Re-reads the touched rows with the query's own filter, so filter semantics are the
     /// engine's, and moves them inside the index.
     /// - Complexity: O(k log n) for k touched rows in a result of n.
-    func applyTouchedRows(_ rows: Set<Int64>, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
+    package func applyTouchedRows(_ rows: Set<Int64>, _ reads: some _EngineReads, start: ContinuousClock.Instant) throws {
         let applied = try applyRows(rows, reads)
         // A new state goes out even with no change to the rows when the rows left out changed:
         // the result says so (the index keeps the state before when nothing changed at all).

@@ -5,7 +5,7 @@ import LiveQueryPostgres
 import PostgresNIO
 
 func followInbox(_ configuration: PostgresConnection.Configuration) async throws {
-    let database = try await PostgresLiveDatabase.connect(configuration, wake: .notify(fallback: .seconds(1)))
+    let database = try await PostgresLiveDatabase.connect(configuration)
     let request = PostgresLiveQueryRequest(
         sql: """
             SELECT m.id, m.subject, c.name AS sender FROM message m JOIN contact c ON c.id = m.contact_id

@@ -6,8 +6,7 @@ import LiveQueryPostgres
 import PostgresNIO
 
 func serve(_ configuration: PostgresConnection.Configuration) async throws {
-    let database = try await PostgresLiveDatabase.connect(configuration, slot: .persistent("livelist_server_1"),
-                                                          wake: .notify(fallback: .seconds(1)))
+    let database = try await PostgresLiveDatabase.connect(configuration, slot: .persistent("livelist_server_1"))
     let server = LiveListServer(engine: PostgresEngine(database: database), queries: [
         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message WHERE owner = :owner ORDER BY sender",
                        parameters: [QueryParameter("owner", type: .integer, claim: "sub")]),

@@ -1,6 +1,6 @@
-/// One message of PostgreSQL's `pgoutput` logical decoding plugin, protocol version 1, as
-/// `pg_logical_slot_peek_binary_changes` returns them (one per row). Only what a live query needs
-/// is kept: which rows of which relation a committed transaction touched.
+/// One message of PostgreSQL's `pgoutput` logical decoding plugin, protocol version 1, as the
+/// replication stream carries them (the payload of each WAL data message). Only what a live query
+/// needs is kept: which rows of which relation a committed transaction touched.
 ///
 /// Format: PostgreSQL's documentation, "Logical Replication Message Formats".
 enum _PgOutputMessage: Equatable, Sendable {

@@ -1,0 +1,83 @@
+import Foundation
+import ListTesting
+@testable import LiveQueryPostgres
+import Testing
+
+/// The replication protocol's messages and the stream's schedule, without a server.
+@Suite struct ReplicationStreamTests {
+    static func bytes(_ tag: Character, _ words: [UInt64], _ tail: [UInt8] = []) -> [UInt8] {
+        var bytes = [UInt8(ascii: tag.unicodeScalars.first ?? "?")]
+        for word in words { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) } }
+        return bytes + tail
+    }
+
+    @Test("WAL data and keepalives parse; a status update carries the received and applied positions and the reply request")
+    func messages() throws {
+        #expect(try _ReplicationMessage.parse(Self.bytes("w", [0x10, 0x20, 7], [0x42, 0x43]))
+                == .data(start: PostgresLSN(0x10), serverEnd: PostgresLSN(0x20), payload: [0x42, 0x43]))
+        #expect(try _ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [1])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: true))
+        #expect(try _ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [0])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: false))
+        let update = _ReplicationMessage.statusUpdate(received: PostgresLSN(0x0102), applied: PostgresLSN(0x0304), replyNow: true,
+                                                      at: Date(timeIntervalSince1970: 946_684_801))
+        #expect(update == Self.bytes("r", [0x0102, 0x0102, 0x0304, 1_000_000], [1]))
+    }
+
+    @Test("a message cut anywhere, or random bytes, is a typed error, never a crash (seed printed)")
+    func malformed() {
+        let whole = Self.bytes("k", [0x30, 9], [1])
+        for end in 0..<whole.count {
+            #expect(throws: _PgOutputFormatError.self, "cut at \(end)") { try _ReplicationMessage.parse(Array(whole[0..<end])) }
+        }
+        #expect(throws: _PgOutputFormatError.self) { try _ReplicationMessage.parse(whole + [0]) }
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("replication message fuzz seed \(seed)")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        for _ in 0..<20_000 {
+            var bytes = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if let first = bytes.first, Bool.random(using: &random) { bytes[0] = Array("wk".utf8)[Int(first) % 2] }
+            do {
+                if case let .data(_, _, payload) = try _ReplicationMessage.parse(bytes) { _ = try? _PgOutputMessage.parse(payload) }
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
+    @Test("the stream reports what was applied at once, asks for a keepalive every interval, and is dead when none comes")
+    func schedule() {
+        let start = ContinuousClock.now
+        var schedule = _StreamSchedule(started: PostgresLSN(100), applied: PostgresLSN(100), at: start, interval: .seconds(1), deadAfter: .seconds(4))
+        #expect(schedule.update(at: start) == nil)
+        // The engine applied more: an update now, without asking for a reply.
+        schedule.confirmed(PostgresLSN(150))
+        schedule.reached(PostgresLSN(160))
+        let applied = schedule.update(at: start.advanced(by: .milliseconds(5)))
+        #expect(applied?.received == PostgresLSN(160) && applied?.applied == PostgresLSN(150) && applied?.replyNow == false)
+        #expect(schedule.update(at: start.advanced(by: .milliseconds(6))) == nil)
+        // The engine asks how far the server decoded: an update asking for a keepalive.
+        schedule.positionWanted()
+        #expect(schedule.update(at: start.advanced(by: .milliseconds(7)))?.replyNow == true)
+        schedule.arrived(at: start.advanced(by: .milliseconds(8)))
+        // The server asks for a reply: an update, no request of ours.
+        schedule.serverAsked()
+        #expect(schedule.update(at: start.advanced(by: .milliseconds(9)))?.replyNow == false)
+        // A second of nothing: the periodic update asks for a keepalive…
+        let later = start.advanced(by: .milliseconds(1_010))
+        #expect(schedule.update(at: later)?.replyNow == true)
+        #expect(!schedule.isDead(at: later.advanced(by: .seconds(3))))
+        #expect(schedule.nextDeadline() == later.advanced(by: .seconds(1)))
+        // …and a connection that brings nothing back within four seconds is dead.
+        #expect(schedule.isDead(at: later.advanced(by: .seconds(4))))
+        schedule.arrived(at: later.advanced(by: .seconds(2)))
+        #expect(!schedule.isDead(at: later.advanced(by: .seconds(4))))
+    }
+
+    @Test("the engine's connection string names the same server, role, database and TLS mode, quoted")
+    func conninfo() {
+        let tcp = _PostgresEngine.conninfo(.init(host: "db.internal", port: 6543, username: "app", password: "it's\\x", database: "inbox", tls: .disable))
+        #expect(tcp.contains("host='db.internal'") && tcp.contains("port='6543'") && tcp.contains("user='app'") && tcp.contains("dbname='inbox'"))
+        #expect(tcp.contains("password='it\\'s\\\\x'") && tcp.contains("sslmode='disable'") && tcp.contains("replication='database'"))
+        let socket = _PostgresEngine.conninfo(.init(unixSocketPath: "/tmp/pg/.s.PGSQL.5433", username: "postgres", password: nil, database: "app"))
+        #expect(socket.contains("host='/tmp/pg'") && socket.contains("port='5433'") && !socket.contains("password"))
+    }
+}
