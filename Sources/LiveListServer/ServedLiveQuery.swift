@@ -23,6 +23,32 @@ public protocol ServedLiveQuery: Sendable {
     func position(of result: LiveResult<SQLValue>) -> UInt64?
     /// Whether a delivered result is also the query's result at `position` (with ``positionsName``).
     func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool
+    /// Every change and failure from now on with the position each result is at, starting with
+    /// `.initial`: what the server follows. Engines whose versions are not positions give
+    /// ``events`` as they are (the default).
+    var servedEvents: AsyncStream<ServedLiveQueryEvent> { get }
+}
+
+/// A served live query's event, with the position its result is at when the engine's versions
+/// are positions (``ServedLiveQuery/positionsName``).
+public enum ServedLiveQueryEvent: Sendable {
+    /// The result when the stream began (`position`: `nil` when it is at none, a first screen).
+    case initial(LiveResult<SQLValue>, position: UInt64?)
+    /// A new result, at `position`.
+    case update(LiveQueryUpdate<SQLValue>, position: UInt64?)
+    /// The latest result is also the query's result at `position`: a commit touched the query's
+    /// tables and left it as it was. Subscribers are told they are caught up to it.
+    case unchanged(through: UInt64)
+    case failure(LiveQueryError)
+
+    /// A live query's event, at no position.
+    public init(_ event: LiveQueryEvent<SQLValue>) {
+        switch event {
+        case let .initial(result): self = .initial(result, position: nil)
+        case let .update(update): self = .update(update, position: nil)
+        case let .failure(failure): self = .failure(failure)
+        }
+    }
 }
 
 extension ServedLiveQuery {
@@ -32,6 +58,18 @@ extension ServedLiveQuery {
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
     /// Results numbered by the server.
     public func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool { false }
+
+    /// ``events``, at no position.
+    public var servedEvents: AsyncStream<ServedLiveQueryEvent> {
+        let (stream, continuation) = AsyncStream<ServedLiveQueryEvent>.makeStream()
+        let events = events
+        let forward = Task {
+            for await event in events { continuation.yield(ServedLiveQueryEvent(event)) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
 }
 
 /// What opens the live queries a server publishes: SQLite's (``SQLiteEngine``), PostgreSQL's

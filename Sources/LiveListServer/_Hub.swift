@@ -26,7 +26,7 @@ struct _Detached: Sendable {
 /// query's events and the subscribers' requests.
 final class _Hub: Sendable {
     enum Input: Sendable {
-        case event(LiveQueryEvent<SQLValue>)
+        case event(ServedLiveQueryEvent)
         case subscribe(_Subscriber, window: Range<Int>, resume: WireResume?)
         /// A resuming subscriber whose version is ahead of this server's, asking again.
         case resubscribe(_Subscriber, window: Range<Int>, resume: WireResume, attempt: Int)
@@ -62,9 +62,13 @@ final class _Hub: Sendable {
         let versions = _HubVersions(query: query, key: key, definition: definition)
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.continuation = continuation
-        let events = query.events
         let forward = Task {
-            for await event in events { continuation.yield(.event(event)) }
+            // Positioned results come with their positions; counted ones need none (and no extra hop).
+            if versions.isPositioned {
+                for await event in query.servedEvents { continuation.yield(.event(event)) }
+            } else {
+                for await event in query.events { continuation.yield(.event(ServedLiveQueryEvent(event))) }
+            }
         }
         let loop = Task {
             let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, logger: logger,

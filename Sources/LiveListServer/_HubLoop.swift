@@ -34,6 +34,9 @@ final class _HubLoop {
 
     var result: LiveResult<SQLValue>?
     var sequence: UInt64 = 0
+    /// The version every subscriber holds: the one the last message for the current result named
+    /// (stored, never worked out again, so every `changes` starts where the last one ended).
+    private var announced: WireVersion?
     var buffer: [Buffered] = []
     /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
     var observedAt: Int64?
@@ -62,9 +65,12 @@ final class _HubLoop {
     }
 
     /// The version of the current result (the first result's before it is there).
-    var version: WireVersion {
-        guard let result else { return WireVersion(epoch: versions.epoch, sequence: 0) }
-        return versions.version(of: result, sequence: sequence)
+    var version: WireVersion { announced ?? WireVersion(epoch: versions.epoch, sequence: 0) }
+
+    /// The version of a result the engine delivered: its position (positioned), or the number of
+    /// changesets so far (counted).
+    private func version(at position: UInt64?) -> WireVersion {
+        WireVersion(epoch: versions.epoch, sequence: versions.isPositioned ? position ?? 0 : sequence)
     }
 
     func handle(_ input: _Hub.Input) async {
@@ -114,14 +120,17 @@ final class _HubLoop {
         subscriptions = [:]
     }
 
-    private func handle(_ event: LiveQueryEvent<SQLValue>) async {
+    private func handle(_ event: ServedLiveQueryEvent) async {
         switch event {
-        case let .initial(initial):
+        case let .initial(initial, position):
             result = initial
+            announced = version(at: position)
             let waiting = self.waiting
             self.waiting = []
             for input in waiting { await handle(input) }
-        case let .update(update):
+        case let .unchanged(position):
+            await announce(WireVersion(epoch: versions.epoch, sequence: position), observedAt: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        case let .update(update, position):
             guard let old = result else { return }
             let fromVersion = version
             result = update.result
@@ -129,6 +138,7 @@ final class _HubLoop {
             observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
             let from = sequence
             sequence += 1
+            announced = version(at: position)
             buffer.append(Buffered(from: from, old: old, changeset: update.changeset))
             if buffer.count > configuration.resumeBufferSize { buffer.removeFirst(buffer.count - configuration.resumeBufferSize) }
             await publish(update.changeset.changes, old: old, from: fromVersion)
@@ -173,6 +183,29 @@ final class _HubLoop {
         }
     }
 
+    /// Tells every subscriber that the current result also stands at `later` (positioned
+    /// versions): a `changes` without changes, so a client knows it is caught up with a commit
+    /// that left its list as it was. Nothing when `later` is not after the version they hold.
+    private func announce(_ later: WireVersion, observedAt: Int64?) async {
+        guard versions.isPositioned, result != nil, let held = announced, later.epoch == held.epoch, later.sequence > held.sequence else { return }
+        announced = later
+        if let observedAt { self.observedAt = observedAt }
+        guard !subscriptions.isEmpty else { return }
+        let groups = self.groups ?? makeGroups()
+        self.groups = groups
+        let body = ServerMessage.changes(WireChanges(sub: 0, from: held, to: later, changes: ListChanges(), insertedSectionKeys: [], insertedIDs: [], movedIDs: [],
+                                                              reloadedIDs: [], rows: [], observedAt: observedAt)).encodedBody()
+        var messages: [(_WireMessage, [_Subscriber])] = []
+        for bySub in groups.values {
+            for (sub, subscribers) in bySub { messages.append((_WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers)) }
+        }
+        writers.holding {
+            for (message, subscribers) in messages {
+                for subscriber in subscribers { subscriber.send(message) }
+            }
+        }
+    }
+
     private func makeGroups() -> [Range<Int>: [Int: [_Subscriber]]] {
         var groups: [Range<Int>: [Int: [_Subscriber]]] = [:]
         for subscription in subscriptions.values {
@@ -193,6 +226,9 @@ final class _HubLoop {
         case unavailable
     }
 
+    /// The decision for a client that holds `client` (docs/PROTOCOL.md, "Resume"). Positioned
+    /// versions never go back: a client is answered from its version to one at least as late,
+    /// or waits while this server is behind it.
     private func resumption(from client: WireVersion) -> Resumption {
         guard let result, client.epoch == versions.epoch else { return .unavailable }
         guard versions.isPositioned else {
@@ -201,8 +237,8 @@ final class _HubLoop {
             return buffer.firstIndex { $0.from == client.sequence }.map { .buffered(index: $0) } ?? .unavailable
         }
         if query.holds(result, at: client.sequence) { return .current }
+        if client.sequence > version.sequence { return .ahead }
         if let index = buffer.lastIndex(where: { query.holds($0.old, at: client.sequence) }) { return .buffered(index: index) }
-        if let position = query.position(of: result), client.sequence > position { return .ahead }
         return .unavailable
     }
 
@@ -213,10 +249,20 @@ final class _HubLoop {
             return
         }
         let plan = resume.held.range == nil ? .unavailable : resumption(from: resume.version)
-        if case .ahead = plan, attempt < Self.catchUpAttempts {
+        if case .ahead = plan {
+            guard attempt < Self.catchUpAttempts else {
+                // Never an older list than the client's: it tries again later, here or elsewhere.
+                subscriber.send(.behind, "this server has not reached version \(resume.version) within \(Self.catchUpLimit): try again")
+                return
+            }
             pendingResumes.insert(subscriber.key)
             schedule(.resubscribe(subscriber, window: window, resume: resume, attempt: attempt + 1), Self.catchUpInterval)
             return
+        }
+        if case .current = plan, resume.version.sequence > version.sequence {
+            // The result also stands at the client's later version (it opened here earlier, or this
+            // server followed commits that did not change it): every subscriber moves up to it.
+            await announce(resume.version, observedAt: nil)
         }
         subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
         guard let held = resume.held.range else {
@@ -247,10 +293,11 @@ final class _HubLoop {
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
 
-    /// A client ahead of this server waits for it this often, this many times (2 s in all), then
-    /// gets this server's list.
+    /// A client ahead of this server waits for it this often, this many times (10 s in all), then
+    /// gets `behind`.
     static let catchUpInterval: Duration = .milliseconds(20)
-    static let catchUpAttempts = 100
+    static let catchUpAttempts = 500
+    static let catchUpLimit: Duration = catchUpInterval * catchUpAttempts
 
     /// A subscriber that held `from` (another live query's list: its old arguments) gets one
     /// changeset from that list to this one, with the rows of its window it lacks — or a reset

@@ -8,7 +8,8 @@ import LiveQuery
 /// - Positioned (PostgreSQL): the engine's positions (commit positions), under an epoch made of the
 ///   positions' name and a digest of the query's definition and arguments — the same on every
 ///   server over the same database, so a client resumes on any of them. A result stands for every
-///   position it holds at (``ServedLiveQuery/holds(_:at:)``).
+///   position it holds at (``ServedLiveQuery/holds(_:at:)``); the hub keeps the version it
+///   announced last (`_HubLoop`).
 struct _HubVersions: Sendable {
     let query: any ServedLiveQuery
     /// Counted: the epoch. Positioned: the digest that follows the positions' name.
@@ -30,12 +31,6 @@ struct _HubVersions: Sendable {
     var epoch: String {
         guard let name = query.positionsName else { return suffix }
         return String((name + "-" + suffix).prefix(64))
-    }
-
-    /// The version of `result`, the `sequence`-th result of a counted live query.
-    func version(of result: LiveResult<SQLValue>, sequence: UInt64) -> WireVersion {
-        guard isPositioned else { return WireVersion(epoch: suffix, sequence: sequence) }
-        return WireVersion(epoch: epoch, sequence: query.position(of: result) ?? 0)
     }
 
     /// FNV-1a, 64 bits: stable across processes and machines (Swift's hashing is seeded per process).

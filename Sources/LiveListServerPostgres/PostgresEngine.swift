@@ -18,8 +18,7 @@ import PostgresNIO
 /// import PostgresNIO
 ///
 /// func serve(_ configuration: PostgresConnection.Configuration) async throws {
-///     let database = try await PostgresLiveDatabase.connect(configuration, slot: .persistent("livelist_server_1"),
-///                                                           wake: .notify(fallback: .seconds(1)))
+///     let database = try await PostgresLiveDatabase.connect(configuration, slot: .persistent("livelist_server_1"))
 ///     let server = LiveListServer(engine: PostgresEngine(database: database), queries: [
 ///         PublishedQuery(name: "inbox", sql: "SELECT id, sender, subject FROM message WHERE owner = :owner ORDER BY sender",
 ///                        parameters: [QueryParameter("owner", type: .integer, claim: "sub")]),
@@ -83,6 +82,24 @@ struct _PostgresServedQuery: ServedLiveQuery {
     let instance: String
 
     var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
+
+    var servedEvents: AsyncStream<ServedLiveQueryEvent> {
+        let (stream, continuation) = AsyncStream<ServedLiveQueryEvent>.makeStream()
+        let events = query.positionedEvents()
+        let forward = Task {
+            for await event in events {
+                switch event {
+                case let .initial(result, position): continuation.yield(.initial(result, position: position?.value))
+                case let .update(update, position): continuation.yield(.update(update, position: position?.value))
+                case let .unchanged(position): continuation.yield(.unchanged(through: position.value))
+                case let .failure(failure): continuation.yield(.failure(failure))
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
     var columnNames: [String] { query.columnNames }
 
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {

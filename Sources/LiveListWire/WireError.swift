@@ -52,6 +52,9 @@ public enum WireErrorCode: String, Hashable, Sendable, CaseIterable {
     case queryFailed
     /// The query stopped for good on the server; the subscription is closed.
     case queryClosed
+    /// A resume named a version this server has not reached within its wait (another server
+    /// showed it): the subscription does not exist; subscribe again later, here or elsewhere.
+    case behind
 }
 
 /// WebSocket close codes the server uses (RFC 6455 §7.4 and the private range).
