@@ -227,6 +227,11 @@ public final class RemoteLiveQuery {
 
     private func recover(from error: RemoteListError, on connection: RemoteConnection) -> Bool {
         switch error {
+        case let .server(wireError) where wireError.code == .behind:
+            // This server has not reached the version the list holds (another showed it): connect
+            // again, with backoff — behind a load balancer, perhaps to another one.
+            connection.close()
+            return true
         case let .server(wireError) where wireError.code == .queryFailed || (!awaitingSubscription && wireError.code != .queryClosed):
             // The subscription goes on: a failed read, or a request of this client refused (new
             // arguments that do not fit keep the old ones).

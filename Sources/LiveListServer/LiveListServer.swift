@@ -63,6 +63,10 @@ public final class LiveListServer: Sendable {
         public var payloadCacheRows = 50_000
         /// How long a live query stays open without subscribers (for clients that reconnect).
         public var idleTimeout: Duration = .seconds(30)
+        /// How long a client that resumes with a version this server has not reached yet (another
+        /// instance over the same PostgreSQL database showed it) waits for this server to reach it,
+        /// before it is answered with the error `behind`: never with an older list.
+        public var resumeWait: Duration = .seconds(10)
         /// How long after a failed read of rows the subscribers that lack them get their list again.
         public var readRetryDelay: Duration = .milliseconds(250)
         /// The live queries' options, for a server made with ``LiveListServer/init(database:queries:configuration:logger:)``.

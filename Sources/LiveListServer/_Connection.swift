@@ -77,7 +77,9 @@ final class _Connection: @unchecked Sendable {
             return
         }
         guard let window = checkedWindow(request.window, sub: sub) else { return }
-        let subscriber = _Subscriber(sub: sub, outbox: outbox)
+        let subscriber = _Subscriber(sub: sub, outbox: outbox) { [weak self] ended in
+            Task { await self?.ended(ended) }
+        }
         let key = _HubKey(name: query.name, arguments: arguments)
         do {
             let hub = try await server.registry.subscribe(key, subscriber, window: window, resume: request.resume) { [server] in
@@ -111,7 +113,11 @@ final class _Connection: @unchecked Sendable {
             return
         }
         let key = _HubKey(name: query.name, arguments: arguments)
-        guard key != entry.hub.key else { return }
+        guard key != entry.hub.key else {
+            // The same arguments: nothing changes, and the client hears so.
+            entry.hub.send(.acknowledge(entry.subscriber))
+            return
+        }
         do {
             let hub = try await server.registry.move(entry.subscriber, from: entry.hub, to: key, window: 0..<0,
                                                      idleTimeout: server.configuration.idleTimeout) { [server] in
@@ -151,6 +157,18 @@ final class _Connection: @unchecked Sendable {
         let entries = lock.withLock { subs.compactMap { subscriptions[$0] } }
         logger.notice("slow client: frames dropped", metadata: ["subscriptions": "\(subs)"])
         for entry in entries { entry.hub.send(.resync([entry.subscriber], .slowClient)) }
+    }
+
+    /// The hub ended a subscription (the query closed, or a resume it could not serve): its
+    /// number is free again.
+    private func ended(_ subscriber: _Subscriber) async {
+        let entry = lock.withLock { () -> (hub: _Hub, subscriber: _Subscriber)? in
+            guard let entry = subscriptions[subscriber.sub], entry.subscriber === subscriber else { return nil }
+            subscriptions[subscriber.sub] = nil
+            return entry
+        }
+        guard let entry else { return }
+        await server.registry.unsubscribe(entry.hub, entry.subscriber, idleTimeout: server.configuration.idleTimeout)
     }
 
     /// Ends every subscription (the socket closed).

@@ -32,6 +32,9 @@ final class _Hub: Sendable {
         case resubscribe(_Subscriber, window: Range<Int>, resume: WireResume, attempt: Int)
         case window(_Subscriber, Range<Int>)
         case unsubscribe(_Subscriber)
+        /// Arguments equal to the subscription's: a `changes` without changes, from and to the
+        /// version the subscriber holds.
+        case acknowledge(_Subscriber)
         /// Subscribers whose frames were dropped (slow clients): each gets a reset.
         case resync([_Subscriber], WireResetReason)
         /// Stops sending to the subscriber and answers with the list it holds (`nil` before the

@@ -105,6 +105,10 @@ final class _HubLoop {
             pendingResumes.remove(subscriber.key)
             subscriptions[subscriber.key] = nil
             waiting.removeAll { $0.subscriber === subscriber }
+        case let .acknowledge(subscriber):
+            guard subscriptions[subscriber.key] != nil else { return }
+            subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
+                                                                    insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody())
         case let .resync(subscribers, reason):
             for subscriber in subscribers where subscriptions[subscriber.key] != nil {
                 await reset(subscriber, reason: reason)
@@ -115,7 +119,7 @@ final class _HubLoop {
     /// The subscribers left when the live query stops get `queryClosed`.
     func finish() {
         for subscription in subscriptions.values {
-            subscription.subscriber.send(.queryClosed, "the live query stopped")
+            subscription.subscriber.end(.queryClosed, "the live query stopped")
         }
         subscriptions = [:]
     }
@@ -145,7 +149,11 @@ final class _HubLoop {
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
             for subscription in subscriptions.values {
-                subscription.subscriber.send(error.isTerminal ? .queryClosed : .queryFailed, "\(error)")
+                if error.isTerminal {
+                    subscription.subscriber.end(.queryClosed, "\(error)")
+                } else {
+                    subscription.subscriber.send(.queryFailed, "\(error)")
+                }
             }
             if error.isTerminal {
                 subscriptions = [:]
@@ -250,9 +258,9 @@ final class _HubLoop {
         }
         let plan = resume.held.range == nil ? .unavailable : resumption(from: resume.version)
         if case .ahead = plan {
-            guard attempt < Self.catchUpAttempts else {
+            guard Self.catchUpInterval * attempt < configuration.resumeWait else {
                 // Never an older list than the client's: it tries again later, here or elsewhere.
-                subscriber.send(.behind, "this server has not reached version \(resume.version) within \(Self.catchUpLimit): try again")
+                subscriber.end(.behind, "this server has not reached version \(resume.version) within \(configuration.resumeWait): try again")
                 return
             }
             pendingResumes.insert(subscriber.key)
@@ -293,11 +301,9 @@ final class _HubLoop {
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
 
-    /// A client ahead of this server waits for it this often, this many times (10 s in all), then
-    /// gets `behind`.
+    /// A client ahead of this server asks again this often, for `Configuration.resumeWait` in
+    /// all, then gets `behind`.
     static let catchUpInterval: Duration = .milliseconds(20)
-    static let catchUpAttempts = 500
-    static let catchUpLimit: Duration = catchUpInterval * catchUpAttempts
 
     /// A subscriber that held `from` (another live query's list: its old arguments) gets one
     /// changeset from that list to this one, with the rows of its window it lacks — or a reset

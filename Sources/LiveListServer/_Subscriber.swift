@@ -6,10 +6,19 @@ final class _Subscriber: Sendable {
     /// The client's number for it.
     let sub: Int
     let outbox: _Outbox
+    /// Tells the connection that the hub ended the subscription (its number is free again).
+    private let onEnd: @Sendable (_Subscriber) -> Void
 
-    init(sub: Int, outbox: _Outbox) {
+    init(sub: Int, outbox: _Outbox, onEnd: @escaping @Sendable (_Subscriber) -> Void = { _ in }) {
         self.sub = sub
         self.outbox = outbox
+        self.onEnd = onEnd
+    }
+
+    /// Sends the error that ends the subscription, and frees its number on the connection.
+    func end(_ code: WireErrorCode, _ message: String) {
+        send(code, message)
+        onEnd(self)
     }
 
     var key: ObjectIdentifier { ObjectIdentifier(self) }

@@ -667,6 +667,12 @@ export class LiveQuery {
       return;
     }
     this.messagesApplied += 1;
+    if (output.type === 'error' && output.error.code === 'behind') {
+      // This server has not reached the version the list holds (another showed it): connect
+      // again, with backoff — behind a load balancer, perhaps to another one.
+      this.socket?.close(1000);
+      return;
+    }
     if (output.type === 'error') {
       // Before the subscription's first answer an error refuses it; after, a refused request (new
       // arguments that do not fit, a bad window) leaves it going, with its old arguments.
