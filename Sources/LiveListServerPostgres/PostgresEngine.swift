@@ -33,9 +33,9 @@ import PostgresNIO
 public struct PostgresEngine: LiveQueryEngine {
     /// The database the queries follow.
     public let database: PostgresLiveDatabase
-    /// Names this instance's refetched results: their order is the server's, which another
-    /// instance may give differently where the ORDER BY leaves ties, so their versions are good
-    /// here only.
+    /// Names this instance's results of refetched queries whose ORDER BY leaves ties: their
+    /// order is the server's, which another instance may give differently, so their versions are
+    /// good here only.
     private let instance: String
 
     /// An engine over `database`.
@@ -111,10 +111,11 @@ struct _PostgresServedQuery: ServedLiveQuery {
         Task { await query.cancel() }
     }
 
-    /// Followed row by row, a result is the query's answer at its positions on every instance (the
-    /// order is total); refetched, it is in the server's order, good on this instance only.
+    /// A result is the query's answer at its positions on every instance when its order is total
+    /// (followed row by row, or refetched with an ORDER BY that ends with the identity); else rows
+    /// that tie come in the server's order, and its versions are good on this instance only.
     var positionsName: String? {
-        query.mode == .incremental ? database.positionsName : database.positionsName + "-r" + instance
+        query.isTotallyOrdered ? database.positionsName : database.positionsName + "-r" + instance
     }
 
     func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }

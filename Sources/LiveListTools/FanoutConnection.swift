@@ -2,10 +2,18 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+/// What a bare load-generator connection hands each server message to, on its event loop.
+protocol FrameRecording: AnyObject, Sendable {
+    func note(_ utf8: [UInt8], at time: Double)
+}
+
+extension FanoutRecorder: FrameRecording {}
+
 /// One subscriber of the fan-out load generator on a bare NIO channel: the WebSocket handshake
 /// by hand, one subscribe frame, then every server frame parsed in place on the event loop and
-/// handed to its `FanoutRecorder`. No task, no string per frame: a load generator that costs a
-/// few microseconds a frame, so that the latency it measures is the server's, not its own.
+/// handed to its recorder (a `FanoutRecorder`, or `pg.mixed`'s `MixedRecorder`). No task, no
+/// string per frame: a load generator that costs a few microseconds a frame, so that the latency
+/// it measures is the server's, not its own.
 ///
 /// Server frames are unmasked (RFC 6455 §5.1); text and continuation frames are joined into
 /// messages; a ping gets its pong; a close closes the channel.
@@ -18,12 +26,12 @@ final class FanoutConnectionHandler: ChannelInboundHandler {
     private let host: String
     private let path: String
     private let subscribe: [UInt8]
-    private let recorder: FanoutRecorder
+    private let recorder: any FrameRecording
     private var stage = Stage.handshake
     private var buffer: ByteBuffer?
     private var message: [UInt8] = []
 
-    init(host: String, path: String, subscribe: [UInt8], recorder: FanoutRecorder) {
+    init(host: String, path: String, subscribe: [UInt8], recorder: any FrameRecording) {
         self.host = host
         self.path = path
         self.subscribe = subscribe
@@ -132,7 +140,7 @@ final class FanoutConnectionHandler: ChannelInboundHandler {
 /// Opens the load generator's bare connections: at most `inFlight` connects at a time, so the
 /// server's accept backlog never overflows.
 enum FanoutConnections {
-    static func open(url: String, subscribe: [UInt8], recorders: [FanoutRecorder], group: any EventLoopGroup, inFlight: Int = 256) throws -> [any Channel] {
+    static func open(url: String, subscribe: [UInt8], recorders: [any FrameRecording], group: any EventLoopGroup, inFlight: Int = 256) throws -> [any Channel] {
         guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
             throw BenchFailure("fan-out: bad URL \(url)")
         }

@@ -60,6 +60,11 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
         runner.plan.refetchReason.map { .refetch(reason: $0) } ?? .incremental
     }
 
+    /// Whether the order of the result's rows is the same wherever it is read — on every server
+    /// over the database: always for a query followed row by row; for a refetched one, when its
+    /// ORDER BY ends with its identity column (else rows that tie come in no set order).
+    public var isTotallyOrdered: Bool { runner.plan.isTotallyOrdered }
+
     /// Advice about the open query (see ``explain(_:in:)``).
     public var notes: [String] { runner.plan.notes }
 

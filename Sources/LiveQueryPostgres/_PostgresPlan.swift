@@ -66,6 +66,10 @@ struct _PostgresPlan: Sendable {
     var otherRelations: Set<UInt32>
     /// Advice (an index a join lookup lacks).
     var notes: [String]
+    /// Whether the order of the result's rows is the same wherever it is read: always for a query
+    /// followed row by row (the identity breaks ties); for a refetched one, when its ORDER BY ends
+    /// with the identity column (else PostgreSQL returns rows that tie in no set order).
+    var isTotallyOrdered = true
 
     /// Every table the query reads.
     var relationsRead: Set<UInt32> { otherRelations.union(roles.map(\.table.oid)) }

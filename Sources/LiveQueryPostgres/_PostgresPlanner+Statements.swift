@@ -118,10 +118,22 @@ extension _PostgresPlanner {
         let payload = Self.payloadSQL(inner, raw: columns.count, columns: columns, firstSelected: 0)
         let identity = _PgTable.Column(name: identityName, attnum: 0, typeOID: columns[identityColumn].type, typeName: "", collation: nil,
                                        collationName: nil, provider: nil)
-        return _PostgresPlan(
+        var plan = _PostgresPlan(
             roles: roles, identity: identity, identityIsRowKey: false, sortColumns: [], layout: layout, sectionRule: sectionRule, refetchReason: reason,
             shape: .named(identity: identityColumn, section: sectionColumn), fetchSQL: sql, rereadSQL: sql, payloadSQL: payload,
             payloadOffset: columns.count, columnNames: columns.map(\.name), arguments: request.arguments, joins: [], otherRelations: [], notes: [])
+        plan.isTotallyOrdered = Self.endsWithIdentity(parsed, identityColumn: identityColumn, identityName: identityName, columns: columns.count)
+        return plan
+    }
+
+    /// Whether the ORDER BY's last term is the identity column: its output name, its position, or
+    /// the expression of the select item that makes it.
+    static func endsWithIdentity(_ parsed: _PgParsedSelect, identityColumn: Int, identityName: String, columns: Int) -> Bool {
+        guard let last = parsed.orderBy.last else { return false }
+        let term = last.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if term == String(identityColumn + 1) || (last.column?.qualifier == nil && last.column?.name == identityName) { return true }
+        guard parsed.items.count == columns, !parsed.items.contains(where: { $0.text.hasSuffix("*") }) else { return false }
+        return same(parsed.items[identityColumn].text, term)
     }
 
     /// `alias.name` → `name`, unquoted as PostgreSQL reads it.

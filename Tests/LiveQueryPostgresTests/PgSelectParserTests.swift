@@ -93,4 +93,20 @@ import Testing
         let distinct = _PgSelectParser.parse("SELECT a FROM t WHERE a IS NOT DISTINCT FROM $1 ORDER BY a")
         #expect(distinct.shapes.isEmpty && distinct.whereText == "a IS NOT DISTINCT FROM $1" && distinct.orderBy.count == 1)
     }
+
+    @Test("a refetched SELECT's order is total when its ORDER BY ends with the identity column: its name, position or expression")
+    func totalOrder() {
+        func total(_ sql: String, identity: Int = 0, name: String = "id", columns: Int = 2) -> Bool {
+            _PostgresPlanner<Int64>.endsWithIdentity(_PgSelectParser.parse(sql), identityColumn: identity, identityName: name, columns: columns)
+        }
+        let grouped = "SELECT c.id, count(*) AS n FROM contact c JOIN message m ON m.contact_id = c.id GROUP BY c.id ORDER BY n DESC"
+        #expect(!total(grouped))
+        #expect(total(grouped + ", c.id"))
+        #expect(total(grouped + ", 1"))
+        #expect(total(grouped + ", id"))
+        #expect(!total(grouped + ", 2"))
+        #expect(!total(grouped + ", m.id"))
+        #expect(!total("SELECT c.id, c.name FROM contact c"))
+        #expect(!total("SELECT * FROM contact ORDER BY name", columns: 3))
+    }
 }
