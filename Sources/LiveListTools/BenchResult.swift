@@ -9,6 +9,8 @@ public struct BenchResult: Sendable {
     public var baseline: String?
     public var baselineMedianMilliseconds: Double?
     public var extra: [JSONValue.Member] = []
+    /// Lines printed under the table row (not in the JSON): a budget's verdict.
+    public var notes: [String] = []
 
     public init(name: String, medianMilliseconds: Double, runs: Int) {
         self.name = name
@@ -40,6 +42,7 @@ public struct BenchResult: Sendable {
             text += "; \(baseline) \(Self.format(baselineMedianMilliseconds)) ms, \(Self.format(baselineMedianMilliseconds / medianMilliseconds))x"
         }
         for member in extra { text += "; \(member.key) \(member.value.serialized)" }
+        for note in notes { text += "\n    " + note }
         return text
     }
 

@@ -62,19 +62,24 @@ public enum PostgresBenchmarks {
         try await execute(connection, "VACUUM ANALYZE item")
     }
 
-    /// Runs the `pg.*` benchmarks `filter` selects (none with `quick`).
+    /// Runs the `pg.*` benchmarks `filter` selects (none with `quick`, but a shorter `pg.mixed`
+    /// when the filter names it).
     public static func run(quick: Bool, filter: String?, url: String?) async throws -> [BenchResult] {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let names = ["pg.update.1m", "pg.open.1m", "pg.fanout"]
-        guard !quick, names.contains(where: selected) else { return [] }
+        let mixed = selected(PostgresMixed.name) && (!quick || filter != nil)
+        guard (!quick && names.contains(where: selected)) || mixed else { return [] }
         let (configuration, databaseURL) = try await database(url: url)
         let writer = try await connect(configuration)
         do {
             var results: [BenchResult] = []
-            try await makeTable(writer)
-            if selected("pg.open.1m") { results.append(try open(url: databaseURL)) }
-            if selected("pg.update.1m") { results.append(try await update(configuration, writer: writer)) }
-            if selected("pg.fanout") { results.append(try await PostgresFanout.run(configuration, writer: writer)) }
+            if !quick, names.contains(where: selected) {
+                try await makeTable(writer)
+                if selected("pg.open.1m") { results.append(try open(url: databaseURL)) }
+                if selected("pg.update.1m") { results.append(try await update(configuration, writer: writer)) }
+                if selected("pg.fanout") { results.append(try await PostgresFanout.run(configuration, writer: writer)) }
+            }
+            if mixed { results.append(try await PostgresMixed.run(configuration, url: databaseURL, quick: quick)) }
             try await writer.close()
             return results
         } catch {

@@ -152,7 +152,7 @@ enum PostgresMixed {
         // The run: two writers, each on its own connection, interleaved.
         let connections = [try await PostgresBenchmarks.connect(configuration, id: 22), try await PostgresBenchmarks.connect(configuration, id: 23)]
         let postmaster = try await postmasterProcess(setup, url: url)
-        let cpuBefore = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map(ProcessCPU.clusterSeconds))
+        let cpuBefore = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
         let perWriter = commitsPerSecond * seconds / writerCount
         let interval = 1.0 / Double(commitsPerSecond)
         let start = Date().timeIntervalSince1970 + 0.05
@@ -185,7 +185,7 @@ enum PostgresMixed {
         guard let report = lines.next(), let object = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any] else {
             throw BenchFailure("\(name): the load generator did not report")
         }
-        let cpuAfter = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map(ProcessCPU.clusterSeconds))
+        let cpuAfter = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
         generator.waitUntilExit()
         for server in servers where !server.process.isRunning {
             throw BenchFailure("\(name): a livelist serve process exited during the run: \(server.logTail())")
@@ -271,14 +271,16 @@ enum PostgresMixed {
             + String(Int.random(in: 0..<100_000, using: &random))
     }
 
-    static func day(_ random: inout SeededRandomNumberGenerator) -> String {
-        let day = Date(timeIntervalSince1970: 1_767_225_600 + Double(Int.random(in: 0..<365, using: &random)) * 86_400)
+    /// The days of 2026, as PostgreSQL reads dates.
+    static let days: [String] = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.string(from: day)
-    }
+        return (0..<365).map { formatter.string(from: Date(timeIntervalSince1970: 1_767_225_600 + Double($0) * 86_400)) }
+    }()
+
+    static func day(_ random: inout SeededRandomNumberGenerator) -> String { days[Int.random(in: 0..<days.count, using: &random)] }
 
     /// The tables, made again, and their rows.
     static func load(_ connection: PostgresConnection) async throws {
@@ -522,8 +524,8 @@ final class ServeProcess {
 
     static func start(arguments: [String], log: URL) throws -> ServeProcess {
         let output = log.appendingPathExtension("out"), errors = log.appendingPathExtension("err")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = arguments

@@ -34,6 +34,11 @@ struct BenchCommand: ParsableCommand {
             print(try WireFanout.child(url: childDatabase, subscribers: subscribers, commitsFile: parts[2]))
             return
         }
+        if let child, child.hasPrefix("mixed:") {
+            // The load generator of `pg.mixed`: mixed:<specification file>.
+            print(try PostgresMixedLoad.child(specification: String(child.dropFirst("mixed:".count))))
+            return
+        }
         if let child, child.hasPrefix("pg-"), let childDatabase {
             // A pg.* measurement in a fresh process: the database's URL.
             print(try waitFor { try await PostgresBenchmarks.child(child, url: childDatabase) })
