@@ -118,11 +118,14 @@ enum PostgresMixed {
 
         let configFile = directory.appendingPathComponent("queries.yaml")
         try yaml().write(to: configFile, atomically: true, encoding: .utf8)
+        // One after the other: two instances that start together over a database without the
+        // publication both try to create it, and the one that loses exits.
+        var urls: [String] = []
         for (index, slot) in slots.enumerated() {
             servers.append(try ServeProcess.start(arguments: ["serve", "--postgres", url, "--slot", slot, "--config", configFile.path, "--port", "0"],
                                                   log: directory.appendingPathComponent("serve-\(index + 1)")))
+            urls.append(try servers[index].waitForURL(timeout: 60))
         }
-        let urls = try servers.map { try $0.waitForURL(timeout: 60) }
 
         // The subscribers, their windows, and the lists their queries have (for the warmers).
         var counts: [String: Int] = [:]
@@ -219,6 +222,8 @@ enum PostgresMixed {
         result.add("postgres_cpu_ms_per_commit", postgresCPU.map { .double(BenchResult.rounded($0 * 1_000 / count)) } ?? .null)
         result.add("load_generator_cpu_ms_per_commit", .double(BenchResult.rounded(figure("load_generator_cpu_ms_per_commit"))))
         result.add("bytes_per_commit_per_client", .double(BenchResult.rounded(figure("bytes") / count / Double(max(1, subscribers)))))
+        result.add("messages_per_commit_per_client", .double(BenchResult.rounded(figure("frames") / count / Double(max(1, subscribers)))))
+        result.add("empty_changes_share", .double(BenchResult.rounded(figure("empty") / max(1, figure("frames")))))
         result.add("server_seen_median_ms", .double(BenchResult.rounded(figure("server_seen_median_ms"))))
         result.add("server_seen_p99_ms", .double(BenchResult.rounded(figure("server_seen_p99_ms"))))
         let commitTimes = commits.map { ($0.acknowledged - $0.sent) * 1_000 }

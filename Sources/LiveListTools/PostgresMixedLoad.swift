@@ -71,6 +71,8 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
         var resets = 0
         /// `changes` whose `from` is not the version held: a gap the protocol forbids.
         var gaps = 0
+        /// `changes` without changes: a commit that touched the query's tables but not its result.
+        var empty = 0
         var errors = 0
         var firstError: String?
         var bytes = 0
@@ -119,6 +121,8 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
                 current.heldVersion = Array(utf8[version])
             } else if let from, let to {
                 if !utf8[from].elementsEqual(current.heldVersion) { current.gaps += 1 }
+                // No list at all (every change list, and rows, is an array; versions and `at` are not).
+                if !utf8.contains(UInt8(ascii: "[")) { current.empty += 1 }
                 current.heldVersion = Array(utf8[to])
                 current.bytes += utf8.count
                 current.frames += 1
@@ -279,12 +283,13 @@ public enum PostgresMixedLoad {
                         commits: MixedCommits) -> [String: Any] {
         var latencies: [Double] = [], seen: [Double] = []
         var byQuery: [String: (latencies: [Double], lost: Int)] = [:]
-        var lost = 0, resets = 0, gaps = 0, errors = 0, bytes = 0, frames = 0, wentBack = 0
+        var lost = 0, resets = 0, gaps = 0, errors = 0, bytes = 0, frames = 0, wentBack = 0, empty = 0
         var lostExamples: [String] = [], errorExamples: [String] = []
         for (index, state) in states.enumerated() {
             let subscriber = specification.subscribers[index]
             resets += state.resets
             gaps += state.gaps
+            empty += state.empty
             errors += state.errors
             bytes += state.bytes
             frames += state.frames
@@ -328,7 +333,7 @@ public enum PostgresMixedLoad {
         return [
             "median_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99), "max_ms": latencies.max() ?? -1,
             "pairs": latencies.count + lost, "lost": lost, "resets": resets, "gaps": gaps, "errors": errors, "went_back": wentBack,
-            "bytes": bytes, "frames": frames, "server_seen_median_ms": percentile(seen, 0.5), "server_seen_p99_ms": percentile(seen, 0.99),
+            "bytes": bytes, "frames": frames, "empty": empty, "server_seen_median_ms": percentile(seen, 0.5), "server_seen_p99_ms": percentile(seen, 0.99),
             "by_query": perQuery, "lost_examples": lostExamples, "error_examples": errorExamples,
         ]
     }
