@@ -230,6 +230,7 @@ enum PostgresMixed {
         result.add("commit_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(commitTimes))))
         result.add("gaps", .integer(Int64(figures["gaps"] ?? -1)))
         result.add("went_back", .integer(Int64(figures["went_back"] ?? -1)))
+        result.add("unmatched_versions", .integer(Int64(figures["unmatched_versions"] ?? -1)))
         result.add("errors", .integer(Int64(figures["errors"] ?? -1)))
         result.add("drain_ms", .double(BenchResult.rounded(figure("drain_ms"))))
         if let byQuery = object["by_query"] as? [String: [String: Any]] {

@@ -285,6 +285,10 @@ public enum PostgresMixedLoad {
         var byQuery: [String: (latencies: [Double], lost: Int)] = [:]
         var lost = 0, resets = 0, gaps = 0, errors = 0, bytes = 0, frames = 0, wentBack = 0, empty = 0
         var lostExamples: [String] = [], errorExamples: [String] = []
+        // Every version a subscriber receives should be the end of one of the writers' commits,
+        // as logical decoding gave it: the check that versions and commits are matched right.
+        let ends = Set(commits.commits.map(\.end))
+        var unmatched = 0
         for (index, state) in states.enumerated() {
             let subscriber = specification.subscribers[index]
             resets += state.resets
@@ -298,6 +302,7 @@ public enum PostgresMixedLoad {
             var steps: [MixedRecorder.Received] = []
             var highest = state.initialSequence
             for received in state.received {
+                if !ends.contains(received.sequence) { unmatched += 1 }
                 if received.sequence < highest { wentBack += 1 }
                 if received.sequence > highest {
                     highest = received.sequence
@@ -332,7 +337,7 @@ public enum PostgresMixedLoad {
         }
         return [
             "median_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99), "max_ms": latencies.max() ?? -1,
-            "pairs": latencies.count + lost, "lost": lost, "resets": resets, "gaps": gaps, "errors": errors, "went_back": wentBack,
+            "pairs": latencies.count + lost, "lost": lost, "resets": resets, "gaps": gaps, "errors": errors, "went_back": wentBack, "unmatched_versions": unmatched,
             "bytes": bytes, "frames": frames, "empty": empty, "server_seen_median_ms": percentile(seen, 0.5), "server_seen_p99_ms": percentile(seen, 0.99),
             "by_query": perQuery, "lost_examples": lostExamples, "error_examples": errorExamples,
         ]
