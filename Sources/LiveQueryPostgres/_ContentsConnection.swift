@@ -22,15 +22,21 @@ actor _ContentsConnection {
     func open() async throws(PostgresLiveQueryError) -> _PgSession {
         guard !closed else { throw .connectionClosed }
         if let session, !session.connection.isClosed { return session }
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 3, logger: logger)
-        } catch {
-            throw _PgSession.failure(error, sql: "connect")
+        let opened = try await _PgSession.connect(configuration, id: 3, logger: logger, timeout: timeout, settings: Self.settings)
+        // The actor takes other calls while it connects: another may have opened one meanwhile, or
+        // closed it for good. A connection is closed before it goes.
+        if closed {
+            try? await opened.connection.close()
+            throw .connectionClosed
         }
-        let opened = _PgSession(connection: connection, logger: logger, timeout: timeout)
-        for setting in _ContentsConnection.settings { try await opened.execute(setting) }
+        if let session, !session.connection.isClosed {
+            try? await opened.connection.close()
+            return session
+        }
+        // Replaced before anything else is awaited, so no other call replaces it in between.
+        let stale = session
         session = opened
+        if let stale { try? await stale.connection.close() }
         return opened
     }
 

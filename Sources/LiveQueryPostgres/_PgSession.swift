@@ -10,6 +10,30 @@ struct _PgSession: Sendable {
     /// How long a statement may go unanswered before its connection is closed under it.
     var timeout: Duration = .seconds(60)
 
+    /// A new connection with `settings` run on it; one whose settings fail is closed (a connection
+    /// must be closed before it goes), and the failure thrown.
+    static func connect(_ configuration: PostgresConnection.Configuration, on eventLoop: (any EventLoop)? = nil, id: Int, logger: Logger,
+                        timeout: Duration, settings: [String]) async throws(PostgresLiveQueryError) -> _PgSession {
+        let session: _PgSession
+        do {
+            let connection = if let eventLoop {
+                try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+            } else {
+                try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+            }
+            session = _PgSession(connection: connection, logger: logger, timeout: timeout)
+        } catch {
+            throw failure(error, sql: "connect")
+        }
+        do throws(PostgresLiveQueryError) {
+            for setting in settings { try await session.execute(setting) }
+        } catch {
+            try? await session.connection.close()
+            throw error
+        }
+        return session
+    }
+
     /// Every row of `sql`, or ``PostgresLiveQueryError/timedOut(sql:after:)`` when no answer came
     /// within ``timeout``: the connection is then closed and the statement left to end on its
     /// own — a backend terminated mid-statement has been seen to leave postgres-nio's query

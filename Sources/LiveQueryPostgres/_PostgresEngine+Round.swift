@@ -136,6 +136,10 @@ extension _PostgresEngine {
                 session = flusher
             } else {
                 session = try await openFlusher()
+                guard !isClosed else {
+                    try? await session.connection.close()
+                    return
+                }
                 flusher = session
             }
             try await session.control.execute("BEGIN READ WRITE")
@@ -147,14 +151,6 @@ extension _PostgresEngine {
     }
 
     private func openFlusher() async throws(PostgresLiveQueryError) -> _PgSession {
-        let opened: _PgSession
-        do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 5, logger: logger)
-            opened = _PgSession(connection: connection, logger: logger, timeout: timeout)
-        } catch {
-            throw _PgSession.failure(error, sql: "connect")
-        }
-        try await opened.execute("SET synchronous_commit = local")
-        return opened
+        try await _PgSession.connect(configuration, id: 5, logger: logger, timeout: timeout, settings: ["SET synchronous_commit = local"])
     }
 }

@@ -130,19 +130,14 @@ actor _PostgresEngine {
     func connectedReader() async throws(PostgresLiveQueryError) -> _PgSession {
         if let reader, !reader.connection.isClosed { return reader }
         reader = nil
-        let opened = try await open(id: 1)
-        for setting in _ContentsConnection.settings { try await opened.execute(setting) }
+        let opened = try await _PgSession.connect(configuration, id: 1, logger: logger, timeout: timeout, settings: _ContentsConnection.settings)
+        // Shut down meanwhile (the actor takes other calls while it waits): nothing may outlive it.
+        guard !closed else {
+            try? await opened.connection.close()
+            throw .connectionClosed
+        }
         reader = opened
         return opened
-    }
-
-    private func open(id: Int) async throws(PostgresLiveQueryError) -> _PgSession {
-        do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
-            return _PgSession(connection: connection, logger: logger, timeout: timeout)
-        } catch {
-            throw _PgSession.failure(error, sql: "connect")
-        }
     }
 
     /// Creates the publication when missing (its partitioned tables' changes named by the table,
@@ -370,23 +365,9 @@ actor _PostgresEngine {
                                        timeout: Duration) async throws(PostgresLiveQueryError) -> _PgSession {
         guard let snapshot = try await session.text("SELECT pg_export_snapshot()"),
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
-        let reader: _PgSession
-        do {
-            reader = _PgSession(connection: try await PostgresConnection.connect(on: _LongReads.group.next(), configuration: configuration,
-                                                                                 id: 4, logger: logger),
-                                logger: logger, timeout: timeout)
-        } catch {
-            throw _PgSession.failure(error, sql: "connect")
-        }
-        do throws(PostgresLiveQueryError) {
-            try await reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try await reader.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
-            for setting in _ContentsConnection.settings { try await reader.execute(setting) }
-        } catch {
-            try? await reader.connection.close()
-            throw error
-        }
-        return reader
+        return try await _PgSession.connect(configuration, on: _LongReads.group.next(), id: 4, logger: logger, timeout: timeout,
+                                            settings: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SET TRANSACTION SNAPSHOT '\(snapshot)'"]
+                                                + _ContentsConnection.settings)
     }
 
     /// Why a table the query reads is not followable through the publication: not in it (its name),
