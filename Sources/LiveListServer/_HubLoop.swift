@@ -48,6 +48,11 @@ final class _HubLoop {
     private var groups: [Range<Int>: [Int: [_Subscriber]]]?
     /// Subscriptions that came before the first result, handled once it is there.
     var waiting: [_Hub.Input] = []
+    /// Rows of the current result sent without their values (they changed again before they
+    /// were read): every later message brings them to the windows that show them, until a read
+    /// finds them as the result holds them — a row changed and changed back within one commit's
+    /// reach gets no reload of its own.
+    private var unresolved: Set<SQLValue> = []
     /// Resuming subscribers that wait for this server to catch up with their version.
     var pendingResumes: Set<ObjectIdentifier> = []
     let payloads: _PayloadCache
@@ -173,8 +178,10 @@ final class _HubLoop {
         let groups = self.groups ?? makeGroups()
         self.groups = groups
         var missing: [Range<Int>: [Int]] = [:]
-        for window in groups.keys { missing[window] = transition.missing(window: window, held: window) }
-        let (rows, failed) = await payloads.rows(at: Set(missing.values.joined()), in: result)
+        for window in groups.keys {
+            missing[window] = Array(Set(transition.missing(window: window, held: window)).union(unresolvedPositions(in: window)))
+        }
+        let (rows, failed) = await readRows(at: Set(missing.values.joined()), in: result)
         if failed { retry(groups.values.flatMap { $0.values.joined() }) }
         var messages: [(_WireMessage, [_Subscriber])] = []
         for (window, bySub) in groups {
@@ -191,6 +198,32 @@ final class _HubLoop {
         }
     }
 
+    /// The rows at `positions` of `result` (see `_PayloadCache`), noting which went without values.
+    private func readRows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> (rows: [Int: WireRow], failed: Bool) {
+        let (rows, failed) = await payloads.rows(at: positions, in: result)
+        if !failed {
+            for (position, row) in rows {
+                guard let id = result.row(at: position)?.id else { continue }
+                if row.values == nil { unresolved.insert(id) } else { unresolved.remove(id) }
+            }
+        }
+        return (rows, failed)
+    }
+
+    /// The positions of the unresolved rows in `window` (forgetting those no longer in the result).
+    private func unresolvedPositions(in window: Range<Int>) -> [Int] {
+        guard let result, !unresolved.isEmpty else { return [] }
+        var positions: [Int] = []
+        for id in unresolved {
+            guard let position = result.position(of: id) else {
+                unresolved.remove(id)
+                continue
+            }
+            if window.contains(position) { positions.append(position) }
+        }
+        return positions
+    }
+
     /// Tells every subscriber that the current result also stands at `later` (positioned
     /// versions): a `changes` without changes, so a client knows it is caught up with a commit
     /// that left its list as it was. Nothing when `later` is not after the version they hold.
@@ -198,13 +231,17 @@ final class _HubLoop {
         guard versions.isPositioned, result != nil, let held = announced, later.epoch == held.epoch, later.sequence > held.sequence else { return }
         announced = later
         if let observedAt { self.observedAt = observedAt }
-        guard !subscriptions.isEmpty else { return }
+        guard let result, !subscriptions.isEmpty else { return }
         let groups = self.groups ?? makeGroups()
         self.groups = groups
-        let body = ServerMessage.changes(WireChanges(sub: 0, from: held, to: later, changes: ListChanges(), insertedSectionKeys: [], insertedIDs: [], movedIDs: [],
-                                                              reloadedIDs: [], rows: [], observedAt: observedAt)).encodedBody()
+        var missing: [Range<Int>: [Int]] = [:]
+        for window in groups.keys { missing[window] = unresolvedPositions(in: window) }
+        let (rows, _) = await readRows(at: Set(missing.values.joined()), in: result)
         var messages: [(_WireMessage, [_Subscriber])] = []
-        for bySub in groups.values {
+        for (window, bySub) in groups {
+            let body = ServerMessage.changes(WireChanges(sub: 0, from: held, to: later, changes: ListChanges(), insertedSectionKeys: [], insertedIDs: [],
+                                                         movedIDs: [], reloadedIDs: [], rows: (missing[window] ?? []).compactMap { rows[$0] },
+                                                         observedAt: observedAt)).encodedBody()
             for (sub, subscribers) in bySub { messages.append((_WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers)) }
         }
         writers.holding {
@@ -293,7 +330,7 @@ final class _HubLoop {
             transition = _Transition(changes: composed.changes, old: buffer[first].old, new: result)
         }
         let positions = transition.missing(window: window, held: held)
-        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
         let isCurrent = if case .current = plan { true } else { false }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
@@ -321,7 +358,7 @@ final class _HubLoop {
         }
         let transition = _Transition(changes: changes, old: from.result, new: result)
         let positions = transition.missing(window: window, held: from.window)
-        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
         let message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
@@ -366,7 +403,7 @@ final class _HubLoop {
         subscriptions[subscriber.key] = subscription
         let wanted = window.clamped(to: 0..<result.count)
         let positions = wanted.filter { !held.contains($0) }
-        let (rows, failed) = await payloads.rows(at: Set(positions), in: result)
+        let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
         let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
         subscriber.send(body: ServerMessage.rows(message).encodedBody())
@@ -375,7 +412,7 @@ final class _HubLoop {
     private func reset(_ subscriber: _Subscriber, reason: WireResetReason) async {
         guard let result, let subscription = subscriptions[subscriber.key] else { return }
         let window = subscription.window.clamped(to: 0..<result.count)
-        let (rows, failed) = await payloads.rows(at: Set(window), in: result)
+        let (rows, failed) = await readRows(at: Set(window), in: result)
         if failed { retry([subscriber]) }
         var sections: [WireSection] = []
         sections.reserveCapacity(result.sectionCount)

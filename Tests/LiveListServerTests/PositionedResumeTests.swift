@@ -17,6 +17,7 @@ final class ScriptedQuery: ServedLiveQuery, @unchecked Sendable {
     let servedEvents: AsyncStream<ServedLiveQueryEvent>
     private let lock = NSLock()
     private var held: [ListStateID: [ClosedRange<UInt64>]] = [:]
+    private var withheld: Set<SQLValue> = []
 
     init(_ inner: any ServedLiveQuery) {
         self.inner = inner
@@ -25,7 +26,13 @@ final class ScriptedQuery: ServedLiveQuery, @unchecked Sendable {
 
     var events: AsyncStream<LiveQueryEvent<SQLValue>> { inner.events }
     var columnNames: [String] { inner.columnNames }
-    func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] { try await inner.values(of: rows) }
+    func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
+        let withheld = lock.withLock { self.withheld }
+        return try await inner.values(of: rows).filter { !withheld.contains($0.key) }
+    }
+
+    /// Rows whose values reads leave out, as when they changed again before the read.
+    func withhold(_ ids: Set<SQLValue>) { lock.withLock { withheld = ids } }
     func cancel() { inner.cancel() }
     var positionsName: String? { "scripted" }
     func position(of result: LiveResult<SQLValue>) -> UInt64? { result.stateID.flatMap { state in lock.withLock { held[state]?.first?.lowerBound } } }
@@ -226,6 +233,46 @@ struct PositionedResumeTests {
             #expect(client.violations.isEmpty, "\(client.violations)")
             client.close()
         }
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+    }
+
+    @Test("a row sent without its values (it changed again before the read) is sent again, with them, in the next message")
+    func unresolvedRows() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-positioned-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let pool = try DatabasePool(path: directory.appendingPathComponent("items.sqlite").path)
+        try await pool.write { db in
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT)")
+            for id in 1...20 { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, "n\(100 + id)"]) }
+        }
+        let engine = ScriptedEngine(pool)
+        let server = LiveListServer(engine: engine, queries: [PublishedQuery(name: "items", sql: "SELECT id, name FROM item ORDER BY name")])
+        let (port, group, running) = try await WireFixture.serve(server)
+        var opened = engine.opened.makeAsyncIterator()
+        let client = CheckingClient(url: "ws://127.0.0.1:\(port)/live")
+        client.send(#"{"type":"subscribe","sub":1,"query":"items","window":[0,5]}"#)
+        let query = try #require(await opened.next())
+        var inner = query.inner.events.makeAsyncIterator()
+        guard case let .initial(r0)? = await inner.next() else { throw TimeLimitExceeded(what: "the first result") }
+        query.withhold([.integer(2)])
+        query.hold(r0, [100...100])
+        query.emit(.initial(r0, position: 100))
+        guard case let .reset(reset) = try await client.message(1, after: 0) else { throw TimeLimitExceeded(what: "a reset") }
+        #expect(reset.rows.first { $0.id == .integer(2) }?.values == nil)
+        // Changed and changed back: the next message (a commit that left the list as it was) brings it.
+        query.withhold([])
+        query.hold(r0, [100...120])
+        query.emit(.unchanged(through: 120))
+        guard case let .changes(changes) = try await client.message(1, after: 1) else { throw TimeLimitExceeded(what: "changes") }
+        #expect(changes.changes.isEmpty && changes.rows.map(\.id) == [.integer(2)] && changes.rows.first?.values != nil)
+        // Once read, it is not sent again.
+        query.hold(r0, [100...130])
+        query.emit(.unchanged(through: 130))
+        guard case let .changes(later) = try await client.message(1, after: 2) else { throw TimeLimitExceeded(what: "changes") }
+        #expect(later.rows.isEmpty)
+        #expect(client.violations.isEmpty, "\(client.violations)")
+        client.close()
         await group.triggerGracefulShutdown()
         _ = await running.result
     }
