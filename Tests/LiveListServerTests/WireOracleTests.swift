@@ -18,8 +18,8 @@ final class WireClient {
     let view: HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
     let dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
 
-    init(url: String, viewportRows: Int, window: Range<Int>, transport: any RemoteTransport = WebSocketTransport()) {
-        remote = RemoteLiveQuery(url: url, query: "inbox", window: window, prefetch: 10, transport: transport)
+    init(url: String, query: String = "inbox", viewportRows: Int, window: Range<Int>, transport: any RemoteTransport = WebSocketTransport()) {
+        remote = RemoteLiveQuery(url: url, query: query, window: window, prefetch: 10, transport: transport)
         cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 10)
         (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows)
         let cells = cells
