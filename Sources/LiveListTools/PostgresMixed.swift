@@ -102,7 +102,8 @@ enum PostgresMixed {
             return result
         } catch {
             await cleanUp(setup, servers: servers, slots: slots, tag: tag)
-            throw error
+            // The servers' output stays for a look.
+            throw BenchFailure("\(error) (the servers' output: \(directory.path))")
         }
     }
 
