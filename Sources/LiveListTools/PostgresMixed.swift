@@ -246,7 +246,7 @@ enum PostgresMixed {
                 ]))
             }))
         }
-        for key in ["lost_examples", "error_examples"] {
+        for key in ["lost_examples", "error_examples", "slowest"] {
             if let examples = object[key] as? [String], !examples.isEmpty { result.add(key, .array(examples.map { .string($0) })) }
         }
         result.add("setup", .string("2 livelist serve --postgres processes (persistent slots), \(items) items, \(people) people, \(folders) folders; "

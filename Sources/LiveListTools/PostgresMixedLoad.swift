@@ -289,6 +289,10 @@ public enum PostgresMixedLoad {
         // as logical decoding gave it: the check that versions and commits are matched right.
         let ends = Set(commits.commits.map(\.end))
         var unmatched = 0
+        // The slowest pairs, one per commit: where (instance, query) and when in the run, to tell
+        // one instance's stall from the machine's.
+        let firstSent = commits.commits.map(\.sent).min() ?? 0
+        var slowest: [Double: (latency: Double, text: String)] = [:]
         for (index, state) in states.enumerated() {
             let subscriber = specification.subscribers[index]
             resets += state.resets
@@ -321,7 +325,12 @@ public enum PostgresMixedLoad {
                     }
                     continue
                 }
-                queryLatencies.append((steps[step].time - commit.sent) * 1_000)
+                let latency = (steps[step].time - commit.sent) * 1_000
+                queryLatencies.append(latency)
+                if latency > slowest[commit.sent]?.latency ?? 0 {
+                    slowest[commit.sent] = (latency, String(format: "%.0f ms: %@ on %@, commit at +%.2f s (%@)", latency, subscriber.query, subscriber.url,
+                                                            commit.sent - firstSent, commit.tables.joined(separator: ",")))
+                }
                 if let at = steps[step].at { seen.append((Double(at) / 1_000_000 - commit.sent) * 1_000) }
             }
             latencies += queryLatencies
@@ -340,6 +349,7 @@ public enum PostgresMixedLoad {
             "pairs": latencies.count + lost, "lost": lost, "resets": resets, "gaps": gaps, "errors": errors, "went_back": wentBack, "unmatched_versions": unmatched,
             "bytes": bytes, "frames": frames, "empty": empty, "server_seen_median_ms": percentile(seen, 0.5), "server_seen_p99_ms": percentile(seen, 0.99),
             "by_query": perQuery, "lost_examples": lostExamples, "error_examples": errorExamples,
+            "slowest": slowest.values.sorted { $0.latency > $1.latency }.prefix(5).map(\.text),
         ]
     }
 
