@@ -57,7 +57,12 @@ public struct PostgresEngine: LiveQueryEngine {
         }
         let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql.text) ?? (sql.text, [])
         var binds = PostgresBindings()
-        for name in names { Self.bind(sql.arguments[name] ?? .null, into: &binds) }
+        for name in names {
+            guard let value = sql.arguments[name] else {
+                throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(name), which no parameter declares")
+            }
+            Self.bind(value, into: &binds)
+        }
         let request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
         let live = try await PostgresLiveQuery.open(request, in: database)

@@ -118,8 +118,10 @@ extension PostgresLiveQueryRequest {
         var replacements: [(Range<Int>, [UInt8])] = []
         for (index, token) in tokens.enumerated() where token.isPunctuation == ":" && index + 1 < tokens.count {
             let next = tokens[index + 1]
-            guard next.range.lowerBound == token.range.upperBound, case let .identifier(name, false) = next.kind else { continue }
+            guard next.range.lowerBound == token.range.upperBound, case .identifier(_, false) = next.kind else { continue }
             if index > 0, tokens[index - 1].range.upperBound == token.range.lowerBound, tokens[index - 1].isPunctuation == ":" { continue }
+            // The name as written: parameters are named case for case (`:ownerId` is not `:ownerid`).
+            let name = String(decoding: bytes[next.range], as: UTF8.self)
             if !names.contains(name) { names.append(name) }
             let number = (names.firstIndex(of: name) ?? 0) + 1
             replacements.append((token.range.lowerBound..<next.range.upperBound, Array("$\(number)".utf8)))

@@ -21,6 +21,7 @@ extension _PostgresEngine {
             if !outageReported {
                 for runner in runners { runner.lostTrack(.slotLost(slotName), heldThrough: progress.applied) }
             }
+            for runner in runners { attend(runner) }
             lostCommits = false
         }
         try await session.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -42,7 +43,11 @@ extension _PostgresEngine {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
-            for runner in runners where runner.needsRound { try await runner.apply(round: through, session) }
+            for (key, runner) in attention where runner.needsRound {
+                try await runner.apply(round: through, session)
+                // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
+                if !runner.awaitsRound { attention[key] = nil }
+            }
             try await then?(through, log)
             try await session.control.execute("COMMIT")
             progress.applied = through
@@ -121,7 +126,10 @@ extension _PostgresEngine {
         var taken = commit
         relations.absorb(&taken)
         log.append(end: taken.endLSN.value, relations: taken.relations)
-        for runner in concerned(by: taken) { runner.absorb(taken, relations: relations) }
+        for runner in concerned(by: taken) {
+            runner.absorb(taken, relations: relations)
+            attend(runner)
+        }
     }
 
     /// Commits a transaction that writes nothing but its commit record, synchronously: PostgreSQL

@@ -33,6 +33,10 @@ actor _PostgresEngine {
     var runners: [any _PostgresQueryFollowing] = []
     /// Per table, the open queries that read it: a commit goes to these only.
     var readers: [UInt32: [any _PostgresQueryFollowing]] = [:]
+    /// The queries a round has work for (commits absorbed, a failure to recover from, the rest of a
+    /// first fetch): a round applies these only, so its cost follows the change, not the number of
+    /// open queries.
+    var attention: [ObjectIdentifier: any _PostgresQueryFollowing] = [:]
     /// Every commit that ends at or before `progress.applied` is applied to every following query.
     nonisolated let progress = _EngineProgress()
     var log = _CommitLog()
@@ -201,8 +205,11 @@ actor _PostgresEngine {
 
     /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
     private var needsRound: Bool {
-        lostCommits || !inbox.isEmpty || runners.contains { $0.needsRound }
+        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound }
     }
+
+    /// A query the next round has work for.
+    func attend(_ runner: any _PostgresQueryFollowing) { attention[ObjectIdentifier(runner)] = runner }
 
     /// Takes the inbox's leading items that need no round: the stream's (re)starts, commits
     /// already applied, and commits that touch no open query.
@@ -217,7 +224,7 @@ actor _PostgresEngine {
                     inbox.take()
                     continue
                 }
-                guard hadSession, !lostCommits, concerned(by: commit).isEmpty, !runners.contains(where: { $0.needsRound }) else { return }
+                guard hadSession, !lostCommits, concerned(by: commit).isEmpty, !attention.values.contains(where: { $0.needsRound }) else { return }
                 inbox.take()
                 var taken = commit
                 relations.absorb(&taken)
@@ -266,7 +273,10 @@ actor _PostgresEngine {
         if !outageReported, !lostConnection || (troubleSince ?? since).duration(to: now) >= Self.outageGrace {
             let told = cause ?? .connectionClosed
             logger.warning("live queries behind the database", metadata: ["error": "\(told)"])
-            for runner in runners { runner.lostTrack(told, heldThrough: progress.applied) }
+            for runner in runners {
+                runner.lostTrack(told, heldThrough: progress.applied)
+                attend(runner)
+            }
             outageReported = true
         }
         return min(max(.milliseconds(50), since.duration(to: now) / 4), .seconds(1))
@@ -321,6 +331,8 @@ actor _PostgresEngine {
         guard let runner else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
         runners.append(runner)
         indexReaders()
+        // A first screen waits for the rest of its fetch, which a later round completes.
+        if runner.awaitsRound { attend(runner) }
         if let rest {
             let inbox = inbox
             runner.readRest(on: rest) { inbox.signal() }
@@ -401,6 +413,7 @@ actor _PostgresEngine {
 
     func close(_ runner: any _PostgresQueryFollowing) {
         runners.removeAll { $0 === runner }
+        attention[ObjectIdentifier(runner)] = nil
         indexReaders()
         runner.finish()
     }
@@ -427,6 +440,7 @@ actor _PostgresEngine {
         for runner in runners { runner.finish() }
         runners = []
         readers = [:]
+        attention = [:]
         await stream.stop()
         for session in [reader, flusher].compactMap({ $0 }) { try? await session.connection.close() }
         await contents.close()

@@ -10,6 +10,9 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Whether the next round has work for it even if nothing was committed (it is behind, its
     /// plan is stale, or the rest of its first fetch arrived).
     var needsRound: Bool { get }
+    /// Whether rounds are to come back to it: it has work now (``needsRound``), or will have
+    /// (it is behind and tries again soon, or waits for the rest of its first fetch).
+    var awaitsRound: Bool { get }
     /// Notes what a committed transaction that touched the query's tables did to them.
     func absorb(_ commit: _DecodedCommit, relations: _KnownRelations)
     /// Applies the absorbed transactions, reading in the round's snapshot, which sees exactly the
@@ -112,6 +115,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     var relationsRead: Set<UInt32> { plan.relationsRead }
+
+    var awaitsRound: Bool { needsRound || tracker.state.isBehind || tracker.isBuilding }
 
     var needsRound: Bool {
         if !absorbed.isEmpty || needsPlan || hasRest { return true }
@@ -447,7 +452,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             binds.append(batch.map(Self.text(of:)))
             entries += try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session)
         } while offset < identities.count
-        tracker.statistics.update { $0.rowsRead += entries.count }
+        // Counted where they are applied (`_LiveTracker.applyRows`), once.
         return _PrefetchedReads(entries: entries)
     }
 

@@ -109,4 +109,12 @@ import Testing
         #expect(!total("SELECT c.id, c.name FROM contact c"))
         #expect(!total("SELECT * FROM contact ORDER BY name", columns: 3))
     }
+
+    @Test("placeholders are numbered by their names as written, case for case; casts, strings and comments are left alone")
+    func placeholders() throws {
+        let (sql, names) = try #require(PostgresLiveQueryRequest<Int64>.numberingPlaceholders(
+            in: "SELECT id FROM t WHERE owner = :ownerId AND kind = :kind::text AND x <> ':no' -- :no\n AND y = :ownerId OR z = :ownerid"))
+        #expect(names == ["ownerId", "kind", "ownerid"])
+        #expect(sql == "SELECT id FROM t WHERE owner = $1 AND kind = $2::text AND x <> ':no' -- :no\n AND y = $1 OR z = $3")
+    }
 }
