@@ -34,17 +34,21 @@ extension _PostgresEngine {
             guard let snapshot = _PgSnapshot(snapshotText), let insert = PostgresLSN(insertText) else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot() \(snapshotText) at \(insertText)")
             }
-            // Every commit the snapshot sees ends before `insert`. (At a page's start, the insert
-            // position is the end of the page's header, and the stream reaches the page's start: no
-            // commit ends in a header.)
-            let offset = insert.value % walBlockSize
-            let needed = offset <= 40 ? PostgresLSN(insert.value - offset) : insert
+            // Every commit the snapshot sees ends at or before `insert`.
+            let needed = Self.lastRecordEnd(insert: insert, pageSize: walBlockSize)
             guard let through = try await takeCommits(seenBy: snapshot, needed: needed) else {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
-            for (key, runner) in attention where runner.needsRound {
-                try await runner.apply(round: through, session)
+            // Queries followed row by row first: their updates do not wait behind whole reads.
+            let due = attention.filter { $0.value.needsRound }.sorted { !$0.value.refetches && $1.value.refetches }
+            for (key, runner) in due {
+                // Unguarded (no savepoint each side); a read that fails aborts the transaction: the
+                // query is told, and the others go on in a new round.
+                guard try await runner.apply(round: through, session, guarded: false) else {
+                    try await session.control.execute("ROLLBACK")
+                    return false
+                }
                 // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
                 if !runner.awaitsRound { attention[key] = nil }
             }
@@ -56,6 +60,15 @@ extension _PostgresEngine {
             if !session.connection.isClosed { try? await session.control.execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// Where the last WAL record written ends, from the insert position: the same, but when the
+    /// next record would start a page, where the insert position is past the page's header (24
+    /// bytes, 40 on a segment's first page) and the last record ends at the page's start. A record
+    /// that ran over from the page before ends after the header, never at its end.
+    static func lastRecordEnd(insert: PostgresLSN, pageSize: UInt64) -> PostgresLSN {
+        let offset = insert.value % pageSize
+        return offset == 24 || offset == 40 ? PostgresLSN(insert.value - offset) : insert
     }
 
     /// Takes from the stream, in commit order, the commits the snapshot sees, each absorbed by the

@@ -425,10 +425,12 @@ actor _PostgresEngine {
         try await enter()
         defer { leave() }
         try await awaitStreaming()
-        for attempt in 0..<100 {
-            if try await round(then: nil) { break }
-            try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10))
+        var caughtUp = false
+        for attempt in 0..<100 where !caughtUp {
+            caughtUp = try await round(then: nil)
+            if !caughtUp { try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10)) }
         }
+        guard caughtUp else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
         takeSessionItems()
         stream.confirm(PostgresLSN(progress.applied))
     }

@@ -17,8 +17,13 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     func absorb(_ commit: _DecodedCommit, relations: _KnownRelations)
     /// Applies the absorbed transactions, reading in the round's snapshot, which sees exactly the
     /// commits up to `round`. A failing read is the query's failure; a lost connection throws
-    /// (the round fails, for every query).
-    func apply(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError)
+    /// (the round fails, for every query). `guarded`: each read in a savepoint of its own, so that
+    /// a failing one leaves the transaction usable; unguarded (one statement less each side), a
+    /// failing read aborts the transaction, and `false` says the round must end there.
+    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool
+    /// Whether its rounds read its whole result again (a refetched shape): the round applies the
+    /// others first, so that their updates do not wait behind such reads.
+    var refetches: Bool { get }
     /// The engine may have lost commits after `heldThrough`, or a round failed: the query says so
     /// and refetches once it can.
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64)
@@ -117,6 +122,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
     var awaitsRound: Bool { needsRound || tracker.state.isBehind || tracker.isBuilding }
+
+    var refetches: Bool { plan.refetchReason != nil }
 
     var needsRound: Bool {
         if !absorbed.isEmpty || needsPlan || hasRest { return true }
@@ -289,11 +296,20 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
     }
 
-    /// Runs `body` in its own savepoint of the round's transaction, so that a failing read leaves
-    /// the transaction, and the other queries' reads in the same snapshot, as they were. The
-    /// query's failure is returned; a lost connection is thrown.
-    func inSavepoint(_ session: _PgSession, _ body: () async throws(PostgresLiveQueryError) -> Void)
+    /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
+    /// failing read leaves the transaction, and the other queries' reads in the same snapshot, as
+    /// they were. The query's failure is returned; a lost connection is thrown.
+    func inSavepoint(_ session: _PgSession, guarded: Bool = true, _ body: () async throws(PostgresLiveQueryError) -> Void)
         async throws(PostgresLiveQueryError) -> PostgresLiveQueryError? {
+        guard guarded else {
+            do throws(PostgresLiveQueryError) {
+                try await body()
+            } catch {
+                if error.isLostConnection { throw error }
+                return error
+            }
+            return nil
+        }
         try await session.control.execute("SAVEPOINT livelist_query")
         do throws(PostgresLiveQueryError) {
             try await body()
@@ -306,25 +322,29 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return nil
     }
 
-    func apply(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) {
-        guard needsRound else { return }
+    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
+        guard needsRound else { return true }
+        // A query that failed before, or whose tables changed shape, reads guarded.
+        let guarded = guarded || tracker.state.isBehind || needsPlan
         let start = ContinuousClock.now
         var commits = absorbed
         absorbed = []
         if commits.contains(where: { !$0.lookups.isEmpty }) {
-            if let error = try await inSavepoint(session, { () throws(PostgresLiveQueryError) in try await lookUpJoinedRows(&commits, session) }) {
+            if let error = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
+                try await lookUpJoinedRows(&commits, session)
+            }) {
                 _ = tracker.state.committed()
                 fail(error, before: commits.first?.end)
-                return
+                return guarded
             }
         }
         if tracker.isBuilding {
             // Commits while the rest of the first fetch is read are remembered with the build; the
             // rest, once here, is completed with them in this round's snapshot.
             _ = tracker.state.committed()
-            guard hasRest else { return }
+            guard hasRest else { return true }
             try await completeFirstFetch(round: round, session)
-            return
+            return true
         }
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
@@ -332,13 +352,13 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         if action == .none {
             // Commits touched the query's tables and left its rows as they were.
             if let first = commits.first?.end, let last = commits.last?.end { unchanged(first: first, last: last) }
-            return
+            return true
         }
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
-        if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return }
+        if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return true }
         var applied: UInt64?
-        let failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
+        let failure = try await inSavepoint(session, guarded: guarded) { () throws(PostgresLiveQueryError) in
             if needsPlan {
                 // A table's shape changed: its columns, their types and collations are read
                 // again, and the result fetched with the new plan.
@@ -351,9 +371,10 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
         if let error = failure {
             fail(error, before: applied.map { $0 + 1 } ?? commits.first?.end)
-            return
+            return guarded
         }
         lastFailure = nil
+        return true
     }
 
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result

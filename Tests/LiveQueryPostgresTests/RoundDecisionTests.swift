@@ -106,4 +106,15 @@ import Testing
         #expect(log.lastTouch(of: [1], atOrBefore: 95) == 60)
         #expect(log.lastTouch(of: [2], atOrBefore: 85) == 80)
     }
+
+    @Test("the last record ends where the insert position is, but at a page's start when the next record would start the page")
+    func lastRecordEnd() {
+        let page: UInt64 = 8_192
+        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 24), pageSize: page) == PostgresLSN(3 * page))
+        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(4 * page + 40), pageSize: page) == PostgresLSN(4 * page))
+        // A record that ran over from the page before ends after the header.
+        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 32), pageSize: page) == PostgresLSN(3 * page + 32))
+        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 16), pageSize: page) == PostgresLSN(3 * page + 16))
+        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 500), pageSize: page) == PostgresLSN(3 * page + 500))
+    }
 }
