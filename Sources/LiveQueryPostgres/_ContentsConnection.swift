@@ -9,11 +9,14 @@ actor _ContentsConnection {
     let configuration: PostgresConnection.Configuration
     let timeout: Duration
     let logger: Logger
+    /// Ends its statements when the replication stream finds the server gone.
+    let aborts: _StatementAborts
     private var session: _PgSession?
     private var closed = false
 
-    init(configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger) {
+    init(configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger, aborts: _StatementAborts) {
         self.configuration = configuration
+        self.aborts = aborts
         self.timeout = timeout
         self.logger = logger
     }
@@ -22,7 +25,7 @@ actor _ContentsConnection {
     func open() async throws(PostgresLiveQueryError) -> _PgSession {
         guard !closed else { throw .connectionClosed }
         if let session, !session.connection.isClosed { return session }
-        let opened = try await _PgSession.connect(configuration, id: 3, logger: logger, timeout: timeout, settings: Self.settings)
+        let opened = try await _PgSession.connect(configuration, id: 3, logger: logger, timeout: timeout, aborts: aborts, settings: Self.settings)
         // The actor takes other calls while it connects: another may have opened one meanwhile, or
         // closed it for good. A connection is closed before it goes.
         if closed {

@@ -9,12 +9,14 @@ struct _PgSession: Sendable {
     let logger: Logger
     /// How long a statement may go unanswered before its connection is closed under it.
     var timeout: Duration = .seconds(60)
+    /// Ends its statements at once when the engine learns the server went away.
+    var aborts: _StatementAborts?
 
     /// A new connection with `settings` run on it; one whose settings fail is closed (a connection
     /// must be closed before it goes), and the failure thrown.
     static func connect(_ configuration: PostgresConnection.Configuration, on eventLoop: (any EventLoop)? = nil, id: Int, logger: Logger,
-                        timeout: Duration, settings: [String]) async throws(PostgresLiveQueryError) -> _PgSession {
-        let session: _PgSession
+                        timeout: Duration, aborts: _StatementAborts? = nil, settings: [String]) async throws(PostgresLiveQueryError) -> _PgSession {
+        var session: _PgSession
         do {
             let connection = if let eventLoop {
                 try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
@@ -25,6 +27,7 @@ struct _PgSession: Sendable {
         } catch {
             throw failure(error, sql: "connect")
         }
+        session.aborts = aborts
         do throws(PostgresLiveQueryError) {
             for setting in settings { try await session.execute(setting) }
         } catch {
@@ -50,6 +53,11 @@ struct _PgSession: Sendable {
                               _ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
         let (connection, logger, timeout) = (connection, logger, timeout)
         let race = _StatementRace<[T]>()
+        let registration = aborts?.register { error in
+            guard race.finish(.failure(error)) else { return }
+            Task { try? await connection.close() }
+        }
+        defer { if let registration { aborts?.unregister(registration) } }
         let outcome: Result<[T], any Error> = await withCheckedContinuation { continuation in
             race.start(continuation)
             let statement = Task {
@@ -174,5 +182,34 @@ final class _StatementRace<Value: Sendable>: @unchecked Sendable {
         watchdog?.cancel()
         continuation.resume(returning: outcome)
         return true
+    }
+}
+
+/// The statements under way on an engine's connections, ended at once — with their connections
+/// closed — when the replication stream finds the server gone: a statement cut by a server restart
+/// has been seen to wait for its whole time limit, holding every query behind it.
+/// `@unchecked Sendable`: `aborts`, `next` and `fired` are only touched under `lock`.
+final class _StatementAborts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var aborts: [Int: @Sendable (PostgresLiveQueryError) -> Void] = [:]
+    private var next = 0
+
+    func register(_ abort: @escaping @Sendable (PostgresLiveQueryError) -> Void) -> Int {
+        lock.withLock {
+            next += 1
+            aborts[next] = abort
+            return next
+        }
+    }
+
+    func unregister(_ id: Int) { _ = lock.withLock { aborts.removeValue(forKey: id) } }
+
+    /// Ends every statement under way with `error`.
+    func fire(_ error: PostgresLiveQueryError) {
+        let ending = lock.withLock {
+            defer { aborts = [:] }
+            return Array(aborts.values)
+        }
+        for abort in ending { abort(error) }
     }
 }

@@ -40,8 +40,8 @@ extension _PostgresEngine {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
-            // Queries followed row by row first: their updates do not wait behind whole reads.
-            let due = attention.filter { $0.value.needsRound }.sorted { !$0.value.refetches && $1.value.refetches }
+            // Queries followed row by row here; refetched ones apart, on the lane, when it is free.
+            let due = attention.filter { $0.value.needsRound && !$0.value.refetches }
             for (key, runner) in due {
                 // Unguarded (no savepoint each side); a read that fails aborts the transaction: the
                 // query is told, and the others go on in a new round.
@@ -52,6 +52,8 @@ extension _PostgresEngine {
                 // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
                 if !runner.awaitsRound { attention[key] = nil }
             }
+            let apart = attention.values.filter { $0.needsRound && $0.refetches }
+            if !apart.isEmpty, !laneBusy { try await detach(apart, round: through, from: session) }
             try await then?(through, log)
             try await session.control.execute("COMMIT")
             progress.applied = through
@@ -172,6 +174,6 @@ extension _PostgresEngine {
     }
 
     private func openFlusher() async throws(PostgresLiveQueryError) -> _PgSession {
-        try await _PgSession.connect(configuration, id: 5, logger: logger, timeout: timeout, settings: ["SET synchronous_commit = local"])
+        try await _PgSession.connect(configuration, id: 5, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: ["SET synchronous_commit = local"])
     }
 }

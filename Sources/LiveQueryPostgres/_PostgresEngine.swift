@@ -25,6 +25,10 @@ actor _PostgresEngine {
     /// Commits a transaction when the WAL a round waits for is written but not flushed (a
     /// transaction still open wrote it): its flush takes that WAL to the stream.
     var flusher: _PgSession?
+    /// Reads refetched queries apart, in a round's exported snapshot (`_PostgresEngine+Lane.swift`).
+    var laneSession: _PgSession?
+    /// Whether the lane is reading: refetched queries that are due wait for it.
+    var laneBusy = false
     nonisolated let inbox: _StreamInbox
     nonisolated let stream: _ReplicationStream
     let slotName: String
@@ -77,12 +81,13 @@ actor _PostgresEngine {
         self.publication = publication
         self.logger = logger
         self.refetchThreshold = refetchThreshold
-        contents = _ContentsConnection(configuration: configuration, timeout: timeout, logger: logger)
+        let inbox = _StreamInbox()
+        self.inbox = inbox
+        contents = _ContentsConnection(configuration: configuration, timeout: timeout, logger: logger, aborts: inbox.aborts)
         switch slot {
         case .temporary: slotName = "livelist_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         case let .persistent(name): slotName = name
         }
-        inbox = _StreamInbox()
         stream = _ReplicationStream(settings: .init(conninfo: Self.conninfo(configuration), slotName: slotName, persistent: slot != .temporary,
                                                     publication: publication),
                                     inbox: inbox, logger: logger)
@@ -134,7 +139,7 @@ actor _PostgresEngine {
     func connectedReader() async throws(PostgresLiveQueryError) -> _PgSession {
         if let reader, !reader.connection.isClosed { return reader }
         reader = nil
-        let opened = try await _PgSession.connect(configuration, id: 1, logger: logger, timeout: timeout, settings: _ContentsConnection.settings)
+        let opened = try await _PgSession.connect(configuration, id: 1, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: _ContentsConnection.settings)
         // Shut down meanwhile (the actor takes other calls while it waits): nothing may outlive it.
         guard !closed else {
             try? await opened.connection.close()
@@ -205,7 +210,7 @@ actor _PostgresEngine {
 
     /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
     private var needsRound: Bool {
-        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound }
+        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(laneBusy && $0.refetches) }
     }
 
     /// A query the next round has work for.
@@ -302,6 +307,7 @@ actor _PostgresEngine {
         var runner: _PostgresQueryRunner<ID>?
         var rest: _PgSession?
         let (threshold, configuration, logger, timeout, viaRoot, progress) = (refetchThreshold, configuration, logger, timeout, publishesViaRoot, progress)
+        let aborts = inbox.aborts
         // The tables' shapes as planned: a relation message that differs is a schema change.
         for role in plan.roles { relations.planned(role.table.relation) }
         for attempt in 0..<100 {
@@ -315,7 +321,7 @@ actor _PostgresEngine {
                     runner = opened
                     // The rest of a large result is read beside the rounds, in this very snapshot.
                     if !opened.isWhole {
-                        rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout)
+                        rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout, aborts: aborts)
                     }
                 }
             } catch {
@@ -374,10 +380,10 @@ actor _PostgresEngine {
     /// A connection of its own in a transaction that sees what `session`'s transaction sees
     /// (`pg_export_snapshot`, `SET TRANSACTION SNAPSHOT`), for a long read beside the rounds.
     private static func importSnapshot(of session: _PgSession, configuration: PostgresConnection.Configuration, logger: Logger,
-                                       timeout: Duration) async throws(PostgresLiveQueryError) -> _PgSession {
+                                       timeout: Duration, aborts: _StatementAborts) async throws(PostgresLiveQueryError) -> _PgSession {
         guard let snapshot = try await session.text("SELECT pg_export_snapshot()"),
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
-        return try await _PgSession.connect(configuration, on: _LongReads.group.next(), id: 4, logger: logger, timeout: timeout,
+        return try await _PgSession.connect(configuration, on: _LongReads.group.next(), id: 4, logger: logger, timeout: timeout, aborts: aborts,
                                             settings: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SET TRANSACTION SNAPSHOT '\(snapshot)'"]
                                                 + _ContentsConnection.settings)
     }
@@ -431,6 +437,15 @@ actor _PostgresEngine {
             if !caughtUp { try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10)) }
         }
         guard caughtUp else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
+        // Refetched queries read apart, or waiting for the lane: until they have read what was taken.
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while attention.values.contains(where: { $0.isDetached || ($0.refetches && $0.needsRound) }), ContinuousClock.now < deadline {
+            if laneBusy {
+                await inbox.wait(timeout: .milliseconds(20))
+            } else {
+                _ = try await round(then: nil)
+            }
+        }
         takeSessionItems()
         stream.confirm(PostgresLSN(progress.applied))
     }
@@ -444,10 +459,11 @@ actor _PostgresEngine {
         readers = [:]
         attention = [:]
         await stream.stop()
-        for session in [reader, flusher].compactMap({ $0 }) { try? await session.connection.close() }
+        for session in [reader, flusher, laneSession].compactMap({ $0 }) { try? await session.connection.close() }
         await contents.close()
         reader = nil
         flusher = nil
+        laneSession = nil
         for waiter in gate { waiter.resume() }
         gate = []
         inbox.signal()

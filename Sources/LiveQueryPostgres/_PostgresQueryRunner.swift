@@ -21,9 +21,17 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// a failing one leaves the transaction usable; unguarded (one statement less each side), a
     /// failing read aborts the transaction, and `false` says the round must end there.
     func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool
-    /// Whether its rounds read its whole result again (a refetched shape): the round applies the
-    /// others first, so that their updates do not wait behind such reads.
+    /// Whether its rounds read its whole result again (a refetched shape): such a query is read
+    /// apart (`_RefetchLane`), so that the others' updates never wait behind its reads.
     var refetches: Bool { get }
+    /// Whether it is being read apart: no round applies it meanwhile.
+    var isDetached: Bool { get set }
+    /// Takes what it is to be read apart for (the commits absorbed, the tracker's decision), now:
+    /// commits absorbed later wait for the next time.
+    func detach()
+    /// Its read apart was cut (the lane's connection went): what it took is read again by a
+    /// round, whole, without a failure told.
+    func abandonApply()
     /// The engine may have lost commits after `heldThrough`, or a round failed: the query says so
     /// and refetches once it can.
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64)
@@ -121,11 +129,17 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     var relationsRead: Set<UInt32> { plan.relationsRead }
 
-    var awaitsRound: Bool { needsRound || tracker.state.isBehind || tracker.isBuilding }
+    var awaitsRound: Bool { needsRound || isDetached || tracker.state.isBehind || tracker.isBuilding }
 
     var refetches: Bool { plan.refetchReason != nil }
 
+    /// Whether it is being read apart (by the engine's refetch lane): no round applies it meanwhile.
+    var isDetached = false
+    /// What it is read apart for, taken when it was detached.
+    private var detachedWork: Work?
+
     var needsRound: Bool {
+        if isDetached { return false }
         if !absorbed.isEmpty || needsPlan || hasRest { return true }
         guard tracker.state.isBehind else { return false }
         // A query that keeps failing tries again once a second.
@@ -214,6 +228,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         if tracker.isBuilding { buildTouch = end }
         var entry = _AbsorbedCommit(end: end)
         defer { absorbed.append(entry) }
+        positionsLock.withLock { if positions.pendingFrom == nil { positions.pendingFrom = end } }
         if !commit.reshaped.isDisjoint(with: read) { needsPlan = true }
         guard tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
@@ -322,54 +337,90 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return nil
     }
 
-    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
-        guard needsRound else { return true }
-        // A query that failed before, or whose tables changed shape, reads guarded.
-        let guarded = guarded || tracker.state.isBehind || needsPlan
-        let start = ContinuousClock.now
-        var commits = absorbed
-        absorbed = []
-        if commits.contains(where: { !$0.lookups.isEmpty }) {
-            if let error = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
-                try await lookUpJoinedRows(&commits, session)
-            }) {
-                _ = tracker.state.committed()
-                fail(error, before: commits.first?.end)
-                return guarded
-            }
-        }
-        if tracker.isBuilding {
-            // Commits while the rest of the first fetch is read are remembered with the build; the
-            // rest, once here, is completed with them in this round's snapshot.
-            _ = tracker.state.committed()
-            guard hasRest else { return true }
-            try await completeFirstFetch(round: round, session)
-            return true
-        }
+    /// What an apply does, taken at once: the commits, the action the tracker decided, whether
+    /// the plan is made again.
+    struct Work {
+        var commits: [_AbsorbedCommit]
+        var action: _TrackingState.Action
+        var replan: Bool
+    }
+
+    /// Takes the work for an apply, now: what commits absorbed later (while it is read apart) do
+    /// waits for the next.
+    private func takeWork(commits: [_AbsorbedCommit]) -> Work {
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
-        if needsPlan, action == .none { action = .refetch(.schemaChanged) }
-        if action == .none {
+        let replan = needsPlan
+        needsPlan = false
+        if replan, action == .none { action = .refetch(.schemaChanged) }
+        return Work(commits: commits, action: action, replan: replan)
+    }
+
+    func detach() {
+        isDetached = true
+        detachedWork = takeWork(commits: absorbed)
+        absorbed = []
+    }
+
+    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
+        guard needsRound || isDetached else { return true }
+        // Commits absorbed while this one is applied (read apart) wait for the next.
+        defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
+        // A query that failed before, or whose tables changed shape, reads guarded.
+        let guarded = guarded || tracker.state.isBehind || needsPlan || detachedWork?.replan == true
+        let start = ContinuousClock.now
+        let work: Work
+        if let detached = detachedWork {
+            work = detached
+            detachedWork = nil
+        } else {
+            var commits = absorbed
+            absorbed = []
+            if commits.contains(where: { !$0.lookups.isEmpty }) {
+                if let error = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
+                    try await lookUpJoinedRows(&commits, session)
+                }) {
+                    _ = tracker.state.committed()
+                    fail(error, before: commits.first?.end)
+                    return guarded
+                }
+            }
+            if tracker.isBuilding {
+                // Commits while the rest of the first fetch is read are remembered with the build; the
+                // rest, once here, is completed with them in this round's snapshot.
+                _ = tracker.state.committed()
+                guard hasRest else { return true }
+                try await completeFirstFetch(round: round, session)
+                return true
+            }
+            work = takeWork(commits: commits)
+        }
+        let commits = work.commits
+        if work.action == .none {
             // Commits touched the query's tables and left its rows as they were.
             if let first = commits.first?.end, let last = commits.last?.end { unchanged(first: first, last: last) }
             return true
         }
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
-        if action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) { return true }
+        if work.action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) {
+            if work.replan { needsPlan = true }
+            return true
+        }
         var applied: UInt64?
         let failure = try await inSavepoint(session, guarded: guarded) { () throws(PostgresLiveQueryError) in
-            if needsPlan {
+            if work.replan {
                 // A table's shape changed: its columns, their types and collations are read
                 // again, and the result fetched with the new plan.
                 let fresh = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, session)
                 plan = fresh
                 tracker.layout = fresh.layout
-                needsPlan = false
             }
-            try await carryOut(action, commits, round: round, session, start: start, applied: &applied)
+            try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied)
         }
         if let error = failure {
+            // A plan that could not be made is made again next time.
+            if work.replan { needsPlan = true }
             fail(error, before: applied.map { $0 + 1 } ?? commits.first?.end)
             return guarded
         }
@@ -504,9 +555,16 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return payloads
     }
 
+    func abandonApply() {
+        positionsLock.withLock { positions.failed(heldThrough: positions.pendingFrom.map { $0 - 1 }) }
+        tracker.state.failed()
+        lastFailure = nil
+    }
+
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64) {
         // Commits may have been missed: nothing is known after `heldThrough` until the result is read again.
         absorbed = []
+        positionsLock.withLock { positions.pendingFrom = nil }
         positionsLock.withLock { positions.failed(heldThrough: heldThrough) }
         tracker.reportFailure(.underlying(error))
     }

@@ -33,6 +33,10 @@ struct _ResultPositions: Sendable {
     private var openFrom: UInt64?
     /// The latest position the query announced: the current state's, or a later step that left it.
     private(set) var latest: UInt64 = 0
+    /// The end of the first commit that touched the query and is not applied yet (taken by a
+    /// round, or being read apart): the current state holds before it at most, whatever the
+    /// followed position.
+    var pendingFrom: UInt64?
 
     init(capacity: Int = 4_096) {
         self.capacity = max(1, capacity)
@@ -76,7 +80,8 @@ struct _ResultPositions: Sendable {
     /// Whether `state` is the query's result at `position`, the current state holding on through
     /// `followed`.
     func holds(_ state: ListStateID, at position: UInt64, followed: UInt64) -> Bool {
-        if state == current, let openFrom, openFrom <= position, position <= max(followed, openFrom) { return true }
+        let through = min(max(followed, openFrom ?? 0), pendingFrom.map { $0 - 1 } ?? .max)
+        if state == current, let openFrom, openFrom <= position, position <= through { return true }
         guard let entry = entries[state] else { return false }
         return entry.intervals.contains { $0.contains(position) }
     }

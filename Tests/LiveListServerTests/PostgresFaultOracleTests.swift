@@ -255,9 +255,20 @@ struct PostgresFaultOracleTests {
             var oracles: [String: (sections: [WireSection], rows: [[WireValue]])] = [:]
             for query in queries { oracles[query.name] = try await select(query, writer) }
             let watched = clients.filter { alive[$0.home] }
+            let started = ContinuousClock.now
+            var told = false
             do {
                 try await eventually("\(step): every client equals the SELECT (seed \(seed))", seconds: 60) {
-                    watched.allSatisfy { $0.client.matches(oracles[$0.query.name] ?? ([], [])) }
+                    let equal = watched.allSatisfy { $0.client.matches(oracles[$0.query.name] ?? ([], [])) }
+                    if !equal, !told, started.duration(to: .now) > .seconds(5) {
+                        // Slow to settle: what differs then (a list may catch up later, but not this late).
+                        told = true
+                        for entry in watched where !entry.client.matches(oracles[entry.query.name] ?? ([], [])) {
+                            print("\(step), after 5 s: \(entry.query.name) on \(entry.home): \(entry.client.mismatch(oracles[entry.query.name] ?? ([], [])) ?? ""), "
+                                  + "\(entry.client.remote.connectionState)")
+                        }
+                    }
+                    return equal
                 }
             } catch {
                 for entry in watched {
@@ -299,8 +310,14 @@ struct PostgresFaultOracleTests {
 
         try await quiet("first states")
         var faults: [Fault] = []
+        var timings: [String] = []
         for round in 0..<12 {
-            let fault = round == 0 ? Fault.none : Fault.allCases[random.next(upTo: Fault.allCases.count)]
+            let roundStarted = ContinuousClock.now
+            defer { timings.append("\(faults.last.map { "\($0)" } ?? "?") \(roundStarted.duration(to: .now))") }
+            // LIVELIST_FAULTS=restartPostgres,killInstance runs only those (to chase one).
+            let chosen = ProcessInfo.processInfo.environment["LIVELIST_FAULTS"].map { names in Fault.allCases.filter { names.contains("\($0)") } } ?? []
+            let pool = chosen.isEmpty ? Fault.allCases : chosen
+            let fault = round == 0 ? Fault.none : pool[random.next(upTo: pool.count)]
             faults.append(fault)
             switch fault {
             case .none:
@@ -376,7 +393,9 @@ struct PostgresFaultOracleTests {
             entry.client.remote.stop()
         }
         print("PostgreSQL faults seed \(seed): \(faults.map { "\($0)" }.joined(separator: ", "))\n" + summary.joined(separator: "\n"))
+        let stopping = ContinuousClock.now
         for instance in instances { #expect(instance.terminate() == 0, "a graceful shutdown on SIGTERM: \(instance.log)") }
+        print("PostgreSQL faults seed \(seed): rounds took \(timings.joined(separator: ", ")); the instances stopped in \(stopping.duration(to: .now))")
         try await writer.query(PostgresQuery(unsafeSQL: "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()"),
                                logger: PostgresCluster.logger)
     }

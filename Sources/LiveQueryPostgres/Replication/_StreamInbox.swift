@@ -73,14 +73,20 @@ final class _StreamInbox: @unchecked Sendable {
         signal()
     }
 
-    /// The session ended (or none could start) for `error`.
+    /// The session ended (or none could start) for `error`: the statements under way on the
+    /// engine's other connections end too (a server gone leaves them waiting otherwise).
     func sessionLost(_ error: PostgresLiveQueryError) {
-        lock.withLock {
-            if case .lost = state { return }
+        let first: Bool = lock.withLock {
+            if case .lost = state { return false }
             state = .lost(since: .now, error)
+            return true
         }
+        if first { aborts.fire(error) }
         signal()
     }
+
+    /// The statements of the engine's other connections, ended when the session is lost.
+    let aborts = _StatementAborts()
 
     /// The server has sent everything it decoded before `position`.
     func reached(_ position: PostgresLSN) {
