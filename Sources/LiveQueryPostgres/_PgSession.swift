@@ -52,44 +52,45 @@ struct _PgSession: Sendable {
     func decoded<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                               _ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
         let (connection, logger, timeout) = (connection, logger, timeout)
-        let race = _StatementRace<[T]>()
-        let registration = aborts?.register { error in
-            guard race.finish(.failure(error)) else { return }
-            Task { try? await connection.close() }
-        }
-        defer { if let registration { aborts?.unregister(registration) } }
-        let outcome: Result<[T], any Error> = await withCheckedContinuation { continuation in
-            race.start(continuation)
-            let statement = Task {
-                do {
-                    // Rows as they arrive, on the connection's event loop, without back-pressure: a
-                    // backend is never left blocked sending to a reader that has not asked for more
-                    // (postgres-nio 1.33 stops the process when a connection is cut while its row
-                    // stream waits for demand), and only what `decode` keeps is held.
-                    let values = _Decoded<T>()
-                    _ = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { row in
-                        values.append(decode(row))
-                    }.get()
-                    race.finish(.success(values.all))
-                } catch {
-                    race.finish(.failure(error))
-                }
+        // On the connection's event loop: the statement, its time limit and an abort race to settle
+        // one promise — no task per statement.
+        let loop = connection.eventLoop
+        let promise = loop.makePromise(of: [T].self)
+        let once = _Once()
+        let values = _Decoded<T>()
+        // Rows as they arrive, on the connection's event loop, without back-pressure: a backend is
+        // never left blocked sending to a reader that has not asked for more (postgres-nio 1.33
+        // stops the process when a connection is cut while its row stream waits for demand), and
+        // only what `decode` keeps is held.
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { row in values.append(decode(row)) }.whenComplete { result in
+            guard once.take() else { return }
+            switch result {
+            case .success: promise.succeed(values.all)
+            case let .failure(error): promise.fail(error)
             }
-            race.watch(Task {
-                do {
-                    try await Task.sleep(for: timeout)
-                } catch {
-                    return   // the statement ended first
-                }
-                guard race.finish(.failure(PostgresLiveQueryError.timedOut(sql: sql, after: timeout))) else { return }
-                statement.cancel()
-                try? await connection.close()   // a close that fails leaves nothing more to do: the round has failed already
-            })
         }
-        switch outcome {
-        case let .success(values): return values
-        case let .failure(error as PostgresLiveQueryError): throw error
-        case let .failure(error): throw Self.failure(error, sql: sql)
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let timer = loop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            guard once.take() else { return }
+            promise.fail(PostgresLiveQueryError.timedOut(sql: sql, after: timeout))
+            // A close that fails leaves nothing more to do: the statement has failed already.
+            connection.close().whenComplete { _ in }
+        }
+        let registration = aborts?.register { error in
+            guard once.take() else { return }
+            promise.fail(error)
+            connection.close().whenComplete { _ in }
+        }
+        defer {
+            timer.cancel()
+            if let registration { aborts?.unregister(registration) }
+        }
+        do {
+            return try await promise.futureResult.get()
+        } catch let error as PostgresLiveQueryError {
+            throw error
+        } catch {
+            throw Self.failure(error, sql: sql)
         }
     }
 
@@ -143,45 +144,18 @@ final class _Decoded<T: Sendable>: @unchecked Sendable {
     var all: [T] { lock.withLock { values } }
 }
 
-/// The first of a statement's end and its time limit: whichever comes first resumes the caller,
-/// once. `@unchecked Sendable`: `continuation`, `watchdog` and `done` are only touched under `lock`.
-final class _StatementRace<Value: Sendable>: @unchecked Sendable {
-    typealias Outcome = Result<Value, any Error>
-
+/// Settles once: the first of a statement's end, its time limit and an abort takes it.
+/// `@unchecked Sendable`: `taken` is only touched under `lock`.
+final class _Once: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Outcome, Never>?
-    private var watchdog: Task<Void, Never>?
-    private var done = false
+    private var taken = false
 
-    func start(_ continuation: CheckedContinuation<Outcome, Never>) {
-        lock.withLock { self.continuation = continuation }
-    }
-
-    /// Keeps the time limit's task, to cancel it when the statement ends first.
-    func watch(_ task: Task<Void, Never>) {
-        let finished = lock.withLock {
-            watchdog = task
-            return done
+    /// Whether this call is the first.
+    func take() -> Bool {
+        lock.withLock {
+            defer { taken = true }
+            return !taken
         }
-        if finished { task.cancel() }
-    }
-
-    /// Resumes the caller with `outcome` if nothing did before; whether it did.
-    @discardableResult
-    func finish(_ outcome: Outcome) -> Bool {
-        let (continuation, watchdog): (CheckedContinuation<Outcome, Never>?, Task<Void, Never>?) = lock.withLock {
-            guard !done else { return (nil, nil) }
-            done = true
-            defer {
-                self.continuation = nil
-                self.watchdog = nil
-            }
-            return (self.continuation, self.watchdog)
-        }
-        guard let continuation else { return false }
-        watchdog?.cancel()
-        continuation.resume(returning: outcome)
-        return true
     }
 }
 

@@ -53,7 +53,7 @@ extension _PostgresEngine {
                 if !runner.awaitsRound { attention[key] = nil }
             }
             let apart = attention.values.filter { $0.needsRound && $0.refetches }
-            if !apart.isEmpty, !laneBusy { try await detach(apart, round: through, from: session) }
+            if !apart.isEmpty, !lanesBusy { try await detach(apart, round: through, from: session) }
             try await then?(through, log)
             try await session.control.execute("COMMIT")
             progress.applied = through
@@ -117,7 +117,10 @@ extension _PostgresEngine {
                 }
             }
             if complete || reached >= needed {
-                // Every commit the snapshot may see is here: through `needed`, or up to the first it does not see.
+                // Every commit the snapshot may see is here: through `needed`, or up to the first it
+                // does not see (committing now: its commit record is written, and it becomes
+                // visible in a moment).
+                stoppedAtUnseen = unseen != nil
                 return unseen.map { $0.value - 1 } ?? needed.value
             }
             let now = ContinuousClock.now

@@ -25,10 +25,10 @@ actor _PostgresEngine {
     /// Commits a transaction when the WAL a round waits for is written but not flushed (a
     /// transaction still open wrote it): its flush takes that WAL to the stream.
     var flusher: _PgSession?
-    /// Reads refetched queries apart, in a round's exported snapshot (`_PostgresEngine+Lane.swift`).
-    var laneSession: _PgSession?
-    /// Whether the lane is reading: refetched queries that are due wait for it.
-    var laneBusy = false
+    /// Read refetched queries apart, in a round's exported snapshot (`_PostgresEngine+Lane.swift`).
+    var laneSessions: [Int: _PgSession] = [:]
+    /// The lanes reading now.
+    var busyLanes: Set<Int> = []
     nonisolated let inbox: _StreamInbox
     nonisolated let stream: _ReplicationStream
     let slotName: String
@@ -59,6 +59,8 @@ actor _PostgresEngine {
     var snapshotsTaken = 0
     var flushesForced = 0
     var commitsPassedOver = 0
+    /// Whether the last round stopped at a commit its snapshot did not see yet.
+    var stoppedAtUnseen = false
     private var busy = false
     private var gate: [CheckedContinuation<Void, Never>] = []
     private var closed = false
@@ -191,8 +193,15 @@ actor _PostgresEngine {
             if rounds > 1_000 { return .zero }
             do throws(PostgresLiveQueryError) {
                 if try await round(then: nil) {
-                    attempts = 0
                     takeSessionItems()
+                    guard stoppedAtUnseen else {
+                        attempts = 0
+                        continue
+                    }
+                    // A commit whose record is written but that is not visible yet: let it finish
+                    // (rounds in a tight loop would take the committing backend's CPU) and look again.
+                    attempts += 1
+                    try? await Task.sleep(for: .microseconds(attempts < 10 ? 200 * attempts : 2_000))
                     continue
                 }
                 attempts += 1
@@ -210,7 +219,7 @@ actor _PostgresEngine {
 
     /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
     private var needsRound: Bool {
-        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(laneBusy && $0.refetches) }
+        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(lanesBusy && $0.refetches) }
     }
 
     /// A query the next round has work for.
@@ -440,7 +449,7 @@ actor _PostgresEngine {
         // Refetched queries read apart, or waiting for the lane: until they have read what was taken.
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while attention.values.contains(where: { $0.isDetached || ($0.refetches && $0.needsRound) }), ContinuousClock.now < deadline {
-            if laneBusy {
+            if lanesBusy {
                 await inbox.wait(timeout: .milliseconds(20))
             } else {
                 _ = try await round(then: nil)
@@ -459,11 +468,11 @@ actor _PostgresEngine {
         readers = [:]
         attention = [:]
         await stream.stop()
-        for session in [reader, flusher, laneSession].compactMap({ $0 }) { try? await session.connection.close() }
+        for session in [reader, flusher].compactMap({ $0 }) + Array(laneSessions.values) { try? await session.connection.close() }
         await contents.close()
         reader = nil
         flusher = nil
-        laneSession = nil
+        laneSessions = [:]
         for waiter in gate { waiter.resume() }
         gate = []
         inbox.signal()
