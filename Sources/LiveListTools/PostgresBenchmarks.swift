@@ -208,7 +208,7 @@ public enum PostgresBenchmarks {
         result.add("notify_speedup", .double(BenchResult.rounded(LiveQueryBenchmarks.median(notified) / LiveQueryBenchmarks.median(latencies))))
         result.add("rows", .integer(Int64(rows)))
         result.add("in_result", .integer(Int64(live.count)))
-        result.add("wake", .string("notify"))
+        result.add("capture", .string("replication stream"))
         await query.cancel()
         return result
     }
