@@ -35,7 +35,7 @@ extension _PostgresEngine {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot() \(snapshotText) at \(insertText)")
             }
             // Every commit the snapshot sees ends at or before `insert`.
-            let needed = Self.lastRecordEnd(insert: insert, pageSize: walBlockSize)
+            let needed = Self.lastRecordEnd(insert: insert, pageSize: walBlockSize, segmentSize: walSegmentSize)
             guard let through = try await takeCommits(seenBy: snapshot, needed: needed) else {
                 try await session.control.execute("ROLLBACK")
                 return false
@@ -65,12 +65,14 @@ extension _PostgresEngine {
     }
 
     /// Where the last WAL record written ends, from the insert position: the same, but when the
-    /// next record would start a page, where the insert position is past the page's header (24
-    /// bytes, 40 on a segment's first page) and the last record ends at the page's start. A record
-    /// that ran over from the page before ends after the header, never at its end.
-    static func lastRecordEnd(insert: PostgresLSN, pageSize: UInt64) -> PostgresLSN {
+    /// next record would start a page, where the insert position is just past the page's header
+    /// and the last record ends at the page's start. The header is 40 bytes on a segment's first
+    /// page, 24 on the others; a record that ran over from the page before ends after the header,
+    /// never at its end (40 bytes into a page that is not a segment's first is such an end).
+    static func lastRecordEnd(insert: PostgresLSN, pageSize: UInt64, segmentSize: UInt64) -> PostgresLSN {
         let offset = insert.value % pageSize
-        return offset == 24 || offset == 40 ? PostgresLSN(insert.value - offset) : insert
+        let header: UInt64 = insert.value % segmentSize < pageSize ? 40 : 24
+        return offset == header ? PostgresLSN(insert.value - offset) : insert
     }
 
     /// Takes from the stream, in commit order, the commits the snapshot sees, each absorbed by the
@@ -87,6 +89,7 @@ extension _PostgresEngine {
             var unseen: PostgresLSN?
             var offset = 0
             var complete = false
+            var lastTaken: UInt64 = 0
             scan: while let item = unseen == nil ? inbox.peek() : inbox.peek(at: offset) {
                 switch item {
                 case let .started(start):
@@ -105,6 +108,7 @@ extension _PostgresEngine {
                     case .take:
                         inbox.take()
                         absorb(commit)
+                        lastTaken = commit.endLSN.value
                     case .holdBack:
                         if unseen == nil { unseen = commit.endLSN }
                         offset += 1
@@ -121,7 +125,7 @@ extension _PostgresEngine {
                 // does not see (committing now: its commit record is written, and it becomes
                 // visible in a moment).
                 stoppedAtUnseen = unseen != nil
-                return unseen.map { $0.value - 1 } ?? needed.value
+                return unseen.map { $0.value - 1 } ?? max(needed.value, lastTaken)
             }
             let now = ContinuousClock.now
             let waited = started.duration(to: now)

@@ -53,12 +53,20 @@ actor _PostgresEngine {
     var outageReported = false
     /// When rounds started failing (or the stream was lost) in the outage under way.
     var troubleSince: ContinuousClock.Instant?
-    /// The WAL's page size (`wal_block_size`).
+    /// The WAL's page size (`wal_block_size`) and segment size (`wal_segment_size`, in bytes).
     var walBlockSize: UInt64 = 8_192
+    var walSegmentSize: UInt64 = 16 << 20
     /// Rounds that took a snapshot, flushes asked for, commits passed over without a round (for the tests).
     var snapshotsTaken = 0
     var flushesForced = 0
     var commitsPassedOver = 0
+    /// Stream sessions started (the first, and each after an outage).
+    var sessionsStarted = 0
+    /// What the counters above say, for a test's failure message.
+    var diagnostics: String {
+        "engine: \(snapshotsTaken) snapshots, \(flushesForced) flushes, \(commitsPassedOver) passed over, "
+            + "\(sessionsStarted) sessions, applied through \(PostgresLSN(progress.applied))"
+    }
     /// Whether the last round stopped at a commit its snapshot did not see yet.
     var stoppedAtUnseen = false
     private var busy = false
@@ -118,6 +126,11 @@ actor _PostgresEngine {
         guard level == "logical" else { throw PostgresLiveQueryError.logicalDecodingUnavailable(walLevel: level) }
         try await ensurePublication(reader)
         if let size = try await reader.text("SHOW wal_block_size").flatMap({ UInt64($0) }), size > 0 { walBlockSize = size }
+        // In bytes (`SHOW` says "16MB").
+        if let size = try await reader.text("SELECT setting FROM pg_settings WHERE name = 'wal_segment_size'").flatMap({ UInt64($0) }),
+           size >= walBlockSize, size % walBlockSize == 0 {
+            walSegmentSize = size
+        }
         guard try await reader.text("SELECT (rolreplication OR rolsuper)::text FROM pg_roles WHERE rolname = current_user") == "true" else {
             throw .replicationSlot(slotName, PostgresReplicationFailure(message: "role \(configuration.username) may not start a replication stream"))
         }
@@ -152,22 +165,33 @@ actor _PostgresEngine {
     }
 
     /// Creates the publication when missing (its partitioned tables' changes named by the table,
-    /// not the partition); notes whether it names them so.
+    /// not the partition); notes whether it names them so. Instances that start together may both
+    /// find it missing: the one whose CREATE loses (a duplicate: SQLSTATE 23505 or 42710) reads
+    /// the winner's.
     private func ensurePublication(_ session: _PgSession) async throws(PostgresLiveQueryError) {
-        var binds = PostgresBindings()
-        binds.append(publication)
-        if let row = try await session.rows("SELECT pubviaroot FROM pg_publication WHERE pubname = $1", binds).first {
-            publishesViaRoot = try _PostgresPlan.decode(row, as: Bool.self)
-            return
-        }
+        if try await readPublication(session) { return }
         do throws(PostgresLiveQueryError) {
             try await session.execute("CREATE PUBLICATION " + _PostgresPlan.quoted(publication) + " FOR ALL TABLES WITH (publish_via_partition_root = true)")
             publishesViaRoot = true
         } catch {
-            if case let .server(failure, _) = error { throw .publicationMissing(publication, failure) }
-            throw error
+            guard case let .server(failure, _) = error else { throw error }
+            if Self.isDuplicate(error.sqlState), try await readPublication(session) { return }
+            throw .publicationMissing(publication, failure)
         }
     }
+
+    /// Whether the publication exists; when it does, notes `publishesViaRoot`.
+    private func readPublication(_ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
+        var binds = PostgresBindings()
+        binds.append(publication)
+        guard let row = try await session.rows("SELECT pubviaroot FROM pg_publication WHERE pubname = $1", binds).first else { return false }
+        publishesViaRoot = try _PostgresPlan.decode(row, as: Bool.self)
+        return true
+    }
+
+    /// A CREATE that lost to a concurrent one: `unique_violation` on the catalog's index while the
+    /// other transaction was in flight, or `duplicate_object` once it had committed.
+    static func isDuplicate(_ sqlState: String?) -> Bool { sqlState == "23505" || sqlState == "42710" }
 
     // MARK: - Following the stream
 
@@ -252,6 +276,7 @@ actor _PostgresEngine {
     /// The stream started on a new slot: its first session, or one after which commits between
     /// the last session and it were never seen (every query then reads its result again).
     func restarted(_ start: _StreamStart) {
+        sessionsStarted += 1
         identity.name = start.positionsName
         if hadSession {
             lostCommits = true

@@ -29,10 +29,11 @@ enum _RoundSelection: Equatable, Sendable {
 
     /// The decision for a commit that ends at `end`, by transaction `xid`, coming after one the
     /// snapshot does not see (`afterUnseen`) or not. `needed`: every commit the snapshot sees ends
-    /// at or before it.
+    /// at or before it. A commit the snapshot sees is taken even past `needed` (the snapshot's
+    /// word wins over a position worked out from the WAL's layout: its reads show the commit, so
+    /// its changes must be applied with them).
     static func decide(end: PostgresLSN, xid: UInt32, seenBy snapshot: _PgSnapshot, needed: PostgresLSN, afterUnseen: Bool) -> Decision {
-        guard end <= needed else { return .stop }
-        guard snapshot.sees(committed: xid) else { return .holdBack }
+        guard snapshot.sees(committed: xid) else { return end <= needed ? .holdBack : .stop }
         return afterUnseen ? .retry : .take
     }
 

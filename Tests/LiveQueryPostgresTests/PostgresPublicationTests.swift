@@ -38,4 +38,26 @@ struct PostgresPublicationTests {
             }
         }
     }
+
+    @Test("instances that start together on a missing publication all start: the one whose CREATE loses reads the winner's")
+    func concurrentCreation() async throws {
+        #expect(_PostgresEngine.isDuplicate("23505") && _PostgresEngine.isDuplicate("42710") && !_PostgresEngine.isDuplicate("42501"))
+        try await PostgresBehaviourTests.withDatabase("CREATE TABLE item (id bigint PRIMARY KEY)") { configuration, writer, _ in
+            // Several rounds of four instances racing for a fresh name: without the duplicate rule
+            // the losers fail with publicationMissing (SQLSTATE 23505 or 42710).
+            for round in 0..<4 {
+                let name = "racing_\(round)"
+                let databases = try await withThrowingTaskGroup(of: PostgresLiveDatabase.self) { group in
+                    for _ in 0..<4 { group.addTask { try await PostgresLiveDatabase.connect(configuration, publication: name, logger: PG.logger) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                try await PG.execute(writer, "INSERT INTO item VALUES (\(round + 1))")
+                for database in databases {
+                    let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self), in: database)
+                    #expect(PG.ids(try await query.upToDate()) == Array(1...Int64(round + 1)))
+                    await database.close()
+                }
+            }
+        }
+    }
 }

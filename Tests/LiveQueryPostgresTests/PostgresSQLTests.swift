@@ -101,8 +101,8 @@ struct PostgresSQLTests {
                 #expect(query.columnNames == ["id", "subject", "sender", "company", "received", "meta", "score"])
                 queries.append((sql, query, await PostgresListFollower(query)))
             }
-            let seed = UInt64.random(in: 0...UInt64.max)
-            print("PostgreSQL join oracle seed \(seed)")
+            let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+            print("PostgreSQL join oracle seed \(seed) (LIVELIST_SEED replays it)")
             var random = SeededRandomNumberGenerator(seed: seed)
             for step in 0..<50 {
                 try await Self.randomTransaction(writer, &random)
@@ -110,7 +110,8 @@ struct PostgresSQLTests {
                     let result = try await query.upToDate()
                     // The list breaks ties by the identity, as the SELECT must to be compared with it.
                     let expected = try await Self.expectedRows(writer, sql + ", m.id", columns: 7)
-                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
+                    let diagnostics = await database.engine.diagnostics
+                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed), \(query.statistics), \(diagnostics)")
                     let values = try await query.values(of: result.rows(in: 0..<result.count))
                     let shown = result.rows(in: 0..<result.count).map { row in values[row.id].map { $0.map(Self.text) } }
                     #expect(shown == expected.map { Optional($0) }, "values at step \(step): \(sql), seed \(seed)")

@@ -30,6 +30,51 @@ struct PostgresStreamTests {
         }
     }
 
+    @Test("a commit whose record ends anywhere near a WAL page's edge (at the page's end, or run over just past the next page's header) is applied by the round whose snapshot sees it")
+    func commitsAtPageEdges() async throws {
+        try await PostgresBehaviourTests.withDatabase("""
+            CREATE TABLE item (id bigint PRIMARY KEY, rank integer);
+            INSERT INTO item SELECT g, g FROM generate_series(1, 5) g
+            """) { _, writer, database in
+            let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "item", as: Int64.self, sort: [SortTerm("rank")]), in: database)
+            _ = try await query.upToDate()
+            let page = try #require(Int64(try await PG.strings(writer, "SHOW wal_block_size").first ?? ""))
+            let segment = try #require(Int64(try await PG.strings(writer, "SELECT setting FROM pg_settings WHERE name = 'wal_segment_size'").first ?? ""))
+            func insert() async throws -> Int64 {
+                try #require(try await PG.int64s(writer, "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint").first)
+            }
+            func pad(_ bytes: Int64) async throws {
+                try await PG.execute(writer, "SELECT pg_logical_emit_message(false, 'pad', repeat('x', \(max(bytes, 1))))")
+            }
+            // What a padding record takes beyond its text.
+            let before = try await insert()
+            try await pad(100)
+            let overhead = try await insert() - before - 100
+            // Where the insert position stood after each commit, within its page.
+            var offsets: [Int64: Int] = [:]
+            for step in 0..<128 {
+                // The update's records (a heap update, then the commit) start `distance` bytes
+                // before a page's end: over the steps their end moves across the edge 8 bytes at a time.
+                let distance = Int64(8 * (step % 64) + 8)
+                let now = try await insert()
+                var target = (now / page + 1) * page - distance
+                if target - now < overhead + 8 { target += page }
+                let crossing = target / page > now / page ? Int64(24) : 0
+                try await pad(target - now - overhead - crossing)
+                let rank = 100 + step
+                try await PG.execute(writer, "UPDATE item SET rank = \(rank) WHERE id = \(1 + step % 5)")
+                let end = try await insert()
+                if end % segment >= page { offsets[end % page, default: 0] += 1 }
+                let result = try await query.upToDate()
+                let expected = try await PG.int64s(writer, "SELECT id FROM item ORDER BY rank, id")
+                #expect(PG.ids(result) == expected, "step \(step): the commit ended at \(end % page) bytes into a page")
+            }
+            // The edges this test is about were met: a commit that ended a page, and one whose record
+            // ran 16 bytes over into the next page (ending where a long header would).
+            #expect(offsets[24] ?? 0 > 0 && offsets[40] ?? 0 > 0, "offsets met: \(offsets.keys.sorted())")
+        }
+    }
+
     @Test("a commit reaches only the queries that read its tables; commits to other tables pass without a round or a read")
     func proportional() async throws {
         let tables = 20

@@ -22,10 +22,12 @@ import Testing
         #expect(_RoundSelection.select([], seenBy: try #require(_PgSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
     }
 
-    @Test("a commit that ends past the snapshot's insert position stops the round: it is the next round's")
+    @Test("a commit that ends past the snapshot's insert position, unseen, stops the round: it is the next round's; one the snapshot sees is taken wherever it ends")
     func stopsAtNeeded() throws {
         let snapshot = try #require(_PgSnapshot("10:13:"))
-        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
+        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
+        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
+        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
         #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
         #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
         #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .holdBack)
@@ -109,12 +111,17 @@ import Testing
 
     @Test("the last record ends where the insert position is, but at a page's start when the next record would start the page")
     func lastRecordEnd() {
-        let page: UInt64 = 8_192
-        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 24), pageSize: page) == PostgresLSN(3 * page))
-        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(4 * page + 40), pageSize: page) == PostgresLSN(4 * page))
-        // A record that ran over from the page before ends after the header.
-        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 32), pageSize: page) == PostgresLSN(3 * page + 32))
-        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 16), pageSize: page) == PostgresLSN(3 * page + 16))
-        #expect(_PostgresEngine.lastRecordEnd(insert: PostgresLSN(3 * page + 500), pageSize: page) == PostgresLSN(3 * page + 500))
+        let page: UInt64 = 8_192, segment: UInt64 = 16 << 20
+        func end(_ insert: UInt64) -> UInt64 { _PostgresEngine.lastRecordEnd(insert: PostgresLSN(insert), pageSize: page, segmentSize: segment).value }
+        // Just past a page's header: the short one, and the long one on a segment's first page.
+        #expect(end(3 * page + 24) == 3 * page)
+        #expect(end(5 * segment + 40) == 5 * segment)
+        // A record that ran over from the page before ends after the header: 40 bytes into a page
+        // that is not a segment's first is 16 bytes of such a record (seen on a live server).
+        #expect(end(4 * page + 40) == 4 * page + 40)
+        #expect(end(5 * segment + 24) == 5 * segment + 24)
+        #expect(end(3 * page + 32) == 3 * page + 32)
+        #expect(end(3 * page + 16) == 3 * page + 16)
+        #expect(end(3 * page + 500) == 3 * page + 500)
     }
 }
