@@ -471,16 +471,7 @@ enum PostgresMixed {
     }
 
     static func startLoadGenerator(_ specification: URL) throws -> (Process, Pipe, LineReader) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "--child", "mixed:\(specification.path)"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let lines = LineReader(output.fileHandleForReading)
-        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
-        return (process, input, lines)
+        try LoadGeneratorProcess.start(["--child", "mixed:\(specification.path)"], name: name)
     }
 
     /// PostgreSQL's postmaster, when the server runs on this machine: the parent of this

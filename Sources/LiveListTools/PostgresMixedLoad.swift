@@ -93,7 +93,7 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
 
     func note(_ utf8: [UInt8], at time: Double) {
         if countsRows { countRows(utf8) }
-        if Self.find(Self.errorType, in: utf8) != nil {
+        if FrameScan.find(Self.errorType, in: utf8) != nil {
             let text = String(decoding: utf8.prefix(400), as: UTF8.self)
             lock.withLock {
                 current.errors += 1
@@ -101,9 +101,9 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
             }
             return
         }
-        let from = Self.field(Self.fromField, in: utf8), to = Self.field(Self.toField, in: utf8)
-        let version = from == nil ? Self.field(Self.versionField, in: utf8) : nil
-        let isReset = version != nil && Self.find(Self.resetType, in: utf8) != nil
+        let from = FrameScan.field(Self.fromField, in: utf8), to = FrameScan.field(Self.toField, in: utf8)
+        let version = from == nil ? FrameScan.field(Self.versionField, in: utf8) : nil
+        let isReset = version != nil && FrameScan.find(Self.resetType, in: utf8) != nil
         let at = from == nil ? nil : Self.integer(after: Self.atField, in: utf8)
         lock.withLock {
             if let version, isReset {
@@ -166,26 +166,6 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
         return value
     }
 
-    private static func find(_ pattern: [UInt8], in bytes: [UInt8], from: Int = 0) -> Int? {
-        guard bytes.count >= pattern.count, let head = pattern.first else { return nil }
-        var start = from
-        while start <= bytes.count - pattern.count {
-            guard let next = bytes[start...(bytes.count - pattern.count)].firstIndex(of: head) else { return nil }
-            if bytes[next..<next + pattern.count].elementsEqual(pattern) { return next }
-            start = next + 1
-        }
-        return nil
-    }
-
-    /// Where the string value after `pattern` (its first occurrence) lies. `from` and `to` come
-    /// before any row in the server's messages, so a row's text cannot be mistaken for them
-    /// (quotes inside values are escaped anyway).
-    private static func field(_ pattern: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
-        guard let start = find(pattern, in: bytes) else { return nil }
-        let valueStart = start + pattern.count
-        guard valueStart <= bytes.count, let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return valueStart..<end
-    }
 
     /// The integer after the last occurrence of `pattern` (`at` is the message's last member).
     private static func integer(after pattern: [UInt8], in bytes: [UInt8]) -> Int64? {

@@ -82,16 +82,7 @@ public enum WireFanout {
     /// The load generator, in a process of its own: subscribes `subscribers` connections (shared
     /// among `urls`), says "ready", and reports when its input closes.
     static func startLoadGenerator(subscribers: Int, commitsFile: URL, urls: [String], name: String) throws -> (Process, Pipe, LineReader) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", urls.joined(separator: " ")]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let lines = LineReader(output.fileHandleForReading)
-        guard lines.next() == "ready" else { throw BenchFailure("\(name): the load generator did not subscribe") }
-        return (process, input, lines)
+        try LoadGeneratorProcess.start(["--child", "fanout:\(subscribers):\(commitsFile.path)", "--child-database", urls.joined(separator: " ")], name: name)
     }
 
     /// Raises this process's descriptor limit to its hard limit (children inherit it); returns
@@ -263,9 +254,9 @@ final class FanoutRecorder: @unchecked Sendable {
     /// Notes a message: its version (read from its bytes in place, as a load generator must stay
     /// cheap), its order and its bytes.
     func note(_ utf8: [UInt8], at time: Double) {
-        let from = Self.field(Self.fromField, in: utf8), to = Self.field(Self.toField, in: utf8)
-        let version = from == nil ? Self.field(Self.versionField, in: utf8) : nil
-        let isReset = version != nil && Self.find(Self.resetType, in: utf8) != nil
+        let from = FrameScan.field(Self.fromField, in: utf8), to = FrameScan.field(Self.toField, in: utf8)
+        let version = from == nil ? FrameScan.field(Self.versionField, in: utf8) : nil
+        let isReset = version != nil && FrameScan.find(Self.resetType, in: utf8) != nil
         lock.withLock {
             if let version, isReset {
                 if current.subscribed { current.resets += 1 }
@@ -304,24 +295,6 @@ final class FanoutRecorder: @unchecked Sendable {
     private static let versionField = Array("\"version\":\"".utf8)
     private static let resetType = Array("\"type\":\"reset\"".utf8)
 
-    private static func find(_ pattern: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= pattern.count, let head = pattern.first else { return nil }
-        var start = 0
-        while start <= bytes.count - pattern.count {
-            guard let next = bytes[start...(bytes.count - pattern.count)].firstIndex(of: head) else { return nil }
-            if bytes[next..<next + pattern.count].elementsEqual(pattern) { return next }
-            start = next + 1
-        }
-        return nil
-    }
-
-    /// Where the string value after `pattern` lies.
-    private static func field(_ pattern: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
-        guard let start = find(pattern, in: bytes) else { return nil }
-        let valueStart = start + pattern.count
-        guard let end = bytes[valueStart...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return valueStart..<end
-    }
 }
 
 /// The load generator's checker: a full Swift client that applies every message to a model.

@@ -6,6 +6,7 @@ import LiveListServer
 import LiveListWire
 import LiveQuery
 import Logging
+import ServiceLifecycle
 import Testing
 
 /// A served query whose results come from a SQLite live query and whose positions the test sets:
@@ -140,10 +141,19 @@ final class CheckingClient: @unchecked Sendable {
     }
 }
 
-@Suite("Positioned versions: resume never goes back", .serialized, .timeLimit(.minutes(2)))
-struct PositionedResumeTests {
-    @Test("a resume is answered from the client's version to one at least as late: current, bumped, composed, reset or behind; an unchanged commit is told")
-    func resumeRules() async throws {
+/// A server over a `ScriptedEngine` on 20 items, with one client subscribed to the first five
+/// rows and the query's first result read (not yet emitted: the test says at which position).
+struct ScriptedFixture {
+    let pool: DatabasePool
+    let query: ScriptedQuery
+    let client: CheckingClient
+    let first: LiveResult<SQLValue>
+    let inner: AsyncStream<LiveQueryEvent<SQLValue>>.Iterator
+    let url: String
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    static func start(_ configuration: LiveListServer.Configuration) async throws -> ScriptedFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-positioned-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let pool = try DatabasePool(path: directory.appendingPathComponent("items.sqlite").path)
@@ -152,18 +162,34 @@ struct PositionedResumeTests {
             for id in 1...20 { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, "n\(100 + id)"]) }
         }
         let engine = ScriptedEngine(pool)
-        var configuration = LiveListServer.Configuration()
-        configuration.resumeWait = .milliseconds(300)
         let server = LiveListServer(engine: engine, queries: [PublishedQuery(name: "items", sql: "SELECT id, name FROM item ORDER BY name")],
                                     configuration: configuration)
         let (port, group, running) = try await WireFixture.serve(server)
         let url = "ws://127.0.0.1:\(port)/live"
         var opened = engine.opened.makeAsyncIterator()
-        let first = CheckingClient(url: url)
-        first.send(#"{"type":"subscribe","sub":1,"query":"items","window":[0,5]}"#)
+        let client = CheckingClient(url: url)
+        client.send(#"{"type":"subscribe","sub":1,"query":"items","window":[0,5]}"#)
         let query = try #require(await opened.next())
         var inner = query.inner.events.makeAsyncIterator()
-        guard case let .initial(r0)? = await inner.next() else { throw TimeLimitExceeded(what: "the first result") }
+        guard case let .initial(first)? = await inner.next() else { throw TimeLimitExceeded(what: "the first result") }
+        return ScriptedFixture(pool: pool, query: query, client: client, first: first, inner: inner, url: url, group: group, running: running)
+    }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+    }
+}
+
+@Suite("Positioned versions: resume never goes back", .serialized, .timeLimit(.minutes(2)))
+struct PositionedResumeTests {
+    @Test("a resume is answered from the client's version to one at least as late: current, bumped, composed, reset or behind; an unchanged commit is told")
+    func resumeRules() async throws {
+        var configuration = LiveListServer.Configuration()
+        configuration.resumeWait = .milliseconds(300)
+        let fixture = try await ScriptedFixture.start(configuration)
+        let (pool, query, first, r0, url) = (fixture.pool, fixture.query, fixture.client, fixture.first, fixture.url)
+        var inner = fixture.inner
         query.hold(r0, [100...150])
         query.emit(.initial(r0, position: 100))
         guard case let .reset(reset) = try await first.message(1, after: 0) else { throw TimeLimitExceeded(what: "a reset") }
@@ -236,28 +262,13 @@ struct PositionedResumeTests {
             #expect(client.violations.isEmpty, "\(client.violations)")
             client.close()
         }
-        await group.triggerGracefulShutdown()
-        _ = await running.result
+        await fixture.stop()
     }
 
     @Test("a row sent without its values (it changed again before the read) is sent again, with them, in the next message")
     func unresolvedRows() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-positioned-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let pool = try DatabasePool(path: directory.appendingPathComponent("items.sqlite").path)
-        try await pool.write { db in
-            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT)")
-            for id in 1...20 { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, "n\(100 + id)"]) }
-        }
-        let engine = ScriptedEngine(pool)
-        let server = LiveListServer(engine: engine, queries: [PublishedQuery(name: "items", sql: "SELECT id, name FROM item ORDER BY name")])
-        let (port, group, running) = try await WireFixture.serve(server)
-        var opened = engine.opened.makeAsyncIterator()
-        let client = CheckingClient(url: "ws://127.0.0.1:\(port)/live")
-        client.send(#"{"type":"subscribe","sub":1,"query":"items","window":[0,5]}"#)
-        let query = try #require(await opened.next())
-        var inner = query.inner.events.makeAsyncIterator()
-        guard case let .initial(r0)? = await inner.next() else { throw TimeLimitExceeded(what: "the first result") }
+        let fixture = try await ScriptedFixture.start(LiveListServer.Configuration())
+        let (query, client, r0) = (fixture.query, fixture.client, fixture.first)
         query.withhold([.integer(2)])
         query.hold(r0, [100...100])
         query.emit(.initial(r0, position: 100))
@@ -276,7 +287,6 @@ struct PositionedResumeTests {
         #expect(later.rows.isEmpty)
         #expect(client.violations.isEmpty, "\(client.violations)")
         client.close()
-        await group.triggerGracefulShutdown()
-        _ = await running.result
+        await fixture.stop()
     }
 }
