@@ -73,7 +73,11 @@ struct DemoCommandTests {
             return Int(screen[range].prefix { $0.isNumber })
         }
         let batchesBefore = try #require(batches(tmux.screen()))
-        let queue = try DatabaseQueue(path: database)
+        // The demo's own connections write too (its engine's bookkeeping, a write the pause key
+        // caught mid-flight): wait for the lock as any other process would.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: database, configuration: configuration)
         let (id, sender, subject) = try queue.write { db -> (Int64, String, String) in
             let rows = try Row.fetchAll(db, sql: "SELECT id, sender, subject FROM conversation WHERE archived = 0 ORDER BY day DESC, last_activity DESC, id LIMIT 6")
             let row = rows[5]
