@@ -127,6 +127,76 @@ struct LiveTrackerTests {
         #expect(tracker.statistics.current.refetches == 4)
     }
 
+    @Test("a refetch that finds a few rows changed keeps every other node of the result before: a kept result costs the change")
+    func refetchSharesUnchangedNodes() throws {
+        var engine = MemoryEngine()
+        for key in 1...20_000 { engine.rows[Int64(key)] = (Int64(key % 5_000), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, events: events)
+        let before = tracker.channel.latestResult.storage.rows.nodeIdentifiers
+        engine.rows[7] = (7, 1)                // content
+        engine.rows[8] = (4_000, 1)            // a move
+        engine.rows[9] = nil                   // a delete
+        engine.rows[20_001] = (2_500, 0)       // an insert
+        tracker.state.needsRefetch(.undescribedChanges)
+        try tracker.carryOut(tracker.state.committed(), engine, start: .now)
+        let after = tracker.channel.latestResult
+        #expect(Self.ids(after) == engine.result)
+        let fresh = after.storage.rows.nodeIdentifiers.subtracting(before)
+        // Four rows: at most four leaves and their paths (a split or two included), of ~80 leaves.
+        #expect(fresh.count <= 16, "\(fresh.count) of \(after.storage.rows.nodeIdentifiers.count) nodes are new")
+        guard case let .update(update)? = events.drain().last else {
+            Issue.record("the refetch delivers an update")
+            return
+        }
+        let changes = update.changeset.changes
+        #expect(changes.itemDeletes.count == 1 && changes.itemInserts.count == 1 && changes.itemMoves.count == 1
+                && changes.itemReloads.count == 2, "\(changes)")
+
+        // Most rows changed: the result is built again, and is still the engine's answer.
+        for key in 1...20_000 where key % 3 == 0 { engine.rows[Int64(key)] = (Int64(key % 7), 2) }
+        tracker.state.needsRefetch(.undescribedChanges)
+        try tracker.carryOut(tracker.state.committed(), engine, start: .now)
+        #expect(Self.ids(tracker.channel.latestResult) == engine.result)
+    }
+
+    @Test("refetches of every size, applied as changes or built again, pass the strict view and end at the engine's answer")
+    @MainActor
+    func randomRefetches() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0..<UInt64.max)
+        print("LiveTrackerTests.randomRefetches: seed \(seed) (LIVELIST_SEED to repeat)")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        var engine = MemoryEngine()
+        for key in 1...2_000 { engine.rows[Int64(key)] = (Int64.random(in: -100...500, using: &random), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, events: events)
+        let harness = OracleHarness(tracker.channel.latestResult, expected: engine.oracleRows)
+        var nextKey: Int64 = 2_001
+        var token: UInt64 = 0
+        for commit in 0..<60 {
+            let context = "seed \(seed), commit \(commit)"
+            // Mostly small commits (applied as changes), now and then one past an eighth of the rows.
+            let size = commit % 10 == 9 ? Int.random(in: 260...900, using: &random) : Int.random(in: 0...40, using: &random)
+            for _ in 0..<size {
+                let key = Int64.random(in: 1..<nextKey + 5, using: &random)
+                // A token per write, as an engine's digest of the row's content is (one that
+                // comes back deleted and written again must not look unchanged).
+                token += 1
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: engine.rows[key] = nil
+                case 1: engine.rows[key] = (engine.rows[key]?.score ?? 0, token)
+                default: engine.rows[key] = (Int64.random(in: -100...500, using: &random), token)
+                }
+                nextKey = max(nextKey, key + 1)
+            }
+            tracker.state.needsRefetch(.undescribedChanges)
+            try tracker.carryOut(tracker.state.committed(), engine, start: .now)
+            guard harness.step(expecting: engine.oracleRows, events: events.drain(), rolledBack: false, context: context),
+                  harness.check(context) else { return }
+        }
+        #expect(harness.tally.failures.isEmpty)
+    }
+
     @Test("a read that fails is one failure event; the core is behind, and the next commit refetches to the engine's answer")
     func failedReadRecovers() throws {
         var engine = MemoryEngine()

@@ -122,6 +122,14 @@ enum _TreeNode<Element: Sendable>: Sendable {
     case leaf(_TreeLeaf<Element>)
     case branch(_TreeBranch<Element>)
 
+    /// The node's object, to tell shared nodes from copies.
+    var identifier: ObjectIdentifier {
+        switch self {
+        case let .leaf(leaf): ObjectIdentifier(leaf)
+        case let .branch(branch): ObjectIdentifier(branch)
+        }
+    }
+
     var count: Int {
         switch self {
         case let .leaf(leaf): leaf.elements.count
@@ -248,6 +256,61 @@ struct _TreeSnapshot<Element: _TreeElement>: @unchecked Sendable {
     func forEach(in range: Range<Int>, _ body: (Element) -> Bool) {
         guard !range.isEmpty else { return }
         _ = Self.visit(root, offset: 0, range: range, body)
+    }
+
+    /// The bytes of this state's nodes that `newer` (a later state of the same tree) does not
+    /// share: what keeping this state costs beside `newer`. Nodes are compared by identity,
+    /// child by child where both states have a branch; element payloads held elsewhere (text,
+    /// arrays) are not counted.
+    ///
+    /// - Complexity: O(c · branchCapacity) for c nodes not shared.
+    func bytesNotShared(with newer: _TreeSnapshot<Element>) -> Int {
+        Self.bytesNotShared(root, newer.root)
+    }
+
+    /// The bytes of every node of this state.
+    var bytes: Int { Self.bytesNotShared(root, nil) }
+
+    private static func bytesNotShared(_ old: _TreeNode<Element>, _ new: _TreeNode<Element>?) -> Int {
+        switch (old, new) {
+        case let (.leaf(a), .leaf(b)) where a === b: return 0
+        case let (.branch(a), .branch(b)) where a === b: return 0
+        case let (.leaf(leaf), _): return bytes(of: leaf)
+        case let (.branch(branch), newNode):
+            var total = bytes(of: branch)
+            var newChildren: [_TreeNode<Element>] = []
+            var shared = Set<ObjectIdentifier>()
+            if case let .branch(newBranch)? = newNode {
+                newChildren = newBranch.children
+                for child in newChildren { shared.insert(child.identifier) }
+            }
+            for (index, child) in branch.children.enumerated() where !shared.contains(child.identifier) {
+                total += bytesNotShared(child, index < newChildren.count ? newChildren[index] : nil)
+            }
+            return total
+        }
+    }
+
+    private static func bytes(of leaf: _TreeLeaf<Element>) -> Int {
+        48 + leaf.elements.capacity * MemoryLayout<Element>.stride
+    }
+
+    private static func bytes(of branch: _TreeBranch<Element>) -> Int {
+        let perChild = MemoryLayout<_TreeNode<Element>>.stride + 2 * MemoryLayout<Int>.stride + MemoryLayout<Element>.stride
+        return 48 + 4 * 32 + branch.children.capacity * perChild
+    }
+
+    /// Every node of the tree, leaves and branches (what two states share, and what not).
+    ///
+    /// - Complexity: O(n / leafCapacity).
+    var nodeIdentifiers: Set<ObjectIdentifier> {
+        var found = Set<ObjectIdentifier>()
+        func collect(_ node: _TreeNode<Element>) {
+            found.insert(node.identifier)
+            if case let .branch(branch) = node { for child in branch.children { collect(child) } }
+        }
+        collect(root)
+        return found
     }
 
     private static func visit(_ node: _TreeNode<Element>, offset: Int, range: Range<Int>, _ body: (Element) -> Bool) -> Bool {

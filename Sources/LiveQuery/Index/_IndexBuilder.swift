@@ -48,6 +48,9 @@ package struct _IndexBuilder {
         }
     }
 
+    /// Every row gathered so far, in order.
+    var entries: FlattenSequence<[[IndexEntry]]> { (leaves + [current]).joined() }
+
     /// The leaves, the last one possibly partial (or empty when there is no row at all).
     mutating func finishLeaves() -> [[IndexEntry]] {
         if !current.isEmpty || leaves.isEmpty {

@@ -363,6 +363,56 @@ package final class _LiveIndex: @unchecked Sendable {
         }
     }
 
+    /// The row changes that turn the current rows into the rows `builder` gathered, or `nil` when
+    /// a refetch is better replaced whole: the layout is positional (its rowids are fetch
+    /// ordinals, which every insertion renumbers), rows are left out on either side (which of
+    /// two rows holding one identity stays is decided by fetch order), or more than an eighth of
+    /// the rows changed. Applied with ``apply(_:)``, a refetch then costs a kept state only the
+    /// nodes it changed: every other node is shared with the state before, as on the
+    /// incremental path.
+    ///
+    /// Both sides are in the layout's order, so one merge walk pairs every unchanged row; only
+    /// the rows that differ are held.
+    ///
+    /// - Complexity: O(n) comparisons for n rows; O(k) memory for k changed rows.
+    func rowChanges(reaching builder: _IndexBuilder) -> [_RowChange]? {
+        lock.withLock {
+            guard !layout.sectionsArePositional, leftOut.isEmpty, builder.leftOut.isEmpty else { return nil }
+            let before = latest ?? publishLocked()
+            let limit = max(64, max(before.count, builder.count) / 8)
+            let order = _RowOrder(ordering: layout.ordering)
+            var added: [Int64: IndexEntry] = [:]
+            var removed: [Int64] = []
+            var fresh = builder.entries.makeIterator()
+            var next = fresh.next()
+            var overLimit = false
+            before.rows.forEach(in: 0..<before.count) { old in
+                // Fresh rows that sort before this one entered (or moved here).
+                while let new = next, order.compare(new, old) < 0 {
+                    added[new.rowid] = new
+                    next = fresh.next()
+                }
+                if let new = next, new.rowid == old.rowid, order.compare(new, old) == 0 {
+                    if new.key != old.key || new.token != old.token { added[new.rowid] = new }
+                    next = fresh.next()
+                } else {
+                    removed.append(old.rowid)
+                }
+                overLimit = added.count + removed.count > limit
+                return !overLimit
+            }
+            guard !overLimit else { return nil }
+            while let new = next {
+                added[new.rowid] = new
+                guard added.count + removed.count <= limit else { return nil }
+                next = fresh.next()
+            }
+            var changes = added.values.map { _RowChange(rowid: $0.rowid, new: $0) }
+            for rowid in removed where added[rowid] == nil { changes.append(_RowChange(rowid: rowid, new: nil)) }
+            return changes
+        }
+    }
+
     /// Up to three identity values, among the rows left out as invalid, that satisfy `predicate`.
     package func invalidIdentities(where predicate: (SQLValue) -> Bool) -> [SQLValue] {
         lock.withLock { leftOut.invalidIdentities(layout: layout, limit: LeftOutRows.exampleLimit, where: predicate) }

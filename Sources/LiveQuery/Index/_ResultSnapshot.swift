@@ -135,6 +135,16 @@ package struct _ResultSnapshot: Sendable {
         return sectionStart(path.section) + path.item
     }
 
+    /// The bytes of this state's rows and sections that `newer` does not share (see
+    /// ``_TreeSnapshot/bytesNotShared(with:)``).
+    func bytesNotShared(with newer: _ResultSnapshot) -> Int {
+        var total = rows.bytesNotShared(with: newer.rows)
+        if case let .tree(old) = sections {
+            if case let .tree(new) = newer.sections { total += old.bytesNotShared(with: new) } else { total += old.bytes }
+        }
+        return total
+    }
+
     /// The position of `entry` (same key and rowid), or `nil`.
     func position(of entry: IndexEntry) -> Int? {
         let (position, found) = rows.lowerBound(of: entry, order: _RowOrder(ordering: layout.ordering))

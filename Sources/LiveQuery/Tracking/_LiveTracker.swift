@@ -19,7 +19,12 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
     /// the first fetch is still being read.
     package var state: _TrackingState
     /// How the current request's rows are ordered and grouped: what a refetch builds with.
-    package var layout: _ResultLayout
+    package var layout: _ResultLayout {
+        didSet { indexHasLayout = false }
+    }
+    /// Whether the index is ordered by ``layout`` (no new request since its last build): only
+    /// then can a refetch be applied to it as row changes.
+    private var indexHasLayout = true
 
     package init(index: _LiveIndex, layout: _ResultLayout, state: _TrackingState, channel: EventChannel<ID>, statistics: _StatisticsBox) {
         self.index = index
@@ -90,9 +95,18 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
             $0.rowsRead += count
             $0.refetches += 1
         }
-        let (before, after) = index.replaceAll(with: builder)
         state.refetched()
-        let changes = Self.diff(before, after)
+        let before: _ResultSnapshot, after: _ResultSnapshot, changes: ListChanges
+        if indexHasLayout, let rowChanges = index.rowChanges(reaching: builder) {
+            // Few rows changed: applied as changes, the new state shares every other node with
+            // the one before (a kept result costs what changed, not the whole list again).
+            let applied = index.apply(rowChanges)
+            (before, after, changes) = (applied.before, applied.after, applied.changes)
+        } else {
+            (before, after) = index.replaceAll(with: builder)
+            indexHasLayout = true
+            changes = Self.diff(before, after)
+        }
         guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
             index.keepDelivered(before)
             return
