@@ -55,8 +55,15 @@ public final class LiveListServer: Sendable {
         /// and each gets a reset instead (slow clients cost bounded memory: this, plus one queued
         /// reset per subscription).
         public var outboundByteLimit = 4 << 20
-        /// Changesets kept per live query for clients that resume.
-        public var resumeBufferSize = 1_024
+        /// Changesets kept per live query for clients that resume: a client that missed fewer
+        /// gets one `changes`, one that missed more a reset. 4,096 holds over a minute of
+        /// commits at 50 a second.
+        public var resumeBufferSize = 4_096
+        /// Bytes those changesets may hold per live query, with the results they lead from: the
+        /// oldest are dropped past it. A kept result shares every part of the list a commit did
+        /// not touch, so a one-row commit costs a few kilobytes; a refetch that changed much of
+        /// the list (or a new request) costs the list's index.
+        public var resumeBufferBytes = 64 << 20
         /// A changeset (or a composition of them) with more changes than this is sent as a reset.
         public var resetThreshold = 10_000
         /// Row contents kept per live query, read once for every window that shows them.
@@ -86,6 +93,7 @@ public final class LiveListServer: Sendable {
     let queries: [String: PublishedQuery]
     let registry = _HubRegistry()
     let loopWriters = _LoopWriters()
+    let resumeGauge = _ResumeGauge()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
@@ -134,7 +142,9 @@ public final class LiveListServer: Sendable {
         }
         router.get(RouterPath(path + "/health")) { _, _ -> String in
             let counts = await self.registry.counts
-            return "{\"status\":\"ok\",\"queries\":\(counts.queries),\"subscriptions\":\(counts.subscriptions)}"
+            let kept = self.resumeGauge.current
+            return "{\"status\":\"ok\",\"queries\":\(counts.queries),\"subscriptions\":\(counts.subscriptions),"
+                + "\"keptChangesets\":\(kept.changesets),\"keptBytes\":\(kept.bytes)}"
         }
     }
 
@@ -248,7 +258,8 @@ public final class LiveListServer: Sendable {
         let definition = (try? query.sql(for: key.arguments))?.summary ?? "request"
         let registry = registry
         let hubBox = _HubBox()
-        let hub = _Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, logger: logger) {
+        let hub = _Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, gauge: resumeGauge,
+                       logger: logger) {
             Task { if let hub = hubBox.hub { await registry.drop(hub) } }
         }
         hubBox.hub = hub

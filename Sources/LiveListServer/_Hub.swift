@@ -59,7 +59,7 @@ final class _Hub: Sendable {
     private let tasks: [Task<Void, Never>]
 
     init(key: _HubKey, query: any ServedLiveQuery, definition: String, configuration: LiveListServer.Configuration,
-         writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+         writers: _LoopWriters, gauge: _ResumeGauge, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
         self.key = key
         self.query = query
         let versions = _HubVersions(query: query, key: key, definition: definition)
@@ -74,7 +74,7 @@ final class _Hub: Sendable {
             }
         }
         let loop = Task {
-            let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, logger: logger,
+            let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, gauge: gauge, logger: logger,
                                  onTerminal: onTerminal) { input, delay in
                 Task {
                     try? await Task.sleep(for: delay)

@@ -9,11 +9,21 @@ import NIOCore
 /// version, the recent changesets (for resuming clients), the subscribers and their windows, and
 /// the row contents read lately.
 final class _HubLoop {
-    struct Buffered {
+    final class Buffered {
         /// The version the changeset leads from.
-        var from: UInt64
-        var old: LiveResult<SQLValue>
-        var changeset: LiveChangeset<SQLValue>
+        let from: UInt64
+        let old: LiveResult<SQLValue>
+        let changeset: LiveChangeset<SQLValue>
+        /// What keeping it costs: the bytes of `old` the result after it does not share, and the
+        /// changeset's own.
+        let bytes: Int
+
+        init(from: UInt64, old: LiveResult<SQLValue>, changeset: LiveChangeset<SQLValue>, bytes: Int) {
+            self.from = from
+            self.old = old
+            self.changeset = changeset
+            self.bytes = bytes
+        }
     }
 
     struct Subscription {
@@ -27,6 +37,8 @@ final class _HubLoop {
     let configuration: LiveListServer.Configuration
     /// Held while a commit is queued for every subscriber: one hop per event loop.
     let writers: _LoopWriters
+    /// The server's count of what resume keeps, told of every change to ``buffer``.
+    let gauge: _ResumeGauge
     let logger: Logger
     let onTerminal: @Sendable () -> Void
     /// Feeds an input to this loop after a delay (a retry).
@@ -37,7 +49,11 @@ final class _HubLoop {
     /// The version every subscriber holds: the one the last message for the current result named
     /// (stored, never worked out again, so every `changes` starts where the last one ended).
     private var announced: WireVersion?
-    var buffer: [Buffered] = []
+    /// The changesets kept for resuming clients, oldest first (references: dropping the first
+    /// moves a pointer per entry).
+    private(set) var buffer: [Buffered] = []
+    /// The bytes the buffer holds (see `Buffered.bytes`).
+    private(set) var bufferBytes = 0
     /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
     var observedAt: Int64?
     var subscriptions: [ObjectIdentifier: Subscription] = [:] {
@@ -58,7 +74,9 @@ final class _HubLoop {
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
-         writers: _LoopWriters, logger: Logger, onTerminal: @escaping @Sendable () -> Void, schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
+         writers: _LoopWriters, gauge: _ResumeGauge, logger: Logger, onTerminal: @escaping @Sendable () -> Void,
+         schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
+        self.gauge = gauge
         self.query = query
         self.versions = versions
         self.configuration = configuration
@@ -121,8 +139,12 @@ final class _HubLoop {
         }
     }
 
-    /// The subscribers left when the live query stops get `queryClosed`.
+    /// The subscribers left when the live query stops get `queryClosed`; what it kept for
+    /// resume goes.
     func finish() {
+        gauge.add(changesets: -buffer.count, bytes: -bufferBytes)
+        buffer = []
+        bufferBytes = 0
         for subscription in subscriptions.values {
             subscription.subscriber.end(.queryClosed, "the live query stopped")
         }
@@ -148,8 +170,8 @@ final class _HubLoop {
             let from = sequence
             sequence += 1
             announced = version(at: position)
-            buffer.append(Buffered(from: from, old: old, changeset: update.changeset))
-            if buffer.count > configuration.resumeBufferSize { buffer.removeFirst(buffer.count - configuration.resumeBufferSize) }
+            keep(Buffered(from: from, old: old, changeset: update.changeset,
+                          bytes: old.bytesNotShared(with: update.result) + Self.bytes(of: update.changeset.changes)))
             await publish(update.changeset.changes, old: old, from: fromVersion)
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
@@ -165,6 +187,28 @@ final class _HubLoop {
                 onTerminal()
             }
         }
+    }
+
+    /// Keeps `entry` for resuming clients, dropping the oldest entries past
+    /// `resumeBufferSize` changesets or `resumeBufferBytes` bytes (a single entry larger than
+    /// the byte limit is not kept: a client behind it gets a reset).
+    private func keep(_ entry: Buffered) {
+        buffer.append(entry)
+        bufferBytes += entry.bytes
+        var dropped = 0, droppedBytes = 0
+        while dropped < buffer.count,
+              buffer.count - dropped > configuration.resumeBufferSize || bufferBytes > configuration.resumeBufferBytes {
+            bufferBytes -= buffer[dropped].bytes
+            droppedBytes += buffer[dropped].bytes
+            dropped += 1
+        }
+        if dropped > 0 { buffer.removeFirst(dropped) }
+        gauge.add(changesets: 1 - dropped, bytes: entry.bytes - droppedBytes)
+    }
+
+    /// The bytes a changeset's positions take.
+    static func bytes(of changes: ListChanges) -> Int {
+        64 + changes.count * 2 * MemoryLayout<ItemPath>.stride
     }
 
     /// Sends one commit's changeset to every subscriber: one message per distinct window.
