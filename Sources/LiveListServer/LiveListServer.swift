@@ -93,7 +93,7 @@ public final class LiveListServer: Sendable {
     let queries: [String: PublishedQuery]
     let registry = _HubRegistry()
     let loopWriters = _LoopWriters()
-    let resumeGauge = _ResumeGauge()
+    package let resumeGauge = _ResumeGauge()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run

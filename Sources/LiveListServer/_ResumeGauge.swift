@@ -5,7 +5,7 @@ import Foundation
 /// benchmark — sees what resume costs.
 ///
 /// `@unchecked Sendable`: `changesets` and `bytes` are read and written under `lock` only.
-final class _ResumeGauge: @unchecked Sendable {
+package final class _ResumeGauge: @unchecked Sendable {
     private let lock = NSLock()
     private var changesets = 0
     private var bytes = 0
@@ -18,7 +18,7 @@ final class _ResumeGauge: @unchecked Sendable {
         }
     }
 
-    var current: (changesets: Int, bytes: Int) {
+    package var current: (changesets: Int, bytes: Int) {
         lock.withLock { (changesets, bytes) }
     }
 }

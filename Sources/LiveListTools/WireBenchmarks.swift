@@ -24,14 +24,23 @@ public enum WireBenchmarks {
         let suffix = quick ? "100k" : "1m"
         let fanouts = quick ? [100] : [1_000, 3_000, 5_000, 10_000, 100_000]
         let fanoutNames = fanouts.map { "wire.fanout.\($0 >= 1_000 ? "\($0 / 1_000)k" : "\($0)")" }
-        guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
+        guard ["wire.update.", "wire.first_screen.", "wire.resume", "wire.memory."].contains(where: { selected($0 + suffix) || selected($0) })
             || fanoutNames.contains(where: selected) else { return [] }
+        var results: [BenchResult] = []
+        if selected("wire.memory.\(suffix)") {
+            // First, in its own database and servers: no other live query's memory in the figures.
+            let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 7)
+            try setup.close()
+            results.append(try WireMemory.run(path: path, rows: rows, commits: quick ? 200 : 2_000, refetchSeconds: quick ? 10 : 60,
+                                              name: "wire.memory.\(suffix)"))
+            guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
+                || fanoutNames.contains(where: selected) else { return results }
+        }
         let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 5)
         try setup.close()
         let pool = try DatabasePool(path: path)
         let served = try WireServer.start(pool)
         defer { served.stop() }
-        var results: [BenchResult] = []
         if selected("wire.first_screen.\(suffix)") { results.append(try firstScreen(served, name: "wire.first_screen.\(suffix)", runs: quick ? 5 : 21)) }
         if selected("wire.update.\(suffix)") {
             results.append(try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: quick ? 21 : 201, baselineRuns: quick ? 3 : 5))
