@@ -228,6 +228,21 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
         perform(tracker.state.committed(), db, start: start)
     }
 
+    /// Completes the first fetch, then looks for other connections' commits at once: looks made
+    /// while the rest was read found nothing by design (it is read from the state the query
+    /// opened at), so a commit they were woken for would wait for the next file event or poll.
+    func finishBuild(_ builder: _IndexBuilder?, _ db: Database) {
+        tracker.finishBuild(builder, reads(db))
+        do {
+            try checkExternalChanges(db)
+        } catch {
+            // The query is behind (see `checkExternalChanges`): the next look refetches. Busy is
+            // not news; anything else is delivered.
+            let failure = LiveQueryError.from(error, sql: nil)
+            if !failure.isBusy { channel.deliver(.failure(failure)) }
+        }
+    }
+
     /// Carries out what the state decided; a failure is delivered, and the next commit or poll
     /// refetches.
     func perform(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) {

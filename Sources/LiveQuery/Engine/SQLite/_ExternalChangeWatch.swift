@@ -3,7 +3,7 @@ import GRDB
 
 /// Runs a live query's check for other connections' commits on the writer's queue soon after
 /// the database's files change (``_FileChangeMonitor``), one at a time however many events a
-/// commit raises. A check that finds nothing runs again after 0.3 ms and 3 ms: a WAL
+/// commit raises, and again at growing delays for about a second (``_RecheckSchedule``): a WAL
 /// commit is visible only once the writer has updated the shared-memory index, which raises no
 /// file event.
 ///
@@ -33,10 +33,6 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
 
     }
 
-    /// Pauses before looking again when a look found nothing: the WAL index is usually updated
-    /// within a fraction of a millisecond of the last file event.
-    private static var rechecks: [DispatchTimeInterval] { [.microseconds(300), .milliseconds(3)] }
-
     func schedule(recheck: Int = 0) {
         let proceed = lock.withLock {
             guard !scheduled, monitor != nil else { return false }
@@ -60,11 +56,15 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
             guard let self else { return }
             lock.withLock { scheduled = false }
             guard let core, !core.channel.isFinished else { return }
-            do {
-                let found = try core.checkExternalChanges(db)
-                if !found, recheck < Self.rechecks.count {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + Self.rechecks[recheck]) { [weak self] in self?.schedule(recheck: recheck + 1) }
+            if let delay = _RecheckSchedule.delay(after: recheck) {
+                let (seconds, attoseconds) = delay.components
+                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                    self?.schedule(recheck: recheck + 1)
                 }
+            }
+            do {
+                try core.checkExternalChanges(db)
             } catch {
                 let failure = LiveQueryError.from(error, sql: nil)
                 // Busy: the poll, or the next file event, tries again.
