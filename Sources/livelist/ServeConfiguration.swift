@@ -10,6 +10,8 @@ import Yams
 /// database: inbox.sqlite            # relative to the file; --db overrides it
 /// tokens:
 ///   hmacSecretEnvironment: LIVELIST_JWT_SECRET   # HS256, the secret read from this variable
+///   audience: inbox-app                          # optional: the aud tokens must hold
+///   issuer: https://auth.example.com             # optional: the iss tokens must have
 /// queries:
 ///   - name: inbox
 ///     sql: SELECT id, sender, subject, day FROM message WHERE owner = :owner AND folder = :folder ORDER BY day DESC, sender
@@ -37,6 +39,8 @@ struct ServeConfiguration: Decodable {
 
     struct Tokens: Decodable {
         var hmacSecretEnvironment: String
+        var audience: String?
+        var issuer: String?
     }
 
     var database: String?
@@ -114,7 +118,7 @@ struct ServeConfiguration: Decodable {
         }
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return TokenVerification(keys: keys)
+        return TokenVerification(keys: keys, algorithm: "HS256", audience: tokens.audience, issuer: tokens.issuer)
     }
 }
 

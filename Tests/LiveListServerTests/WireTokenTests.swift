@@ -37,6 +37,38 @@ struct WireTokenTests {
         await fixture.stop()
     }
 
+    @Test("A token not valid yet (nbf), one whose header names another algorithm or none, and one for another audience or issuer are refused; the right ones pass")
+    func claimsChecked() async throws {
+        let secret = "a server secret of at least thirty-two bytes"
+        var configuration = LiveListServer.Configuration()
+        configuration.tokens = TokenVerification(keys: await Self.keys(secret), algorithm: "HS256", audience: "inbox-app", issuer: "https://auth.test")
+        let mine = PublishedQuery(name: "mine", sql: WireFixture.inboxSQL, parameters: [QueryParameter("folder", type: .text, claim: "folder")], section: "day")
+        let fixture = try await WireFixture.start(rows: 20, seed: 6, configuration: configuration, queries: [mine])
+        func token(_ extra: [String: WireValue], audiences: [String] = ["inbox-app"]) async throws -> String {
+            var values: [String: WireValue] = ["folder": .text("inbox"), "iss": .text("https://auth.test")]
+            values.merge(extra) { $1 }
+            return try await Self.keys(secret).sign(LiveListClaims(expiration: Date().addingTimeInterval(60), values: values, audiences: audiences))
+        }
+        let good = try await token([:])
+        let (messages, _) = try await exchange(fixture.url, [Self.subscribe], answers: 1, token: good)
+        #expect(messages.first?.contains(#""type":"reset""#) ?? false)
+        let notYet = try await token(["nbf": .integer(Int64(Date().timeIntervalSince1970) + 3_600)])
+        let otherAudience = try await token([:], audiences: ["another-app"])
+        let otherIssuer = try await token(["iss": .text("https://elsewhere.test")])
+        // The same claims and signature under a header that names another algorithm, or none.
+        func withHeader(_ header: String, _ token: String) -> String {
+            let encoded = Data(header.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            return ([encoded] + token.split(separator: ".").dropFirst().map(String.init)).joined(separator: ".")
+        }
+        let otherAlgorithm = withHeader(#"{"alg":"HS512","typ":"JWT"}"#, good)
+        let none = withHeader(#"{"alg":"none","typ":"JWT"}"#, good)
+        for (what, refused) in [("nbf", notYet), ("aud", otherAudience), ("iss", otherIssuer), ("alg HS512", otherAlgorithm), ("alg none", none)] {
+            await #expect(throws: (any Error).self, "\(what)") { _ = try await exchange(fixture.url, [Self.subscribe], answers: 1, token: refused) }
+        }
+        await fixture.stop()
+    }
+
     @Test("The token's claim binds the parameter: each user sees only their folder's rows, and cannot name another")
     func claimsBindParameters() async throws {
         let fixture = try await Self.start()
