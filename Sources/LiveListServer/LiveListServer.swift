@@ -78,6 +78,17 @@ public final class LiveListServer: Sendable {
         public var readRetryDelay: Duration = .milliseconds(250)
         /// The live queries' options, for a server made with ``LiveListServer/init(database:queries:configuration:logger:)``.
         public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
+        /// How long shutdown waits for clients to take their close (1001) and go, before it
+        /// closes every connection still open (one that stopped reading, one that never sent a
+        /// request). Also how long a closing WebSocket waits for its peer's close frame.
+        public var drainTimeout: Duration = .seconds(5)
+        /// How long a new connection has to send its first request head (an HTTP request or the
+        /// WebSocket upgrade) before it is closed.
+        public var requestHeadTimeout: Duration = .seconds(10)
+        /// How long an HTTP connection (not a WebSocket) may stay idle between requests.
+        public var idleHTTPTimeout: Duration = .seconds(30)
+        /// How often a WebSocket is pinged; one whose pong has not come by the next ping is closed.
+        public var pingInterval: Duration = .seconds(30)
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
         /// then refuse every subscription).
         public var tokens: TokenVerification?
@@ -94,6 +105,10 @@ public final class LiveListServer: Sendable {
     let registry = _HubRegistry()
     let loopWriters = _LoopWriters()
     package let resumeGauge = _ResumeGauge()
+    /// Every connection the server's application accepted and that is still open.
+    let openChannels = _OpenChannels()
+    /// The WebSocket connections being served.
+    let webSockets = _ConnectionCount()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
@@ -118,7 +133,8 @@ public final class LiveListServer: Sendable {
 
     /// Adds `GET path` (the WebSocket endpoint), `GET path/health`, and the web client's modules
     /// `GET path/livelist.js` and `GET path/livelist-view.js` to `router`. With
-    /// ``Configuration/tokens``, an upgrade without a valid token is refused with 401.
+    /// ``Configuration/tokens``, an upgrade without a valid token is refused (HTTP 400, the WebSocket
+    /// layer's answer to a refused upgrade; the same request without upgrade headers gets 401).
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
         router.ws(RouterPath(path)) { request, _ in
             guard self.configuration.tokens != nil else { return .upgrade([:]) }
@@ -178,6 +194,8 @@ public final class LiveListServer: Sendable {
     /// Serves one connection; with `channel`, frames are written straight to it (`_ChannelWriter`).
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger,
                channel: (any Channel)?) async {
+        webSockets.add(1)
+        defer { webSockets.add(-1) }
         let connection = _Connection(server: self, claims: claims, logger: logger)
         if let channel {
             do {
@@ -200,20 +218,29 @@ public final class LiveListServer: Sendable {
             return
         }
         do {
-            reading: for try await message in inbound.messages(maxSize: configuration.maximumFrameBytes) {
-                switch message {
-                case let .text(text):
-                    if let (code, reason) = await connection.receive(Array(text.utf8)) {
+            var assembly = _MessageAssembly(maximumBytes: configuration.maximumFrameBytes)
+            reading: for try await frame in inbound {
+                let opcode: _MessageAssembly.Opcode = switch frame.opcode {
+                case .text: .text
+                case .binary: .binary
+                case .continuation: .continuation
+                }
+                switch assembly.receive(opcode, fin: frame.fin, data: frame.data.readableBytesView) {
+                case .pending:
+                    continue
+                case let .message(bytes):
+                    if let (code, reason) = await connection.receive(bytes) {
                         connection.outbox.close(code: code.rawValue, reason: reason)
                         break reading
                     }
-                case .binary:
-                    connection.outbox.close(code: WireCloseCode.unsupportedData.rawValue, reason: "the protocol is JSON text frames")
+                case let .close(code, reason):
+                    connection.outbox.close(code: code.rawValue, reason: reason)
                     break reading
                 }
             }
         } catch {
-            connection.outbox.close(code: WireCloseCode.messageTooBig.rawValue, reason: "\(error)")
+            // The socket failed or the WebSocket layer refused a frame (it closes on its own).
+            logger.debug("connection ended: \(error)")
         }
         await connection.closeAll()
         await registry.unregister(connection.outbox)

@@ -65,6 +65,8 @@ public enum WireCloseCode: UInt16, Hashable, Sendable, CaseIterable {
     case protocolError = 1002
     /// A binary frame: the protocol is JSON text.
     case unsupportedData = 1003
+    /// A text message that is not UTF-8.
+    case invalidText = 1007
     /// A frame was larger than the server accepts.
     case messageTooBig = 1009
     /// The server failed unexpectedly.

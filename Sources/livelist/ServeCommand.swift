@@ -30,8 +30,14 @@ struct ServeCommand: ParsableCommand {
             with ":name" placeholders, optionally "identity", "section" and "version", and "parameters" (each a "name", a
             "type" — integer, real, text, blob or any — and a "default" or a token "claim"); optionally "database", the
             SQLite file (relative to FILE; --db overrides it), and "tokens" with "hmacSecretEnvironment", the environment
-            variable that holds the HS256 secret of the bearer tokens (32 bytes or more). The schema, its checks and
-            examples: docs/SERVER.md.
+            variable that holds the HS256 secret of the bearer tokens (32 bytes or more), and optionally "audience" and
+            "issuer", the aud and iss every token must carry (exp is required, nbf checked when present). The schema, its
+            checks and examples: docs/SERVER.md.
+
+            Limits: a client message is at most 65,536 bytes (close 1009), JSON text in UTF-8 (1003, 1007); the upgrade
+            request's head must arrive within 10 s, an idle HTTP connection closes after 30 s, a WebSocket is pinged every
+            30 s; on SIGINT or SIGTERM clients are closed with 1001 and every connection within 5 s. The protocol, its
+            codes and limits: docs/PROTOCOL.md.
             """
     )
 
