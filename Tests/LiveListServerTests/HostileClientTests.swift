@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ListTesting
 import LiveListServer
 import LiveListWire
 import Testing
@@ -100,6 +101,102 @@ struct HostileClientTests {
         await fixture.stop()
     }
 
+    @Test("a soak: silent sockets, slow headers, stalled readers, a flood of subscriptions and malformed frames beside a steady client, which equals the SELECT after every round of writes; then shutdown within its drain time")
+    @MainActor
+    func soak() async throws {
+        var configuration = LiveListServer.Configuration()
+        configuration.requestHeadTimeout = .seconds(2)
+        configuration.drainTimeout = .seconds(2)
+        configuration.outboundByteLimit = 256 << 10
+        let fixture = try await WireFixture.start(rows: 500, seed: 8, configuration: configuration)
+        let port = fixture.port
+        let steady = WireClient(url: fixture.url, viewportRows: 10, window: 0..<50)
+        try await eventually("the steady client's first state") { steady.matches(try fixture.select()) }
+        var random = SeededRandomNumberGenerator(seed: 81)
+        let clock = ContinuousClock()
+        /// Random writes, then the time until the steady client shows the SELECT's answer.
+        func round() async throws -> Duration {
+            try await fixture.randomWrites(3, &random)
+            let start = clock.now
+            try await eventually("the steady client equals the SELECT") { steady.matches(try fixture.select()) }
+            return start.duration(to: clock.now)
+        }
+        var quiet: [Duration] = []
+        for _ in 0..<10 { quiet.append(try await round()) }
+
+        // The hostile clients, each on a thread of its own, until `stop`.
+        let stop = HostileStop()
+        var hostile: [Thread] = []
+        func spawn(_ body: @escaping @Sendable () throws -> Void) {
+            let thread = Thread {
+                do { try body() } catch {}
+            }
+            thread.start()
+            hostile.append(thread)
+        }
+        let closeCodes = HostileCounts()
+        for _ in 0..<10 {
+            spawn { let silent = try RawConnection(port: port); defer { silent.close() }; while !stop.isSet { usleep(50_000) } }
+            spawn {
+                let slow = try RawConnection(port: port)
+                defer { slow.close() }
+                for byte in Array("GET /live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n".utf8) where !stop.isSet {
+                    try slow.send([byte])
+                    usleep(150_000)
+                }
+            }
+        }
+        for _ in 0..<3 {
+            spawn {
+                let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
+                defer { stalled.close() }
+                _ = try stalled.upgrade()
+                try stalled.sendFrame(opcode: 0x1, Array(Self.subscribe.utf8))
+                while !stop.isSet { usleep(50_000) }
+            }
+        }
+        spawn {
+            // A flood: subscribe and unsubscribe as fast as the socket takes them, reading nothing.
+            let flood = try RawConnection(port: port)
+            defer { flood.close() }
+            _ = try flood.upgrade()
+            var sub = 0
+            while !stop.isSet, sub < 5_000 {
+                sub += 1
+                try flood.sendFrame(opcode: 0x1, Array(#"{"type":"subscribe","sub":\#(sub % 50 + 1),"query":"inbox","window":[0,10]}"#.utf8))
+                try flood.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","sub":\#(sub % 50 + 1)}"#.utf8))
+            }
+        }
+        spawn {
+            // Malformed messages, one connection each: every one is closed with 1002.
+            while !stop.isSet {
+                let bad = try RawConnection(port: port)
+                defer { bad.close() }
+                _ = try bad.upgrade()
+                try bad.sendFrame(opcode: 0x1, Array(#"{"type":"subscribe","sub":"one"}"#.utf8))
+                closeCodes.add(try bad.closeCode())
+                usleep(20_000)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        var underAttack: [Duration] = []
+        // About three seconds: the slow headers pass their deadline meanwhile.
+        for _ in 0..<60 {
+            underAttack.append(try await round())
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        stop.set()
+        func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
+        print("HostileClientTests.soak: the steady client's time to equal the SELECT after a round of writes, median \(median(quiet)) quiet, \(median(underAttack)) under attack (max \(underAttack.max() ?? .zero)); malformed connections closed: \(closeCodes.summary)")
+        #expect(closeCodes.all.allSatisfy { $0 == WireCloseCode.protocolError.rawValue }, "\(closeCodes.summary)")
+        #expect(!closeCodes.all.isEmpty)
+        let start = clock.now
+        await fixture.stop()
+        let took = start.duration(to: clock.now)
+        #expect(took < .seconds(5), "shutdown took \(took) with a 2 s drain time")
+        steady.remote.stop()
+    }
+
     @Test("shutdown with a client that stopped reading, a silent socket and a slow header: a reading client gets 1001, and the server stops within drainTimeout")
     func shutdownDrains() async throws {
         var configuration = LiveListServer.Configuration()
@@ -133,5 +230,27 @@ struct HostileClientTests {
         let (_, close) = try await steady.value
         #expect(close == WireCloseCode.goingAway.rawValue, "the reading client's close: \(String(describing: close))")
         for connection in [stalled, silent, slowHeader] { connection.close() }
+    }
+}
+
+/// Tells the hostile clients' threads to stop.
+final class HostileStop: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// The close codes the malformed clients received.
+final class HostileCounts: @unchecked Sendable {
+    // `@unchecked Sendable`: `codes` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var codes: [UInt16?] = []
+    func add(_ code: UInt16?) { lock.withLock { codes.append(code) } }
+    var all: [UInt16?] { lock.withLock { codes } }
+    var summary: String {
+        let all = self.all
+        return Dictionary(grouping: all.map { $0.map(String.init) ?? "none" }, by: { $0 }).map { "\($0.key): \($0.value.count)" }.sorted().joined(separator: ", ")
     }
 }
