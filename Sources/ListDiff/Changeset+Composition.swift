@@ -21,6 +21,17 @@ extension Changeset {
     }
 }
 
+extension ListChanges {
+    /// The changes from A to C, for `self` from A to B and `next` from B to C, by position: what
+    /// ``Changeset/composed(with:)`` does, for a holder that keeps the changes without the
+    /// states (a server's resume buffer).
+    ///
+    /// - Complexity: O(c log c) for c changes in both.
+    package func composed(with next: ListChanges) -> ListChanges {
+        _ChangeComposition(first: self, second: next).result
+    }
+}
+
 /// Composes two logical transitions A → B and B → C into A → C, by position.
 struct _ChangeComposition {
     /// Where an element of the middle state B came from.

@@ -59,10 +59,9 @@ public final class LiveListServer: Sendable {
         /// gets one `changes`, one that missed more a reset. 4,096 holds over a minute of
         /// commits at 50 a second.
         public var resumeBufferSize = 4_096
-        /// Bytes those changesets may hold per live query, with the results they lead from: the
-        /// oldest are dropped past it. A kept result shares every part of the list a commit did
-        /// not touch, so a one-row commit costs a few kilobytes; a refetch that changed much of
-        /// the list (or a new request) costs the list's index.
+        /// Bytes those changesets may hold per live query: the oldest are dropped past it. A kept
+        /// changeset holds its changes and the section counts of the list it leads from (shared
+        /// with the next where unchanged), never rows: a one-row commit costs about 200 bytes.
         public var resumeBufferBytes = 64 << 20
         /// A changeset (or a composition of them) with more changes than this is sent as a reset.
         public var resetThreshold = 10_000

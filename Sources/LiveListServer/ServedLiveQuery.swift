@@ -21,8 +21,9 @@ public protocol ServedLiveQuery: Sendable {
     var positionsName: String? { get }
     /// The position a delivered result is at (with ``positionsName``).
     func position(of result: LiveResult<SQLValue>) -> UInt64?
-    /// Whether a delivered result is also the query's result at `position` (with ``positionsName``).
-    func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool
+    /// Whether the delivered result of state `state` is also the query's result at `position`
+    /// (with ``positionsName``).
+    func holds(_ state: ListStateID, at position: UInt64) -> Bool
     /// Every change and failure from now on with the position each result is at, starting with
     /// `.initial`: what the server follows. Engines whose versions are not positions give
     /// ``events`` as they are (the default).
@@ -57,7 +58,12 @@ extension ServedLiveQuery {
     /// Results numbered by the server.
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
     /// Results numbered by the server.
-    public func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool { false }
+    public func holds(_ state: ListStateID, at position: UInt64) -> Bool { false }
+
+    /// Whether a delivered result is also the query's result at `position` (with ``positionsName``).
+    public func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool {
+        result.stateID.map { holds($0, at: position) } ?? false
+    }
 
     /// ``events``, at no position.
     public var servedEvents: AsyncStream<ServedLiveQueryEvent> {

@@ -9,19 +9,27 @@ import NIOCore
 /// version, the recent changesets (for resuming clients), the subscribers and their windows, and
 /// the row contents read lately.
 final class _HubLoop {
+    /// One commit's changes, kept for resuming clients: the changes and the shape of the
+    /// result they lead from — not the result (its rows would pin a copy of every node the
+    /// commit changed, kilobytes a commit on a large list).
     final class Buffered {
         /// The version the changeset leads from.
         let from: UInt64
-        let old: LiveResult<SQLValue>
-        let changeset: LiveChangeset<SQLValue>
-        /// What keeping it costs: the bytes of `old` the result after it does not share, and the
-        /// changeset's own.
+        /// The identity of the state the changes lead from (positioned versions ask the query
+        /// whether it is the result at a client's position).
+        let fromState: ListStateID?
+        /// The sections and counts of that state.
+        let old: LiveResultShape
+        let changes: ListChanges
+        /// What keeping it costs: the changes' bytes, and those of `old`'s sections the state
+        /// after it does not share.
         let bytes: Int
 
-        init(from: UInt64, old: LiveResult<SQLValue>, changeset: LiveChangeset<SQLValue>, bytes: Int) {
+        init(from: UInt64, fromState: ListStateID?, old: LiveResultShape, changes: ListChanges, bytes: Int) {
             self.from = from
+            self.fromState = fromState
             self.old = old
-            self.changeset = changeset
+            self.changes = changes
             self.bytes = bytes
         }
     }
@@ -170,8 +178,8 @@ final class _HubLoop {
             let from = sequence
             sequence += 1
             announced = version(at: position)
-            keep(Buffered(from: from, old: old, changeset: update.changeset,
-                          bytes: old.bytesNotShared(with: update.result) + Self.bytes(of: update.changeset.changes)))
+            keep(Buffered(from: from, fromState: old.stateID, old: old.shape, changes: update.changeset.changes,
+                          bytes: 96 + old.shape.bytesNotShared(with: update.result.shape) + Self.bytes(of: update.changeset.changes)))
             await publish(update.changeset.changes, old: old, from: fromVersion)
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
@@ -218,7 +226,7 @@ final class _HubLoop {
             for subscription in subscriptions.values { await reset(subscription.subscriber, reason: .tooFarBehind) }
             return
         }
-        let transition = _Transition(changes: changes, old: old, new: result)
+        let transition = _Transition(changes: changes, old: old.shape, new: result)
         let groups = self.groups ?? makeGroups()
         self.groups = groups
         var missing: [Range<Int>: [Int]] = [:]
@@ -327,7 +335,9 @@ final class _HubLoop {
         }
         if query.holds(result, at: client.sequence) { return .current }
         if client.sequence > version.sequence { return .ahead }
-        if let index = buffer.lastIndex(where: { query.holds($0.old, at: client.sequence) }) { return .buffered(index: index) }
+        if let index = buffer.lastIndex(where: { entry in entry.fromState.map { query.holds($0, at: client.sequence) } ?? false }) {
+            return .buffered(index: index)
+        }
         return .unavailable
     }
 
@@ -364,14 +374,14 @@ final class _HubLoop {
             await reset(subscriber, reason: .versionUnavailable)
             return
         case .current:
-            transition = _Transition(changes: ListChanges(), old: result, new: result)
+            transition = _Transition(changes: ListChanges(), old: result.shape, new: result)
         case let .buffered(first):
-            guard let composed = Self.compose(buffer[first...].map(\.changeset)),
-                  composed.changes.count <= configuration.resetThreshold else {
+            let composed = Self.compose(buffer[first...].map(\.changes))
+            guard composed.count <= configuration.resetThreshold else {
                 await reset(subscriber, reason: .tooFarBehind)
                 return
             }
-            transition = _Transition(changes: composed.changes, old: buffer[first].old, new: result)
+            transition = _Transition(changes: composed, old: buffer[first].old, new: result)
         }
         let positions = transition.missing(window: window, held: held)
         let (rows, failed) = await readRows(at: Set(positions), in: result)
@@ -400,7 +410,7 @@ final class _HubLoop {
             await reset(subscriber, reason: .argumentsChanged)
             return
         }
-        let transition = _Transition(changes: changes, old: from.result, new: result)
+        let transition = _Transition(changes: changes, old: from.result.shape, new: result)
         let positions = transition.missing(window: window, held: from.window)
         let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
@@ -420,24 +430,19 @@ final class _HubLoop {
 
     /// The changesets composed into one, neighbours first: k changesets of c changes each cost
     /// O(k·c log(k·c) log k), where composing them one after the other would cost O(k²·c).
-    static func compose(_ changesets: [LiveChangeset<SQLValue>]) -> LiveChangeset<SQLValue>? {
+    static func compose(_ changesets: [ListChanges]) -> ListChanges {
         var level = changesets
         while level.count > 1 {
-            var next: [LiveChangeset<SQLValue>] = []
+            var next: [ListChanges] = []
             next.reserveCapacity((level.count + 1) / 2)
             var index = 0
             while index < level.count {
-                if index + 1 < level.count {
-                    guard let pair = level[index].composed(with: level[index + 1]) else { return nil }
-                    next.append(pair)
-                } else {
-                    next.append(level[index])
-                }
+                next.append(index + 1 < level.count ? level[index].composed(with: level[index + 1]) : level[index])
                 index += 2
             }
             level = next
         }
-        return level.first
+        return level.first ?? ListChanges()
     }
 
     private func move(_ subscriber: _Subscriber, to window: Range<Int>) async {

@@ -7,7 +7,9 @@ import LiveQuery
 /// touches, the positions they land at, and which rows of any window it brings in.
 struct _Transition {
     let changes: ListChanges
-    let old: LiveResult<SQLValue>
+    /// The sections of the state the changes lead from (its rows are not needed: every row the
+    /// message names is in the new state).
+    let old: LiveResultShape
     let new: LiveResult<SQLValue>
     let insertedSectionKeys: [WireValue]
     let insertedIDs: [WireValue]
@@ -16,15 +18,16 @@ struct _Transition {
     let windowRows: _WindowRows
 
     /// - Complexity: O(c log c + c log n) for c changes in results of n rows.
-    init(changes: ListChanges, old: LiveResult<SQLValue>, new: LiveResult<SQLValue>) {
+    init(changes: ListChanges, old: LiveResultShape, new: LiveResult<SQLValue>) {
         self.changes = changes
         self.old = old
         self.new = new
         insertedSectionKeys = changes.sectionInserts.map { new.sectionInfo(at: $0).key.wire }
         insertedIDs = changes.itemInserts.map { new.item(at: $0).id.wire }
         movedIDs = changes.itemMoves.map { new.item(at: $0.to).id.wire }
-        reloadedIDs = changes.itemReloads.map { old.item(at: $0).id.wire }
         let mapping = PathMapping(changes)
+        // A reloaded row stays in the list: its identity is the new state's row it becomes.
+        reloadedIDs = changes.itemReloads.compactMap { path in mapping.newPath(ofOld: path).map { new.item(at: $0).id.wire } }
         var changed: [Int] = []
         changed.reserveCapacity(changes.itemInserts.count + changes.itemMoves.count + changes.itemReloads.count)
         for path in changes.itemInserts { if let position = new.position(of: path) { changed.append(position) } }

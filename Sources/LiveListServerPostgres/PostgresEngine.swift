@@ -125,5 +125,5 @@ struct _PostgresServedQuery: ServedLiveQuery {
 
     func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
 
-    func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool { query.holds(result, at: PostgresLSN(position)) }
+    func holds(_ state: ListStateID, at position: UInt64) -> Bool { query.holds(state, at: PostgresLSN(position)) }
 }

@@ -120,7 +120,14 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// server over the same database, see ``PostgresLiveDatabase/positionsName``).
     public func holds(_ result: LiveResult<ID>, at position: PostgresLSN) -> Bool {
         guard let state = result.stateID else { return false }
-        return runner.holds(state, at: position)
+        return holds(state, at: position)
+    }
+
+    /// Whether the result of state `state` (``LiveResult/stateID``), one this query delivered, is
+    /// also the query's result at `position`, as for a result above: for a
+    /// holder that keeps the state's identity without the result.
+    public func holds(_ state: ListStateID, at position: PostgresLSN) -> Bool {
+        runner.holds(state, at: position)
     }
 
     /// Rows read and refetches so far.

@@ -37,9 +37,8 @@ final class ScriptedQuery: ServedLiveQuery, @unchecked Sendable {
     func cancel() { inner.cancel() }
     var positionsName: String? { "scripted" }
     func position(of result: LiveResult<SQLValue>) -> UInt64? { result.stateID.flatMap { state in lock.withLock { held[state]?.first?.lowerBound } } }
-    func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool {
-        guard let state = result.stateID else { return false }
-        return lock.withLock { held[state]?.contains { $0.contains(position) } ?? false }
+    func holds(_ state: ListStateID, at position: UInt64) -> Bool {
+        lock.withLock { held[state]?.contains { $0.contains(position) } ?? false }
     }
 
     /// `result` is the query's result at these positions.
