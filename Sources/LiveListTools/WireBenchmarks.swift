@@ -31,8 +31,8 @@ public enum WireBenchmarks {
             // First, in its own database and servers: no other live query's memory in the figures.
             let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 7)
             try setup.close()
-            results.append(try WireMemory.run(path: path, rows: rows, commits: quick ? 200 : 2_000, refetchSeconds: quick ? 10 : 60,
-                                              name: "wire.memory.\(suffix)"))
+            results.append(try WireMemory.run(path: path, rows: rows, commits: quick ? 200 : 2_000, refetchSeconds: quick ? 5 : 20,
+                                              processes: 2, name: "wire.memory.\(suffix)"))
             guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
                 || fanoutNames.contains(where: selected) else { return results }
         }

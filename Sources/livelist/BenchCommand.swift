@@ -34,6 +34,11 @@ struct BenchCommand: ParsableCommand {
             print(try WireFanout.child(url: childDatabase, subscribers: subscribers, commitsFile: parts[2]))
             return
         }
+        if let child, child.hasPrefix("wire-memory:"), let childDatabase {
+            // A run of `wire.memory.*` in a fresh process: what its kept versions cost.
+            print(try MainActor.assumeIsolated { try WireMemory.child(child, database: childDatabase) })
+            return
+        }
         if let child, child.hasPrefix("mixed:") {
             // The load generator of `pg.mixed`: mixed:<specification file>.
             print(try PostgresMixedLoad.child(specification: String(child.dropFirst("mixed:".count))))
