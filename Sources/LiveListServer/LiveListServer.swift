@@ -261,8 +261,15 @@ public final class LiveListServer: Sendable {
                             // The shared bytes as they are: no copy per connection.
                             try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame)))
                         } else {
-                            // Split into frames of the connection's frame size: a message is never too big to send.
-                            try await outbound.writeTextMessage(String(buffer: frame))
+                            // Split into frames of 16 KiB, as the direct path does (the WebSocket
+                            // layer would split at its frame limit, the largest client frame
+                            // accepted): a message is never too big to send.
+                            try await outbound.withTextMessageWriter { writer in
+                                var rest = frame
+                                while rest.readableBytes > 0, let slice = rest.readSlice(length: min(webSocketFrameSize, rest.readableBytes)) {
+                                    try await writer(slice)
+                                }
+                            }
                         }
                     }
                 case let .close(code, reason):

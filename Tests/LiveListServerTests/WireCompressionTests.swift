@@ -22,6 +22,10 @@ struct WireCompressionTests {
             try await fixture.randomWrites(8, &random)
             try await eventually("round \(round)") { try [compressed, plain].allSatisfy { $0.matches(try fixture.select()) } }
         }
+        // Messages over 16 KiB (every row of both windows gets a 1 KB subject): sent in fragments,
+        // compressed as one message, joined by each client.
+        try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET subject = subject || printf('%.1000c', 'z')") }
+        try await eventually("messages in fragments") { try [compressed, plain].allSatisfy { $0.matches(try fixture.select()) } }
         compressed.remote.stop()
         plain.remote.stop()
         await fixture.stop()
