@@ -3,7 +3,7 @@
 ///
 /// Why five stages: UIKit rejects a reload and a move of the same item, a delete and a reload of
 /// the same path, and item operations inside a section that is moved or reloaded in the same
-/// batch. The safe order (uikit-batch-rules.md §2) is: (a) item reloads at old paths, (b) section
+/// batch. The safe order (docs/UIKIT-BATCH-RULES.md §2) is: (a) item reloads at old paths, (b) section
 /// and item deletes, (c) section inserts and moves, (d) item inserts and moves, (e) section
 /// reloads. Each non-empty stage is one batch with its own intermediate state.
 extension Changeset {

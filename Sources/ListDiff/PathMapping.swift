@@ -4,7 +4,7 @@
 /// Deleted items (also those of deleted sections) have no new path; inserted items (also those of
 /// inserted sections) have no old path; moved items go where their move says; every other item
 /// keeps its relative order and fills the slots that inserts and moves leave free, as UIKit
-/// places them (uikit-batch-rules.md §1.4). Sections follow the same rule, and a moved section
+/// places them (docs/UIKIT-BATCH-RULES.md §1.4). Sections follow the same rule, and a moved section
 /// carries its items. A reload does not move an item.
 ///
 /// ```swift

@@ -1,5 +1,5 @@
 /// Where the untouched elements of one sequence go in a batch update, by UIKit's rule
-/// (uikit-batch-rules.md §1.4): the slots named by inserts and move destinations are filled
+/// (docs/UIKIT-BATCH-RULES.md §1.4): the slots named by inserts and move destinations are filled
 /// first, and the untouched elements fill the remaining slots in their old relative order.
 ///
 /// Built from the removed old indices (deletes and move sources) and the occupied new indices

@@ -144,7 +144,7 @@ extension ListPresenter {
         statistics.scrollsPerformed += 1
         let offset = min(max(0, top), target.maximumScrollOffset)
         // A scroll to where the view already is — within a pixel's rounding — animates nothing and
-        // never reports an end (uikit-batch-rules.md §4.3): waiting for it would stall every update.
+        // never reports an end (docs/UIKIT-BATCH-RULES.md §4.3): waiting for it would stall every update.
         guard abs(offset - target.scrollOffset) > configuration.offsetTolerance else {
             advance()
             return

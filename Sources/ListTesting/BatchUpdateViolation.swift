@@ -3,7 +3,7 @@ import ListDiff
 /// A batch update that UIKit would reject with `NSInternalInconsistencyException`, or that would
 /// silently corrupt a real view (raised in strict mode).
 ///
-/// Each case names the rule of uikit-batch-rules.md it enforces and carries the indices involved,
+/// Each case names the rule of docs/UIKIT-BATCH-RULES.md it enforces and carries the indices involved,
 /// so that a failing test says exactly which operation was wrong.
 public enum BatchUpdateViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An operation of a batch, as named in messages.

@@ -2,7 +2,7 @@ import ListDiff
 
 extension HeadlessListView {
     /// Checks `batch` against the rules and, when it passes, moves the displayed cells to the state
-    /// after it, reading new and reloaded cells from the data source (uikit-batch-rules.md §1.4).
+    /// after it, reading new and reloaded cells from the data source (docs/UIKIT-BATCH-RULES.md §1.4).
     func commit(_ batch: PendingBatch, dataSource: any HeadlessListDataSource<Cell, Header>) throws(BatchUpdateViolation) {
         let counts = store?.counts ?? []
         let sections = try SectionSets(checking: batch.changes, before: counts.count, after: dataSource.numberOfSections())

@@ -3,7 +3,7 @@ import ListDiff
 /// A list view without a screen that behaves like `UICollectionView`/`UITableView` — or, in
 /// ``Kind/appKitCollectionView`` mode, like `NSCollectionView` — where it matters for
 /// correctness: it caches section and item counts, opens and closes batch updates, checks every
-/// batch against the rules of uikit-batch-rules.md and throws a typed ``BatchUpdateViolation``
+/// batch against the rules of docs/UIKIT-BATCH-RULES.md and throws a typed ``BatchUpdateViolation``
 /// where UIKit would raise (in strict mode also where UIKit only corrupts itself), moves cells as
 /// the real view does (so a stale or misplaced cell shows up as wrong content), and tracks a
 /// viewport, a content offset, selection and a programmatic scroll animation.

@@ -2,7 +2,7 @@ import Foundation
 
 /// A value as SQLite stores it. The storage class is kept (an integer stored in a TEXT column
 /// stays TEXT), because ORDER BY compares values as stored; text and blobs are kept as bytes, so
-/// values compare, hash and group exactly as SQLite does (sqlite-facts.md). How SQLite reads and
+/// values compare, hash and group exactly as SQLite does (docs/SQLITE-FACTS.md). How SQLite reads and
 /// binds them is in `Engine/SQLite/SQLValue+SQLite.swift`.
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
     case null

@@ -469,7 +469,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         return nil
     }
 
-    /// The type affinity of a column (sqlite-facts: determined by its declared type).
+    /// The type affinity of a column (determined by its declared type; docs/SQLITE-FACTS.md, ordering §7).
     private func affinity(of resolved: Resolved) -> String {
         if resolved.isRowid { return "INTEGER" }
         var declared: UnsafePointer<CChar>?

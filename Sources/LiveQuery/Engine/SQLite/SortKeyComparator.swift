@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Compares rows exactly as SQLite's `ORDER BY <terms>, rowid` does for plain column terms
-/// (sqlite-facts.md): storage classes NULL < INTEGER/REAL < TEXT < BLOB; INTEGER and REAL
+/// (docs/SQLITE-FACTS.md): storage classes NULL < INTEGER/REAL < TEXT < BLOB; INTEGER and REAL
 /// compared numerically without rounding; TEXT by BINARY, NOCASE or RTRIM; BLOB by memcmp then
 /// length; DESC and NULLS FIRST/LAST; the rowid last, so no two rows tie.
 ///

@@ -1,7 +1,7 @@
 import GRDB
 
 /// TEMP triggers on the query's own connection that report what SQLite's update hook leaves out
-/// (sqlite-facts.md, change tracking §3 and §6): the old rowid of an UPDATE that changes it, the
+/// (docs/SQLITE-FACTS.md, change tracking §3 and §6): the old rowid of an UPDATE that changes it, the
 /// rows a REPLACE is about to delete because they conflict on a unique index, the result rows
 /// that meet a changed row of a joined table, and any change to a WITHOUT ROWID table the query
 /// reads. They call a per-query SQL function with each base rowid (or NULL for "refetch"); the
