@@ -22,7 +22,7 @@ extension LiveListServer: Service {
     func drain() async {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: configuration.drainTimeout)
-        while webSockets.count > 0, clock.now < deadline {
+        while await registry.connectionCount > 0, clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
         openChannels.closeAll()
@@ -53,10 +53,10 @@ extension LiveListServer: Service {
             // Checked by the server itself, which closes with 1007 (`_MessageAssembly`).
             validateUTF8: false)
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .nanoseconds(Self.nanoseconds(configuration.idleHTTPTimeout))), ws: webSocket)
+            http1: .init(idleTimeout: TimeAmount(configuration.idleHTTPTimeout)), ws: webSocket)
         let webSocketResponder = router.buildResponder()
         let channels = openChannels
-        let headTimeout = TimeAmount.nanoseconds(Self.nanoseconds(configuration.requestHeadTimeout))
+        let headTimeout = TimeAmount(configuration.requestHeadTimeout)
         let server = HTTPServerBuilder { responder in
             _GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
@@ -66,11 +66,6 @@ extension LiveListServer: Service {
                                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livelist"),
                                 onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
         return _LiveListApplication(inner: inner, liveList: self)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// permessage-deflate (RFC 7692) as the server offers it when

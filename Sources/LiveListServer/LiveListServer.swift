@@ -106,8 +106,6 @@ public final class LiveListServer: Sendable {
     package let resumeGauge = _ResumeGauge()
     /// Every connection the server's application accepted and that is still open.
     let openChannels = _OpenChannels()
-    /// The WebSocket connections being served.
-    let webSockets = _ConnectionCount()
     let logger: Logger
 
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
@@ -193,8 +191,6 @@ public final class LiveListServer: Sendable {
     /// Serves one connection; with `channel`, frames are written straight to it (`_ChannelWriter`).
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger,
                channel: (any Channel)?) async {
-        webSockets.add(1)
-        defer { webSockets.add(-1) }
         let connection = _Connection(server: self, claims: claims, logger: logger)
         if let channel {
             do {

@@ -180,7 +180,7 @@ final class _HubLoop {
             announced = version(at: position)
             keep(Buffered(from: from, fromState: old.stateID, old: old.shape, changes: update.changeset.changes,
                           bytes: 96 + old.shape.bytesNotShared(with: update.result.shape) + Self.bytes(of: update.changeset.changes)))
-            await publish(update.changeset.changes, old: old, from: fromVersion)
+            await publish(update.changeset.changes, old: old.shape, from: fromVersion)
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
             for subscription in subscriptions.values {
@@ -220,13 +220,13 @@ final class _HubLoop {
     }
 
     /// Sends one commit's changeset to every subscriber: one message per distinct window.
-    private func publish(_ changes: ListChanges, old: LiveResult<SQLValue>, from: WireVersion) async {
+    private func publish(_ changes: ListChanges, old: LiveResultShape, from: WireVersion) async {
         guard let result, !subscriptions.isEmpty else { return }
         if changes.count > configuration.resetThreshold {
             for subscription in subscriptions.values { await reset(subscription.subscriber, reason: .tooFarBehind) }
             return
         }
-        let transition = _Transition(changes: changes, old: old.shape, new: result)
+        let transition = _Transition(changes: changes, old: old, new: result)
         let groups = self.groups ?? makeGroups()
         self.groups = groups
         var missing: [Range<Int>: [Int]] = [:]

@@ -94,13 +94,16 @@ actor _HubRegistry {
     /// The number of open live queries and of subscriptions to them.
     var counts: (queries: Int, subscriptions: Int) { (hubs.count, subscribers.values.reduce(0, +)) }
 
+    /// The WebSocket connections being served (until each ends, shutdown or not).
+    var connectionCount: Int { connections.count }
+
     /// Closes every hub; no more are opened.
     func shutDown() {
         isShutDown = true
+        // Each stays listed until its connection ends (`unregister`): shutdown drains them.
         for outbox in connections.values {
             outbox.close(code: WireCloseCode.goingAway.rawValue, reason: "the server is shutting down")
         }
-        connections = [:]
         for hub in hubs.values { hub.close() }
         hubs = [:]
         subscribers = [:]

@@ -19,23 +19,9 @@ final class _OpenChannels: @unchecked Sendable {
         }
     }
 
-    var count: Int { lock.withLock { channels.count } }
-
     /// Closes every connection still open.
     func closeAll() {
         let open = lock.withLock { Array(channels.values) }
         for channel in open { channel.close(promise: nil) }
     }
-}
-
-/// A count changed from any thread (the WebSocket connections being served).
-///
-/// `@unchecked Sendable`: `value` is read and written under `lock` only.
-final class _ConnectionCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-
-    func add(_ delta: Int) { lock.withLock { value += delta } }
-
-    var count: Int { lock.withLock { value } }
 }

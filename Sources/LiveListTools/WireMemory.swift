@@ -17,6 +17,8 @@ import Logging
 public enum WireMemory {
     static let sql = "SELECT id, name, flag, version FROM item ORDER BY name"
 
+    /// One run: the versions the server kept, the commits made, resident growth and size, the
+    /// server's own count of the kept bytes, and the time the commits took.
     struct Measured {
         var versions: Int
         var commits: Int
@@ -24,7 +26,6 @@ public enum WireMemory {
         var resident: Int
         var countedBytes: Int
         var seconds: Double
-
     }
 
     /// The benchmark over `path`'s `item` table (`rows` rows): `commits` one-row commits on the

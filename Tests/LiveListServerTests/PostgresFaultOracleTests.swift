@@ -233,8 +233,7 @@ struct PostgresFaultOracleTests {
         let instances = [try await ServeProcess.start(common + ["--slot", "livelist_fa_\(databaseName)"]),
                          try await ServeProcess.start(common + ["--slot", "livelist_fb_\(databaseName)"])]
         defer { for instance in instances { instance.kill() } }
-        let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        print("PostgreSQL faults seed: \(seed)")
+        let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL faults")
         var random = SeededRandomNumberGenerator(seed: seed)
 
         // Every query on both instances; whole lists and windows; two clients of each instance move.

@@ -194,8 +194,7 @@ struct PostgresServersTests {
                 a.kill()
                 b.kill()
             }
-            let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-            print("PostgreSQL servers seed: \(seed)")
+            let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL servers")
             var random = SeededRandomNumberGenerator(seed: seed)
             let moving = RoutedTransport(a.url)
             let clients = [

@@ -63,8 +63,7 @@ struct WireOracleTests {
     @Test("Clients with different windows equal a fresh SELECT after random commits from the server's connection, another connection and another process; through a stalled client, a resume and a server restart")
     @MainActor
     func oracle() async throws {
-        let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        print("wire oracle seed: \(seed)")
+        let seed = SeededRandomNumberGenerator.testSeed("wire oracle")
         var random = SeededRandomNumberGenerator(seed: seed)
         var fixture = try await WireFixture.start(rows: 400, seed: seed)
         let other = try DatabaseQueue(path: fixture.path)

@@ -85,8 +85,7 @@ struct LiveTrackerTests {
     @Test("random writes reach the core through the seam: every stage passes the strict view, which ends showing the engine's own answer")
     @MainActor
     func randomCommits() throws {
-        let seed = UInt64.random(in: 0..<UInt64.max)
-        print("LiveTrackerTests.randomCommits: seed \(seed)")
+        let seed = SeededRandomNumberGenerator.testSeed("LiveTrackerTests.randomCommits")
         var random = SeededRandomNumberGenerator(seed: seed)
         var engine = MemoryEngine()
         for key in 1...60 { engine.rows[Int64(key)] = (Int64.random(in: -10...50, using: &random), 0) }
@@ -163,8 +162,7 @@ struct LiveTrackerTests {
     @Test("refetches of every size, applied as changes or built again, pass the strict view and end at the engine's answer")
     @MainActor
     func randomRefetches() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0..<UInt64.max)
-        print("LiveTrackerTests.randomRefetches: seed \(seed) (LIVELIST_SEED to repeat)")
+        let seed = SeededRandomNumberGenerator.testSeed("LiveTrackerTests.randomRefetches")
         var random = SeededRandomNumberGenerator(seed: seed)
         var engine = MemoryEngine()
         for key in 1...2_000 { engine.rows[Int64(key)] = (Int64.random(in: -100...500, using: &random), 0) }

@@ -51,6 +51,44 @@ struct _SectionOrder: _TreeOrder {
 enum _SectionsSnapshot: Sendable {
     case flat(count: Int)
     case tree(_TreeSnapshot<SectionEntry>)
+
+    var count: Int {
+        switch self {
+        case .flat: 1
+        case let .tree(tree): tree.count
+        }
+    }
+
+    func section(at index: Int) -> SectionEntry {
+        switch self {
+        case let .flat(count): SectionEntry(key: .null, count: count)
+        case let .tree(tree): tree.element(at: index)
+        }
+    }
+
+    /// The position of the first row of section `index`.
+    func start(of index: Int) -> Int {
+        switch self {
+        case .flat: 0
+        case let .tree(tree): tree.weight(before: index)
+        }
+    }
+
+    /// The flat position of `path`, or `nil` when it is outside these sections.
+    ///
+    /// - Complexity: O(log s) for s sections.
+    func position(of path: ItemPath) -> Int? {
+        guard path.section >= 0, path.section < count, path.item >= 0, path.item < section(at: path.section).count else { return nil }
+        return start(of: path.section) + path.item
+    }
+
+    /// The bytes of these sections that `newer` does not share (see
+    /// ``_TreeSnapshot/bytesNotShared(with:)``); nothing for one implicit section.
+    func bytesNotShared(with newer: _SectionsSnapshot) -> Int {
+        guard case let .tree(old) = self else { return 0 }
+        if case let .tree(new) = newer { return old.bytesNotShared(with: new) }
+        return old.bytes
+    }
 }
 
 /// One published state of a live query's result: immutable, shares every node with the states
@@ -69,27 +107,12 @@ package struct _ResultSnapshot: Sendable {
 
     var count: Int { rows.count }
 
-    var sectionCount: Int {
-        switch sections {
-        case .flat: 1
-        case let .tree(tree): tree.count
-        }
-    }
+    var sectionCount: Int { sections.count }
 
-    func section(at index: Int) -> SectionEntry {
-        switch sections {
-        case let .flat(count): SectionEntry(key: .null, count: count)
-        case let .tree(tree): tree.element(at: index)
-        }
-    }
+    func section(at index: Int) -> SectionEntry { sections.section(at: index) }
 
     /// The position of the first row of section `index`.
-    func sectionStart(_ index: Int) -> Int {
-        switch sections {
-        case .flat: 0
-        case let .tree(tree): tree.weight(before: index)
-        }
-    }
+    func sectionStart(_ index: Int) -> Int { sections.start(of: index) }
 
     /// The index of the section keyed `key`, and whether it exists (else where it would go).
     func sectionIndex(of key: SQLValue) -> (index: Int, found: Bool) {
@@ -129,21 +152,7 @@ package struct _ResultSnapshot: Sendable {
     }
 
     /// The flat position of `path`, or `nil` when it is outside the result.
-    func position(of path: ItemPath) -> Int? {
-        guard path.section >= 0, path.section < sectionCount, path.item >= 0,
-              path.item < section(at: path.section).count else { return nil }
-        return sectionStart(path.section) + path.item
-    }
-
-    /// The bytes of this state's rows and sections that `newer` does not share (see
-    /// ``_TreeSnapshot/bytesNotShared(with:)``).
-    func bytesNotShared(with newer: _ResultSnapshot) -> Int {
-        var total = rows.bytesNotShared(with: newer.rows)
-        if case let .tree(old) = sections {
-            if case let .tree(new) = newer.sections { total += old.bytesNotShared(with: new) } else { total += old.bytes }
-        }
-        return total
-    }
+    func position(of path: ItemPath) -> Int? { sections.position(of: path) }
 
     /// The position of `entry` (same key and rowid), or `nil`.
     func position(of entry: IndexEntry) -> Int? {

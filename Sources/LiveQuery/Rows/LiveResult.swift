@@ -110,16 +110,6 @@ public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
         return LiveRow(id: id, version: entry.token)
     }
 
-    /// The bytes this result holds that `newer` (a later result of the same live query) does
-    /// not share: what keeping this result beside `newer` costs. Results of one query share
-    /// every node a commit did not touch, so this is O(change), unless the result was built
-    /// again (a refetch that changed many rows, a new request).
-    ///
-    /// - Complexity: O(c) for c nodes not shared.
-    package func bytesNotShared(with newer: LiveResult) -> Int {
-        storage.bytesNotShared(with: newer.storage)
-    }
-
     /// The rows at the flat positions in `range`.
     public func rows(in range: Range<Int>) -> [LiveRow<ID>] {
         let clamped = range.clamped(to: 0..<count)
