@@ -102,7 +102,7 @@ struct LiveQueryControllerTests {
     func failureRetryClears() async throws {
         let fixture = try await Self.start(rows: 30, viewportRows: 5)
         let controller = fixture.controller
-        controller.receive(.failure(.databaseBusy(DatabaseError(resultCode: .SQLITE_BUSY, message: "locked by a test"))))
+        controller.source.receive(.failure(.databaseBusy(DatabaseError(resultCode: .SQLITE_BUSY, message: "locked by a test"))))
         guard case let .state(block) = controller.cells.content(at: ItemPath(section: 0, item: 0)) else {
             Issue.record("expected the list's error row on top")
             return
@@ -120,7 +120,7 @@ struct LiveQueryControllerTests {
         let fixture = try await Self.start(rows: 3)
         let (pool, controller, view) = (fixture.pool, fixture.controller, fixture.view)
         try await eventually("rows") { view.shown.count == 3 && !view.shown.contains(.placeholder(failed: false)) }
-        controller.receive(.failure(.changeLogUnavailable("dropped by a test")))
+        controller.source.receive(.failure(.changeLogUnavailable("dropped by a test")))
         #expect(view.shown.first == .state(.failed))
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('aaa')") }
         try await eventually("the update, without the error row") { view.shown.first == .record("aaa") }
@@ -159,7 +159,49 @@ struct LiveQueryControllerTests {
         try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('after stop')") }
         try await Task.sleep(for: .milliseconds(50))
         let count = try TestDatabase.rows(pool).count
-        #expect(!controller.isFollowing && controller.result.count == count - 1)
+        #expect(!controller.isFollowing && controller.presenter.model.itemCount == count - 1)
+        withExtendedLifetime(fixture) {}
+    }
+
+    @Test("upToDate returns once the list holds another connection's commit: no polling, the row and its record at once")
+    func upToDateAfterAnotherConnectionsWrite() async throws {
+        let fixture = try await Self.start(rows: 20, pageSize: 50, viewportRows: 30)
+        let (pool, controller, view) = (fixture.pool, fixture.controller, fixture.view)
+        try await within("first state") { try await controller.upToDate() }
+        // Another connection to the same file: the query hears of it only by looking.
+        let other = try DatabaseQueue(path: pool.path)
+        for round in 0..<5 {
+            try await other.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('aaa\(round)')") }
+            try await within("round \(round)") { try await controller.upToDate() }
+            let expected = try TestDatabase.rows(pool)
+            #expect(controller.presenter.model.itemCount == expected.count, "round \(round): the model holds the write when upToDate returns")
+            #expect(controller.holds(try #require(controller.result.stateID)))
+        }
+        try await eventually("records shown") { view.shown.first == .record("aaa0") }
+        #expect(controller.record(at: ItemPath(section: 0, item: 0))?.name == "aaa0")
+        #expect(controller.item(at: ItemPath(section: 0, item: 0))?.id == controller.result.item(at: ItemPath(section: 0, item: 0)).id)
+        #expect(controller.record(at: ItemPath(section: 3, item: 0)) == nil, "outside the list")
+        controller.stop()
+        try await other.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('after stop')") }
+        await #expect(throws: CancellationError.self) { try await within("after stop") { try await controller.upToDate() } }
+        withExtendedLifetime(fixture) {}
+    }
+
+    @Test("willChange and didChange hear every event around its application, as a fetched results controller's delegate does")
+    func changeHooks() async throws {
+        let fixture = try await Self.start(rows: 3)
+        let (pool, controller) = (fixture.pool, fixture.controller)
+        try await within("first state") { try await controller.upToDate() }
+        var heard: [String] = []
+        controller.willChange = { event in
+            if case .changes = event { heard.append("will \(controller.presenter.model.itemCount)") }
+        }
+        controller.didChange = { event in
+            if case .changes = event { heard.append("did \(controller.presenter.model.itemCount)") }
+        }
+        try await pool.write { db in try db.execute(sql: "INSERT INTO item(name) VALUES ('zzz')") }
+        try await within("the insert") { try await controller.upToDate() }
+        #expect(heard == ["will 3", "did 4"])
         withExtendedLifetime(fixture) {}
     }
 }
