@@ -149,6 +149,8 @@ let package = Package(
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
+        // The Swift client without a server: its list model and the decoding of rows into records.
+        .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "ScratchPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),

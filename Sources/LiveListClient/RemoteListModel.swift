@@ -37,6 +37,9 @@ public struct RemoteListModel: Sendable {
         case changes(Changeset<RemoteSection, RemoteRow>, loaded: [RemoteRowID])
         /// Records arrived for rows already shown with their identity.
         case rowsLoaded([RemoteRowID])
+        /// The answer to the client's `sync` number `id`: the list holds every commit made
+        /// before it.
+        case synced(id: Int)
         /// Nothing to show.
         case none
     }
@@ -93,6 +96,9 @@ public struct RemoteListModel: Sendable {
         case let .changes(changes): return try receive(changes)
         case let .rows(rows): return try receive(rows)
         case let .error(error): throw .server(error)
+        case let .synced(synced):
+            guard synced.version == version else { throw .versionGap(expected: version, received: synced.version) }
+            return .synced(id: synced.id)
         }
     }
 

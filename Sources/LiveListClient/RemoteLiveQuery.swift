@@ -59,8 +59,11 @@ public final class RemoteLiveQuery {
     public private(set) var connectionState: ConnectionState = .idle {
         didSet { records.onStateChanged?() }
     }
-    /// Receives every event, in order, on the main actor.
+    /// Receives every event, in order, on the main actor (besides the subscribers of
+    /// ``subscribe(_:)``).
     public var onEvent: ((ListSourceEvent<RemoteSection, RemoteRow>) -> Void)?
+    private var receivers: [Int: @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void] = [:]
+    private var nextReceiver = 0
     /// The rows' records, for a `ListCellSource`.
     public private(set) lazy var records = RemoteRecords(query: self)
     /// Messages applied so far (for status lines and tests).
@@ -79,6 +82,9 @@ public final class RemoteLiveQuery {
     private var awaitingSubscription = false
     /// The arguments the server last accepted, while new ones are on their way.
     private var acceptedArguments: [String: WireValue]?
+    /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
+    private var pendingSyncs: [Int: CheckedContinuation<Void, any Error>] = [:]
+    private var lastSync = 0
 
     /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first.
     public init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
@@ -104,6 +110,7 @@ public final class RemoteLiveQuery {
         connection?.close()
         connection = nil
         connectionState = .stopped
+        failSyncs(CancellationError())
     }
 
     /// New arguments (a new filter or sort), one call: the server moves the subscription and
@@ -149,13 +156,14 @@ public final class RemoteLiveQuery {
                 reason = "\(error)"
             }
             connection = nil
+            failSyncs(RemoteListError.connection(reason))
             if Task.isCancelled { return }
             attempt += 1
             connectionState = .reconnecting(attempt: attempt, reason: reason)
             if attempt == 1 {
                 let failure = LoadFailure(RemoteListError.connection(reason), retry: {})
                 self.failure = failure
-                onEvent?(.failure(failure))
+                send(.failure(failure))
             }
             let delay = min(5_000, 50 * (1 << min(attempt, 7)))
             try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
@@ -171,6 +179,7 @@ public final class RemoteLiveQuery {
         awaitingSubscription = true
         acceptedArguments = nil
         connection.send(ClientMessage.subscribe(request).encoded())
+        for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
     }
 
     /// Applies one frame; returns `false` when the subscription cannot go on.
@@ -190,6 +199,8 @@ public final class RemoteLiveQuery {
             case .reset:
                 awaitingSubscription = false
                 acceptedArguments = nil
+                // A reset after dropped frames (a slow client): a `synced` may have gone with them.
+                for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
             case let .changes(changes):
                 awaitingSubscription = false
                 // Changes from one live query to another answer new arguments.
@@ -211,11 +222,12 @@ public final class RemoteLiveQuery {
         switch output {
         case let .initial(state):
             resetsReceived += 1
-            onEvent?(.initial(AnySectionedList(state)))
+            send(.initial(AnySectionedList(state)))
         case let .changes(changeset, loaded):
-            onEvent?(.changes(changeset))
+            send(.changes(changeset))
             if !loaded.isEmpty { records.onRowsLoaded?(loaded) }
         case let .rowsLoaded(ids): records.onRowsLoaded?(ids)
+        case let .synced(id): pendingSyncs.removeValue(forKey: id)?.resume()
         case .none: break
         }
         if let requested = model.requestedWindow, requested != wanted { return }
@@ -238,11 +250,14 @@ public final class RemoteLiveQuery {
             if wireError.code == .badArguments, let accepted = acceptedArguments { arguments = accepted }
             let failure = LoadFailure(error, retry: {})
             self.failure = failure
-            onEvent?(.failure(failure))
+            // A failed read fails the looks waiting (the server answers a failed look so too).
+            if wireError.code == .queryFailed { failSyncs(error) }
+            send(.failure(failure))
             return true
         case let .server(wireError):
             connectionState = .refused(wireError)
-            onEvent?(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
+            failSyncs(error)
+            send(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
             connection.close()
             return false
         case .versionGap, .inconsistent, .connection, .malformed:
@@ -252,6 +267,18 @@ public final class RemoteLiveQuery {
             subscribe(on: connection)
             return true
         }
+    }
+
+    /// Hands `event` to ``onEvent`` and every subscriber.
+    private func send(_ event: ListSourceEvent<RemoteSection, RemoteRow>) {
+        onEvent?(event)
+        for key in receivers.keys.sorted() { receivers[key]?(event) }
+    }
+
+    private func failSyncs(_ error: any Error) {
+        let waiting = pendingSyncs
+        pendingSyncs = [:]
+        for id in waiting.keys.sorted() { waiting[id]?.resume(throwing: error) }
     }
 
     private func restart() {
@@ -264,6 +291,46 @@ public final class RemoteLiveQuery {
     var placeholderState: PlaceholderState {
         if let failure { return .failed(failure) }
         return .loading
+    }
+}
+
+extension RemoteLiveQuery: ListSource {
+    public typealias SectionModel = RemoteSection
+    public typealias Item = RemoteRow
+    public typealias Record = RemoteRecord
+
+    /// Hands every event from now on to `receive`: first the list held (a loading one before the
+    /// first message), then what the server's messages make of it.
+    public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void) -> ListSourceSubscription {
+        let key = nextReceiver
+        nextReceiver += 1
+        receivers[key] = receive
+        receive(.initial(AnySectionedList(model.state), isComplete: model.version != nil))
+        if let failure { receive(.failure(failure)) }
+        return ListSourceSubscription { [weak self] in self?.receivers[key] = nil }
+    }
+
+    /// Asks the server to look for every commit made before the call (other processes' too)
+    /// and returns once the list holds what they changed — one `sync` message, answered by
+    /// `synced` after the changes. Before the subscription is live, the look is asked for as soon
+    /// as it is. Throws ``RemoteListError`` when the connection goes or the server's look fails
+    /// first (call again), `CancellationError` after ``stop()``.
+    public func upToDate() async throws -> ListStateID? {
+        switch connectionState {
+        case .idle, .stopped: throw RemoteListError.connection("not started")
+        case let .refused(error): throw RemoteListError.server(error)
+        case .connecting, .reconnecting, .live: break
+        }
+        lastSync += 1
+        let id = lastSync
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            pendingSyncs[id] = continuation
+            // A connection is set once its subscription request is sent: the server answers in order.
+            if let connection {
+                connection.send(ClientMessage.sync(sub: sub, id: id).encoded())
+            }
+        }
+        return model.state.stateID
     }
 }
 

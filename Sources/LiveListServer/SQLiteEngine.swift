@@ -1,3 +1,4 @@
+import ListDiff
 import GRDB
 import LiveListWire
 import LiveQuery
@@ -53,4 +54,6 @@ struct _SQLiteServedQuery: ServedLiveQuery {
     }
 
     func cancel() { query.cancel() }
+
+    func upToDate() async throws -> ListStateID? { try await query.upToDate().stateID }
 }

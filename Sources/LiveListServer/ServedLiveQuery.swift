@@ -24,6 +24,11 @@ public protocol ServedLiveQuery: Sendable {
     /// Whether the delivered result of state `state` is also the query's result at `position`
     /// (with ``positionsName``).
     func holds(_ state: ListStateID, at position: UInt64) -> Bool
+    /// Looks for every commit made before the call (other processes' too) and returns the state
+    /// of the delivered result that holds them — a state ``events`` delivers, now or soon after —
+    /// or `nil` when the query cannot look (its newest delivered result is then taken as up to
+    /// date). What a client's `sync` waits for.
+    func upToDate() async throws -> ListStateID?
     /// Every change and failure from now on with the position each result is at, starting with
     /// `.initial`: what the server follows. Engines whose versions are not positions give
     /// ``events`` as they are (the default).
@@ -59,6 +64,8 @@ extension ServedLiveQuery {
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
     /// Results numbered by the server.
     public func holds(_ state: ListStateID, at position: UInt64) -> Bool { false }
+    /// No look: the newest delivered result is taken as up to date.
+    public func upToDate() async throws -> ListStateID? { nil }
 
     /// Whether a delivered result is also the query's result at `position` (with ``positionsName``).
     public func holds(_ result: LiveResult<SQLValue>, at position: UInt64) -> Bool {

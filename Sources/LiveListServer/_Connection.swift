@@ -44,6 +44,19 @@ final class _Connection: @unchecked Sendable {
             guard let range = checkedWindow(window, sub: sub) else { return nil }
             entry.hub.send(.window(entry.subscriber, range))
         case let .arguments(sub, arguments): await change(sub, to: arguments)
+        case let .sync(sub, id):
+            guard let entry = lock.withLock({ subscriptions[sub] }) else {
+                fail(sub, .unknownSubscription, "no subscription \(sub)")
+                return nil
+            }
+            // In line: the requests after it wait for the look (a few milliseconds), so `synced`
+            // is sent in the order the client asked.
+            do {
+                let state = try await entry.hub.query.upToDate()
+                entry.hub.send(.sync(entry.subscriber, id: id, state: state))
+            } catch {
+                fail(sub, .queryFailed, "the look for commits failed: \(error)")
+            }
         case let .unsubscribe(sub):
             guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")

@@ -35,6 +35,9 @@ final class _Hub: Sendable {
         /// Arguments equal to the subscription's: a `changes` without changes, from and to the
         /// version the subscriber holds.
         case acknowledge(_Subscriber)
+        /// A client's `sync`: `synced` once the subscriber was sent the result of `state`
+        /// (`nil`: the current one).
+        case sync(_Subscriber, id: Int, state: ListStateID?)
         /// Subscribers whose frames were dropped (slow clients): each gets a reset.
         case resync([_Subscriber], WireResetReason)
         /// Stops sending to the subscriber and answers with the list it holds (`nil` before the
@@ -47,7 +50,7 @@ final class _Hub: Sendable {
         /// The subscriber an input waiting for the first result is for.
         var subscriber: _Subscriber? {
             switch self {
-            case let .subscribe(subscriber, _, _), let .switchIn(subscriber, _, _): subscriber
+            case let .subscribe(subscriber, _, _), let .switchIn(subscriber, _, _), let .sync(subscriber, _, _): subscriber
             default: nil
             }
         }

@@ -79,6 +79,8 @@ final class _HubLoop {
     private var unresolved: Set<SQLValue> = []
     /// Resuming subscribers that wait for this server to catch up with their version.
     var pendingResumes: Set<ObjectIdentifier> = []
+    /// Clients' `sync`s waiting for the result of their state to be sent.
+    private var pendingSyncs: [(subscriber: _Subscriber, id: Int, state: ListStateID?)] = []
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
@@ -105,6 +107,11 @@ final class _HubLoop {
     }
 
     func handle(_ input: _Hub.Input) async {
+        await apply(input)
+        if !pendingSyncs.isEmpty { answerSyncs() }
+    }
+
+    private func apply(_ input: _Hub.Input) async {
         switch input {
         case let .event(event): await handle(event)
         case let .subscribe(subscriber, window, resume):
@@ -140,10 +147,30 @@ final class _HubLoop {
             guard subscriptions[subscriber.key] != nil else { return }
             subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
                                                                     insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody())
+        case let .sync(subscriber, id, state):
+            guard result != nil else {
+                waiting.append(input)
+                return
+            }
+            pendingSyncs.append((subscriber, id, state))
         case let .resync(subscribers, reason):
             for subscriber in subscribers where subscriptions[subscriber.key] != nil {
                 await reset(subscriber, reason: reason)
             }
+        }
+    }
+
+    /// Answers the `sync`s whose state was reached: the subscriber was sent its result (or a later
+    /// one) — `synced` follows those messages on its connection. A `sync` of a subscriber that
+    /// left goes; one of a resume waiting for this server waits with it.
+    private func answerSyncs() {
+        guard let result else { return }
+        pendingSyncs.removeAll { pending in
+            guard subscriptions[pending.subscriber.key] != nil else { return !pendingResumes.contains(pending.subscriber.key) }
+            let reached = pending.state.map { state in result.stateID == state || buffer.contains { $0.fromState == state } } ?? true
+            guard reached else { return false }
+            pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: pending.id, version: version)).encodedBody())
+            return true
         }
     }
 

@@ -126,4 +126,6 @@ struct _PostgresServedQuery: ServedLiveQuery {
     func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
 
     func holds(_ state: ListStateID, at position: UInt64) -> Bool { query.holds(state, at: PostgresLSN(position)) }
+
+    func upToDate() async throws -> ListStateID? { try await query.upToDate().stateID }
 }

@@ -21,6 +21,10 @@ public enum ClientMessage: Hashable, Sendable {
     /// `changes` from the list the client holds to the list of the new arguments, or a reset
     /// (`argumentsChanged`) when that would be more changes than a reset costs.
     case arguments(sub: Int, [String: WireValue])
+    /// Asks subscription `sub`'s server to look for every commit made before it (other
+    /// processes' too) and to answer with `synced` (the same `id`) once it has sent the
+    /// subscription every change they made: a client that has `synced` holds them.
+    case sync(sub: Int, id: Int)
 
     /// The deepest nesting a client message has (the arguments' blob and big-integer objects).
     static let maximumDepth = 4
@@ -36,6 +40,7 @@ public enum ClientMessage: Hashable, Sendable {
         case let .arguments(sub, arguments):
             .object([.init(key: "type", value: "arguments"), .init(key: "sub", value: .int(sub)),
                      .init(key: "arguments", value: WireSubscription.json(arguments))])
+        case let .sync(sub, id): .object([.init(key: "type", value: "sync"), .init(key: "sub", value: .int(sub)), .init(key: "id", value: .int(id))])
         }
     }
 
@@ -50,6 +55,7 @@ public enum ClientMessage: Hashable, Sendable {
         case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))
         case "unsubscribe": return .unsubscribe(sub: try fields.int("sub"))
         case "arguments": return .arguments(sub: try fields.int("sub"), try WireSubscription.arguments(fields))
+        case "sync": return .sync(sub: try fields.int("sub"), id: try fields.int("id"))
         default: throw .unknownType(String(type.prefix(64)))
         }
     }

@@ -11,6 +11,9 @@ public enum ServerMessage: Hashable, Sendable {
     case rows(WireRows)
     /// A request failed or the query did; the connection stays usable.
     case error(WireError)
+    /// The answer to a client's `sync`: every commit made before it is in what the
+    /// subscription was sent, through `version`.
+    case synced(WireSynced)
 
     /// The deepest nesting a server message has.
     static let maximumDepth = 6
@@ -22,6 +25,7 @@ public enum ServerMessage: Hashable, Sendable {
         case let .changes(changes): changes.sub
         case let .rows(rows): rows.sub
         case let .error(error): error.sub
+        case let .synced(synced): synced.sub
         }
     }
 
@@ -50,6 +54,7 @@ public enum ServerMessage: Hashable, Sendable {
         case let .changes(changes): changes.members
         case let .rows(rows): rows.members
         case let .error(error): error.members
+        case let .synced(synced): synced.members
         }
     }
 
@@ -63,6 +68,7 @@ public enum ServerMessage: Hashable, Sendable {
         case "changes": return .changes(try WireChanges(fields))
         case "rows": return .rows(try WireRows(fields))
         case "error": return .error(try WireError(fields))
+        case "synced": return .synced(try WireSynced(fields))
         default: throw .unknownType(String(type.prefix(64)))
         }
     }

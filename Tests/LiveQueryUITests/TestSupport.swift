@@ -24,44 +24,6 @@ func eventually(_ what: String, seconds: Double = 30, _ condition: () -> Bool) a
     }
 }
 
-/// Runs `body` on the main actor, failing with ``TimeLimitExceeded`` when it has not returned
-/// within `seconds` — whether or not `body` hears of cancellation, so a wait that never ends fails
-/// the test instead of hanging it.
-@MainActor
-func within(_ what: String, seconds: Double = 30, _ body: @escaping @MainActor () async throws -> Void) async throws {
-    let outcome = FirstOutcome()
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        outcome.continuation = continuation
-        outcome.work = Task { @MainActor in
-            do {
-                try await body()
-                outcome.finish(nil)
-            } catch {
-                outcome.finish(error)
-            }
-        }
-        outcome.timer = Task { @MainActor in
-            try? await Task.sleep(for: .seconds(seconds))
-            outcome.finish(TimeLimitExceeded(what: what, seconds: seconds))
-        }
-    }
-}
-
-/// Whichever of a body and its timer ends first ends the wait.
-@MainActor
-private final class FirstOutcome {
-    var continuation: CheckedContinuation<Void, any Error>?
-    var work: Task<Void, Never>?
-    var timer: Task<Void, Never>?
-
-    func finish(_ error: (any Error)?) {
-        guard let continuation else { return }
-        self.continuation = nil
-        timer?.cancel()
-        if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-    }
-}
-
 /// A cell as a test reads it: the record's text, a placeholder, or a state row.
 enum Shown: Equatable, CustomStringConvertible {
     case record(String)
