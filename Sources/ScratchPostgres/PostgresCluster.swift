@@ -25,12 +25,19 @@ public enum PostgresCluster {
 
     public static var isRequired: Bool { ProcessInfo.processInfo.environment["LIVELIST_REQUIRE_POSTGRES"] != nil }
 
-    /// The cluster, or `nil` (printed once) when PostgreSQL is absent and not required.
+    /// Whether the PostgreSQL tests run: the server's binaries are installed, or PostgreSQL is
+    /// required (where a missing one fails them). Suites skip visibly otherwise
+    /// (`.enabled(if: PostgresCluster.isPresent)`).
+    public static var isPresent: Bool { isRequired || binaries() != nil }
+
+    /// The cluster, or `nil` (printed once) when PostgreSQL is absent and not required. A cluster
+    /// that fails to start where the binaries are installed throws: a broken setup is a failure,
+    /// never a silent pass.
     public static func running() async throws -> Running? {
         switch await startup.result() {
         case let .success(running): return running
         case let .failure(reason):
-            if isRequired { throw reason }
+            if isPresent { throw reason }
             return nil
         }
     }

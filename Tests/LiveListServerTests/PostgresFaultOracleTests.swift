@@ -113,7 +113,7 @@ final class AuditedTransport: RemoteTransport, @unchecked Sendable {
 /// writers terminated mid-transaction, TRUNCATE, ALTER TABLE, VACUUM FULL — and clients that
 /// move between the instances: at each quiet point every client equals the SELECT, and every
 /// message of every client started at the version it held, never going back.
-@Suite("Exact across instances and faults", .serialized, .timeLimit(.minutes(5)))
+@Suite("Exact across instances and faults", .serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresFaultOracleTests {
     static let schema = """
         CREATE TABLE contact (id bigint PRIMARY KEY, name text COLLATE "C" NOT NULL);

@@ -98,7 +98,7 @@ final class RoutedTransport: RemoteTransport, @unchecked Sendable {
     }
 }
 
-@Suite("Several servers over one PostgreSQL database", .serialized, .timeLimit(.minutes(5)))
+@Suite("Several servers over one PostgreSQL database", .serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresServersTests {
     static let schema = """
         CREATE TABLE contact (id bigint PRIMARY KEY, name text COLLATE "C" NOT NULL);

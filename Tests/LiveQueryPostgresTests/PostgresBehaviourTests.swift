@@ -10,7 +10,7 @@ import Testing
 /// What a PostgreSQL live query does beyond the common path: the server's order for collations
 /// it cannot reproduce, truncations, other tables, big transactions, a killed connection, non-
 /// integer identities, and every typed error.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresBehaviourTests {
     /// A fresh database with `schema` (statements separated by `;` at line ends), a writer
     /// session and a live database, closed after `body` whether it throws or not (a connection

@@ -66,7 +66,7 @@ actor WriterSession {
 /// Concurrent writers, a writer terminated mid-transaction and a PostgreSQL restart: every query
 /// — row by row, through a join, refetched — equals the SELECT at the end, every change having
 /// passed the strict headless view, and the positions of its results only grow.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresConcurrencyTests {
     static let schema = """
         CREATE TABLE category (id bigint PRIMARY KEY, label text COLLATE "C" NOT NULL);

@@ -2,11 +2,12 @@ import Foundation
 import ListDiff
 import LiveQuery
 @testable import LiveQueryPostgres
+import ScratchPostgres
 import Testing
 
 /// A large query opens with its first screen; the rest is read in the same snapshot beside the
 /// rounds, and completed with the commits made meanwhile.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresFirstScreenTests {
     @Test("a large query opens with its first screen, then the whole result arrives as one update with the commits made meanwhile, equal to the SELECT")
     func firstScreen() async throws {

@@ -114,7 +114,7 @@ enum PG {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresLiveQueryTests {
     static let schema = """
         CREATE TABLE item (

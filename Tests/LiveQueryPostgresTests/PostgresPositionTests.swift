@@ -5,12 +5,13 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
+import ScratchPostgres
 import Testing
 
 /// Versions are commit positions, the same for every follower of one database: two live databases
 /// (two slots, as two servers have) agree on the list at every position both know, and commits
 /// that become visible before their WAL is flushed are never shown early.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresPositionTests {
     /// Every result a query delivered, with its position.
     final class Recorder: @unchecked Sendable {

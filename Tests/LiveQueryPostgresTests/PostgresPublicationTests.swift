@@ -2,11 +2,12 @@ import Foundation
 import LiveQuery
 @testable import LiveQueryPostgres
 import PostgresNIO
+import ScratchPostgres
 import Testing
 
 /// The publication the slot decodes: its name's case kept, and every change of a followed table
 /// published or a typed error.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresPublicationTests {
     @Test("a publication named in mixed case is decoded by that name")
     func mixedCase() async throws {

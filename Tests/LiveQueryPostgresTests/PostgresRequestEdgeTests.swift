@@ -3,11 +3,12 @@ import ListDiff
 import LiveQuery
 @testable import LiveQueryPostgres
 import PostgresNIO
+import ScratchPostgres
 import Testing
 
 /// Requests at the edges: a text key under a collation that is not byte order, a trailing
 /// semicolon, a NULL argument, a generated column, and a first screen's positions.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresRequestEdgeTests {
     @Test("a text primary key under an ICU collation breaks ties by bytes on the server too: the list stays the SELECT's through inserts and deletes")
     func textKeyTies() async throws {

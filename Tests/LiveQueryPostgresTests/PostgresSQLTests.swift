@@ -5,12 +5,13 @@ import LiveQuery
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO
+import ScratchPostgres
 import Testing
 
 /// SQL requests: many-to-one joins followed row by row, every other shape refetched with its
 /// reason, and each list — identities, order, sections and the values of its columns — equal to
 /// the SELECT after every commit to any of its tables.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresSQLTests {
     static let schema = """
         CREATE TABLE company (id bigint PRIMARY KEY, name text COLLATE "C");

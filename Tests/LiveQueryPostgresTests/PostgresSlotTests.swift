@@ -2,11 +2,12 @@ import Foundation
 import LiveQuery
 @testable import LiveQueryPostgres
 import PostgresNIO
+import ScratchPostgres
 import Testing
 
 /// A persistent slot invalidated for holding too much WAL (`max_slot_wal_keep_size`) is dropped and
 /// taken again when its instance comes back; what was committed meanwhile is read whole.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresSlotTests {
     @Test("a persistent slot invalidated by max_slot_wal_keep_size is replaced when its instance comes back, and the query equals the SELECT")
     func invalidatedSlot() async throws {

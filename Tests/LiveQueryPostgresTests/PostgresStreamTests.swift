@@ -7,7 +7,7 @@ import Testing
 
 /// The replication stream: commits pushed as PostgreSQL writes them, each reaching only the
 /// queries that read its tables, nothing added to the schema, nothing done while nothing happens.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresStreamTests {
     @Test("no trigger in the schema, no round while nothing is committed; a commit reaches the query pushed by the stream")
     func pushed() async throws {
