@@ -50,9 +50,9 @@ final class _Connection: @unchecked Sendable {
                 return nil
             }
             // In line: the requests after it wait for the look (a few milliseconds), so `synced`
-            // is sent in the order the client asked.
+            // is sent in the order the client asked. Looks are shared by every `sync` of the query.
             do {
-                let state = try await entry.hub.query.upToDate()
+                let state = try await entry.hub.look.state()
                 entry.hub.send(.sync(entry.subscriber, id: id, state: state))
             } catch {
                 fail(sub, .queryFailed, "the look for commits failed: \(error)")

@@ -58,6 +58,8 @@ final class _Hub: Sendable {
 
     let key: _HubKey
     let query: any ServedLiveQuery
+    /// The looks the subscribers' `sync`s share.
+    let look: _SharedLook
     private let continuation: AsyncStream<Input>.Continuation
     private let tasks: [Task<Void, Never>]
 
@@ -65,6 +67,7 @@ final class _Hub: Sendable {
          writers: _LoopWriters, gauge: _ResumeGauge, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
         self.key = key
         self.query = query
+        look = _SharedLook { try await query.upToDate() }
         let versions = _HubVersions(query: query, key: key, definition: definition)
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.continuation = continuation
