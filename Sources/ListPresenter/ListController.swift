@@ -106,21 +106,13 @@ open class ListController<Source: ListSource> {
     /// Applies one event of the source.
     private func receive(_ event: Event) {
         willChange?(event)
-        var state: ListStateID?
         switch event {
-        case let .initial(model, _):
-            failure = nil
-            state = model.stateID
-        case let .changes(changeset, _):
-            failure = nil
-            state = changeset.after?.stateID
-        case let .failure(failure):
-            self.failure = failure
-        case .recovered:
-            failure = nil
+        case .initial, .changes, .recovered: failure = nil
+        case let .failure(failure): self.failure = failure
         }
         cells.receive(event)
-        if let state = state ?? (event.isStateChange ? presenter.model.stateID : nil) {
+        // The presenter's model is the state the event brought (its newest, batches in flight or not).
+        if event.isStateChange, let state = presenter.model.stateID {
             recentStates.append(state)
             if recentStates.count > Self.remembered * 2 { recentStates.removeFirst(recentStates.count - Self.remembered) }
         }

@@ -55,3 +55,32 @@ public final class ListSourceSubscription {
         cancel()
     }
 }
+
+/// The subscribers of a ``ListSource``, in the order they subscribed: what a source keeps to hand
+/// each event to every one of them.
+@MainActor
+public final class ListSourceReceivers<SectionModel: ListElement, Item: ListElement> {
+    /// An event's receiver.
+    public typealias Receiver = @MainActor (ListSourceEvent<SectionModel, Item>) -> Void
+
+    private var receivers: [(key: Int, receive: Receiver)] = []
+    private var nextKey = 0
+
+    /// No subscribers yet.
+    public init() {}
+
+    /// Adds `receive`; the subscription returned removes it.
+    public func add(_ receive: @escaping Receiver) -> ListSourceSubscription {
+        let key = nextKey
+        nextKey += 1
+        receivers.append((key, receive))
+        return ListSourceSubscription { [weak self] in self?.receivers.removeAll { $0.key == key } }
+    }
+
+    /// Hands `event` to every subscriber, oldest first.
+    ///
+    /// - Complexity: O(subscribers).
+    public func send(_ event: ListSourceEvent<SectionModel, Item>) {
+        for receiver in receivers { receiver.receive(event) }
+    }
+}

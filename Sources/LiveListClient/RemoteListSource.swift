@@ -46,6 +46,7 @@ public final class RemoteListSource<Record: Decodable>: ListSource {
         records = DecodedRemoteRecords(query: query, decoder: decoder)
     }
 
+    /// See ``RemoteLiveQuery/subscribe(_:)``.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void) -> ListSourceSubscription {
         query.subscribe(receive)
     }
@@ -75,11 +76,13 @@ public final class DecodedRemoteRecords<Record: Decodable>: ListRecordProvider {
         self.decoder = decoder
     }
 
+    /// The query's records' callback: rows whose values arrived.
     public var onRowsLoaded: (@Sendable ([RemoteRowID]) -> Void)? {
         get { base.onRowsLoaded }
         set { base.onRowsLoaded = newValue }
     }
 
+    /// The query's records' callback: the connection's state changed.
     public var onStateChanged: (@Sendable () -> Void)? {
         get { base.onStateChanged }
         set { base.onStateChanged = newValue }
@@ -99,10 +102,12 @@ public final class DecodedRemoteRecords<Record: Decodable>: ListRecordProvider {
         return error
     }
 
+    /// Moves the query's window over `positions` (and `prefetch` around them) when they are not in it.
     public func loadRecords(at positions: Range<Int>, prefetch: Int) {
         base.loadRecords(at: positions, prefetch: prefetch)
     }
 
+    /// A row whose values do not fit `Record`: failed, naming the column; else the query's state.
     public func placeholderState(atPosition position: Int) -> PlaceholderState {
         if let query, position >= 0, position < query.model.state.count,
            let error = decodingError(for: query.model.state.row(at: position)) {

@@ -62,8 +62,7 @@ public final class RemoteLiveQuery {
     /// Receives every event, in order, on the main actor (besides the subscribers of
     /// ``subscribe(_:)``).
     public var onEvent: ((ListSourceEvent<RemoteSection, RemoteRow>) -> Void)?
-    private var receivers: [Int: @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void] = [:]
-    private var nextReceiver = 0
+    private let receivers = ListSourceReceivers<RemoteSection, RemoteRow>()
     /// The rows' records, for a `ListCellSource`.
     public private(set) lazy var records = RemoteRecords(query: self)
     /// Messages applied so far (for status lines and tests).
@@ -179,6 +178,11 @@ public final class RemoteLiveQuery {
         awaitingSubscription = true
         acceptedArguments = nil
         connection.send(ClientMessage.subscribe(request).encoded())
+        resendSyncs(on: connection)
+    }
+
+    /// Asks again for the looks still waiting: a new subscription never hears of the old one's.
+    private func resendSyncs(on connection: RemoteConnection) {
         for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
     }
 
@@ -200,7 +204,7 @@ public final class RemoteLiveQuery {
                 awaitingSubscription = false
                 acceptedArguments = nil
                 // A reset after dropped frames (a slow client): a `synced` may have gone with them.
-                for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
+                resendSyncs(on: connection)
             case let .changes(changes):
                 awaitingSubscription = false
                 // Changes from one live query to another answer new arguments.
@@ -272,7 +276,7 @@ public final class RemoteLiveQuery {
     /// Hands `event` to ``onEvent`` and every subscriber.
     private func send(_ event: ListSourceEvent<RemoteSection, RemoteRow>) {
         onEvent?(event)
-        for key in receivers.keys.sorted() { receivers[key]?(event) }
+        receivers.send(event)
     }
 
     private func failSyncs(_ error: any Error) {
@@ -302,12 +306,9 @@ extension RemoteLiveQuery: ListSource {
     /// Hands every event from now on to `receive`: first the list held (a loading one before the
     /// first message), then what the server's messages make of it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void) -> ListSourceSubscription {
-        let key = nextReceiver
-        nextReceiver += 1
-        receivers[key] = receive
         receive(.initial(AnySectionedList(model.state), isComplete: model.version != nil))
         if let failure { receive(.failure(failure)) }
-        return ListSourceSubscription { [weak self] in self?.receivers[key] = nil }
+        return receivers.add(receive)
     }
 
     /// Asks the server to look for every commit made before the call (other processes' too)

@@ -204,13 +204,12 @@ private struct _Value: Decoder, SingleValueDecodingContainer {
         if normalized.count == 10 { normalized += "T00:00:00" }
         let hasZone = normalized.hasSuffix("Z") || normalized.dropFirst(19).contains("+") || normalized.dropFirst(19).contains("-")
         if !hasZone { normalized += "Z" }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = fractional.date(from: normalized) { return date }
-        let whole = ISO8601DateFormatter()
-        whole.formatOptions = [.withInternetDateTime]
-        return whole.date(from: normalized)
+        // A value style, made once: a formatter object per row would cost more than the row.
+        return try? iso8601.parse(normalized)
     }
+
+    /// Reads fractional seconds when present, and whole seconds too.
+    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     private func uuid() throws -> UUID {
         switch value {

@@ -23,8 +23,7 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
     public private(set) var result: LiveResult<ID>
     /// The newest failure, until an update or a successful retry clears it.
     public private(set) var failure: LiveQueryError?
-    private var receivers: [Int: @MainActor (ListSourceEvent<LiveSection, LiveRow<ID>>) -> Void] = [:]
-    private var nextReceiver = 0
+    private let receivers = ListSourceReceivers<LiveSection, LiveRow<ID>>()
     private var follower: Task<Void, Never>?
 
     /// Follows `query`; its rows' records come from `cache`.
@@ -40,15 +39,15 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
         follower?.cancel()
     }
 
+    /// The records behind the rows: the ``cache``.
     public var records: RowCache<ID, Record> { cache }
 
+    /// Hands every event from now on to `receive`: first the newest result (and the failure, if
+    /// the query failed since), then each update and failure as the query delivers it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<LiveSection, LiveRow<ID>>) -> Void) -> ListSourceSubscription {
-        let key = nextReceiver
-        nextReceiver += 1
-        receivers[key] = receive
         receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
         if let failure { receive(.failure(loadFailure(failure))) }
-        return ListSourceSubscription { [weak self] in self?.receivers[key] = nil }
+        return receivers.add(receive)
     }
 
     /// The state once every commit made before the call is in it: this process's, other
@@ -64,20 +63,16 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
             self.result = result
             failure = nil
             cache.update(result: result)
-            deliver(same ? .recovered(isComplete: result.isComplete) : .initial(AnySectionedList(result), isComplete: result.isComplete))
+            receivers.send(same ? .recovered(isComplete: result.isComplete) : .initial(AnySectionedList(result), isComplete: result.isComplete))
         case let .update(update):
             result = update.result
             failure = nil
             cache.update(result: update.result)
-            deliver(.changes(update.changeset, isComplete: update.result.isComplete))
+            receivers.send(.changes(update.changeset, isComplete: update.result.isComplete))
         case let .failure(error):
             failure = error
-            deliver(.failure(loadFailure(error)))
+            receivers.send(.failure(loadFailure(error)))
         }
-    }
-
-    private func deliver(_ event: ListSourceEvent<LiveSection, LiveRow<ID>>) {
-        for key in receivers.keys.sorted() { receivers[key]?(event) }
     }
 
     private func loadFailure(_ error: LiveQueryError) -> LoadFailure {
@@ -96,7 +91,7 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
                 try await query.checkForExternalChanges()
                 guard let self, failure != nil else { return }
                 failure = nil
-                deliver(.recovered(isComplete: result.isComplete))
+                receivers.send(.recovered(isComplete: result.isComplete))
             } catch {
                 self?.receive(.failure(error))
             }
