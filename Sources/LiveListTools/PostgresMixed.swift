@@ -7,8 +7,9 @@ import PostgresNIO
 /// `pg.mixed`: what a deployment over PostgreSQL serves. Two `livelist serve --postgres`
 /// processes (each its own persistent slot) over one database of 20,000 items, 400 people and
 /// 200 folders; 10 published queries, followed row by row (a text sort under "C", sections, a
-/// many-to-one JOIN sorted by the joined column, a LEFT JOIN, a JOIN filtered by an argument) and
-/// refetched (GROUP BY with count, LIMIT, ORDER BY an expression), some with arguments; 200
+/// many-to-one JOIN sorted by the joined column, a LEFT JOIN, a JOIN filtered by an argument, ORDER
+/// BY an expression), group by group (GROUP BY the base table's key with count, one sorted by the
+/// count) and refetched (LIMIT), some with arguments; 200
 /// subscribers in a load generator of their own, windows at the top and mid-list; two writer
 /// sessions committing 50 times a second in all (renames, moves between sections, inserts,
 /// deletes, reassignments, changes to the joined tables).
@@ -69,18 +70,18 @@ enum PostgresMixed {
             SELECT f.id, f.name, count(i.id) AS open FROM mixed_folder f LEFT JOIN mixed_item i ON i.folder_id = f.id AND NOT i.done \
             WHERE f.owner = :owner GROUP BY f.id, f.name ORDER BY f.name
             """,
-              identity: "id", parameters: [("owner", "text")], tables: ["mixed_item", "mixed_folder"], followed: "refetched (GROUP BY)",
+              identity: "id", parameters: [("owner", "text")], tables: ["mixed_item", "mixed_folder"], followed: "group by group (GROUP BY the base table's key)",
               subscribers: 15, arguments: ["ada", "bob"].map { ["owner": .text($0)] }),
         Query(name: "recent", sql: "SELECT id, title, revision FROM mixed_item ORDER BY revision DESC, id LIMIT 100",
               identity: "id", tables: ["mixed_item"], followed: "refetched (LIMIT)", subscribers: 20),
         Query(name: "lowered", sql: "SELECT id, title FROM mixed_item WHERE folder_id = :folder ORDER BY lower(title), id",
-              identity: "id", parameters: [("folder", "integer")], tables: ["mixed_item"], followed: "refetched (ORDER BY an expression)",
+              identity: "id", parameters: [("folder", "integer")], tables: ["mixed_item"], followed: "row by row (ORDER BY an expression)",
               subscribers: 15, arguments: [1, 2, 3].map { ["folder": .integer($0)] }),
         Query(name: "team_load", sql: """
             SELECT p.id, p.name, count(i.id) AS assigned FROM mixed_person p LEFT JOIN mixed_item i ON i.assignee_id = p.id \
             WHERE p.team = :team GROUP BY p.id, p.name ORDER BY count(i.id) DESC, p.name
             """,
-              identity: "id", parameters: [("team", "text")], tables: ["mixed_item", "mixed_person"], followed: "refetched (GROUP BY, ORDER BY an aggregate)",
+              identity: "id", parameters: [("team", "text")], tables: ["mixed_item", "mixed_person"], followed: "group by group (ORDER BY an aggregate)",
               subscribers: 15, arguments: ["red", "blue"].map { ["team": .text($0)] }),
     ]
 

@@ -100,6 +100,14 @@ enum _PgCatalog {
     /// on PostgreSQL 15 and 16, `colllocale` from 17), read whichever the server has.
     private static let locale = "coalesce(to_jsonb(co) ->> 'colllocale', to_jsonb(co) ->> 'colliculocale', co.collcollate::text)"
 
+    /// The database's default collation: its `datcollate` and provider.
+    static func databaseCollation(_ session: _PgSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
+        guard let row = try await session.rows("""
+            SELECT datcollate::text, coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') FROM pg_database d WHERE datname = current_database()
+            """).first else { return (nil, nil) }
+        return try _PostgresPlan.decode(row, as: (String?, String?).self)
+    }
+
     /// The collation `name` (as ORDER BY … COLLATE names it): its `collcollate` and provider.
     static func collation(named name: String, _ session: _PgSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
         var binds = PostgresBindings()

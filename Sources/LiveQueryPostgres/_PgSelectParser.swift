@@ -61,6 +61,15 @@ struct _PgParsedSelect: Sendable {
     /// From the first table to the end of the last join, as written.
     var fromText = ""
     var whereText: String?
+    /// The column references of the WHERE clause, subqueries included (`name` or `qualifier.name`).
+    var whereReferences: [ColumnReference] = []
+    /// GROUP BY's terms, as written (with each as a column reference where it is one); `nil`
+    /// without GROUP BY.
+    var groupBy: [SelectItem]?
+    /// GROUP BY's terms as written, to be handed back.
+    var groupByText: String?
+    /// HAVING's condition, as written.
+    var havingText: String?
     var orderBy: [OrderTerm] = []
     /// The functions called: their names, and whether inside a subquery.
     var functions: [(name: String, inSubquery: Bool)] = []
@@ -422,13 +431,18 @@ struct _PgSelectParser {
             case "where":
                 let end = next(from: position + 1, Self.clauseEnds)
                 parsed.whereText = source((position + 1)..<end)
+                parsed.whereReferences = columnReferences(in: (position + 1)..<end)
                 position = end
             case "group":
                 fail(.groupBy)
-                position = next(from: position + 1, Self.clauseEnds.subtracting(["group"]))
+                let end = next(from: position + 1, Self.clauseEnds.subtracting(["group"]))
+                readGroupBy((position + 1)..<end)
+                position = end
             case "having":
                 fail(.having)
-                position = next(from: position + 1, Self.clauseEnds.subtracting(["having"]))
+                let end = next(from: position + 1, Self.clauseEnds.subtracting(["having"]))
+                parsed.havingText = source((position + 1)..<end)
+                position = end
             case "window":
                 fail(.windowFunction)
                 position = next(from: position + 1, Self.clauseEnds.subtracting(["window"]))
@@ -448,6 +462,50 @@ struct _PgSelectParser {
                 return
             }
         }
+    }
+
+    /// `BY a, b.c, lower(d)`: the terms, each as a column reference where it is one (a term that
+    /// is not — an expression, a position, ROLLUP… — is kept as written).
+    private mutating func readGroupBy(_ range: Range<Int>) {
+        guard range.count >= 2, keyword(at: range.lowerBound, "by") else { return }
+        let terms = (range.lowerBound + 1)..<range.upperBound
+        parsed.groupByText = source(terms)
+        var items: [_PgParsedSelect.SelectItem] = []
+        var start = terms.lowerBound
+        for index in terms where index == terms.upperBound - 1 || (depths[index + 1] == 0 && tokens[index + 1].isPunctuation == ",") {
+            let term = start..<(index + 1)
+            items.append(_PgParsedSelect.SelectItem(text: source(term), alias: nil, column: columnReference(term)))
+            start = index + 2
+        }
+        parsed.groupBy = items
+    }
+
+    /// Every column reference in `range` (`name`, `qualifier.name`): identifiers not followed by
+    /// `(` (a function) and not keywords, with the one before a `.` as its qualifier.
+    private func columnReferences(in range: Range<Int>) -> [_PgParsedSelect.ColumnReference] {
+        var references: [_PgParsedSelect.ColumnReference] = []
+        var index = range.lowerBound
+        while index < range.upperBound {
+            defer { index += 1 }
+            guard case let .identifier(name, quoted) = tokens[index].kind else { continue }
+            if index > range.lowerBound, tokens[index - 1].isPunctuation == "." { continue }
+            if index + 1 < range.upperBound, tokens[index + 1].isPunctuation == "(" { continue }
+            if index + 2 < range.upperBound, tokens[index + 1].isPunctuation == ".",
+               case let .identifier(column, _) = tokens[index + 2].kind {
+                if index + 4 < range.upperBound, tokens[index + 3].isPunctuation == ".", case let .identifier(last, _) = tokens[index + 4].kind {
+                    // schema.table.column
+                    references.append(_PgParsedSelect.ColumnReference(qualifier: column, name: last))
+                    index += 4
+                } else {
+                    references.append(_PgParsedSelect.ColumnReference(qualifier: name, name: column))
+                    index += 2
+                }
+                continue
+            }
+            if !quoted, Self.reserved.contains(name) { continue }
+            references.append(_PgParsedSelect.ColumnReference(qualifier: nil, name: name))
+        }
+        return references
     }
 
     private mutating func readOrderBy(_ range: Range<Int>) {

@@ -28,6 +28,21 @@ struct _PostgresPlan: Sendable {
         var sql: String
     }
 
+    /// A table whose rows a grouped query aggregates (GROUP BY the base table's key, the table
+    /// joined by a column equal to that key): its changed rows reach the groups they belong to
+    /// now (read in the round's snapshot) and belonged to before (`_ChildLinks`, which the runner
+    /// keeps for the groups the result holds).
+    struct ChildLookup: Sendable {
+        /// The role (index in ``roles``) of the aggregated table.
+        var role: Int
+        /// Its key, which its changes name.
+        var key: Column
+        /// `SELECT key::text, link::text FROM <table> WHERE key = ANY($1)`: where changed rows are now.
+        var changedSQL: String
+        /// `SELECT key::text, link::text FROM <table> WHERE link = ANY($1)`: the rows of some groups.
+        var groupsSQL: String
+    }
+
     /// Where a read row keeps what the index needs.
     enum RowShape: Sendable {
         /// Identity, `sorts` sort values, then the content (incremental).
@@ -62,6 +77,8 @@ struct _PostgresPlan: Sendable {
     var columnNames: [String]
     var arguments: PostgresBindings
     var joins: [JoinLookup]
+    /// Grouped by the base table's key: the tables the groups aggregate.
+    var children: [ChildLookup] = []
     /// Tables the query reads besides the FROM clause's (in subqueries): their changes refetch.
     var otherRelations: Set<UInt32>
     /// Advice (an index a join lookup lacks).

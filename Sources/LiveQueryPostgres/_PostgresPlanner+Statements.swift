@@ -31,6 +31,8 @@ extension _PostgresPlanner {
         let head = "SELECT " + ([id] + sorts + [content]).joined(separator: ", ") + " FROM " + parsed.fromText
         let filter = parsed.whereText.map { "(" + $0 + ")" }
         let identities = "\(id) = ANY(CAST($\(request.arguments.count + 1) AS text[])::\(identity.typeName)[])"
+        // Grouped by the base table's key: a group is read whole by its key, as a row is.
+        let groupBy = incremental.grouped ? parsed.groupByText.map { " GROUP BY " + $0 } ?? "" : ""
 
         // Contents: the columns the index reads (for the content token), then the SELECT's.
         let contentCount = version == nil ? columns.count : 1
@@ -38,14 +40,34 @@ extension _PostgresPlanner {
         // Through the filter too, so that every argument the SELECT binds is used as it is there (a
         // row that no longer matches has changed, and is left out like one whose token differs).
         let inner = "SELECT " + ([id] + sorts + [content] + (version == nil ? [] : [parsed.selectList])).joined(separator: ", ")
-            + " FROM " + parsed.fromText + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities
+            + " FROM " + parsed.fromText + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy
         let selectStart = version == nil ? 1 + sorts.count : offset
         let payload = Self.payloadSQL(inner, raw: offset, columns: columns, firstSelected: selectStart)
 
         let joins = incremental.links.keys.sorted().map { role in
             joinLookup(role, links: incremental.links, roles: roles, identity: id)
         }
+        let children = incremental.children.keys.sorted().compactMap { role -> _PostgresPlan.ChildLookup? in
+            guard let link = incremental.children[role], let key = roles[role].table.key else { return nil }
+            let table = roles[role].table.qualifiedName + " AS livelist_c"
+            let columns = "livelist_c." + Self.quoted(key.name) + "::text, livelist_c." + Self.quoted(link.name) + "::text"
+            return _PostgresPlan.ChildLookup(
+                role: role, key: key,
+                changedSQL: "SELECT " + columns + " FROM " + table + " WHERE livelist_c." + Self.quoted(key.name)
+                    + " = ANY(CAST($1 AS text[])::" + key.typeName + "[])",
+                groupsSQL: "SELECT " + columns + " FROM " + table + " WHERE livelist_c." + Self.quoted(link.name)
+                    + " = ANY(CAST($1 AS text[])::" + identity.typeName + "[])")
+        }
         var notes: [String] = []
+        if incremental.grouped {
+            notes.append("grouped by \(roles[0].table.qualifiedName)'s key: a commit re-reads the groups whose rows it changed")
+        }
+        for role in incremental.children.keys.sorted() {
+            guard let link = incremental.children[role], !roles[role].table.indexedColumns.contains(link.attnum) else { continue }
+            let table = roles[role].table.qualifiedName
+            notes.append("\(table).\(Self.quoted(link.name)) has no index: each group that enters the result scans \(table) for its rows "
+                + "(CREATE INDEX ON \(table) (\(Self.quoted(link.name))))")
+        }
         for role in incremental.links.keys.sorted() {
             guard let (parent, column) = incremental.links[role], !roles[parent].table.indexedColumns.contains(column.attnum) else { continue }
             let table = roles[parent].table.qualifiedName
@@ -55,10 +77,10 @@ extension _PostgresPlanner {
         return _PostgresPlan(
             roles: roles, identity: identity, identityIsRowKey: identityIsRowKey, sortColumns: incremental.terms.map(\.column), layout: layout,
             sectionRule: request.section != nil ? rules.first : nil, refetchReason: nil, shape: .positional(sorts: sorts.count),
-            fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + " ORDER BY " + order.joined(separator: ", "),
-            rereadSQL: head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities,
+            fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
+            rereadSQL: head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy,
             payloadSQL: payload, payloadOffset: offset, columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
-            otherRelations: [], notes: notes)
+            children: children, otherRelations: [], notes: notes)
     }
 
     /// The base rows that meet the changed rows of `role`'s table: along the joins' links from the

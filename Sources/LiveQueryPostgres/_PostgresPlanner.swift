@@ -107,6 +107,11 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             }
         }
         shapes += try await functionShapes(parsed)
+        // GROUP BY and aggregates alone: followed group by group when the groups are the base
+        // table's rows (`incremental` says whether they are).
+        let groupShapes = shapes.filter(Self.isGrouping)
+        let grouped = !groupShapes.isEmpty && groupShapes.count == shapes.count && parsed.groupBy != nil && parsed.havingText == nil
+        if grouped { shapes = [] }
 
         var incremental: Incremental?
         if shapes.isEmpty, let base = roles.first {
@@ -114,7 +119,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
                 shapes.append(.noSingleColumnKey(base.table.qualifiedName))
             } else {
                 incremental = try await self.incremental(parsed, roles: roles, columns: columns, identity: identityText, section: sectionText,
-                                                         shapes: &shapes)
+                                                         grouped: grouped, shapes: &shapes)
             }
         }
         var plan: _PostgresPlan
@@ -122,7 +127,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             plan = try make(incremental, parsed, roles: roles, columns: columns, version: versionText)
         } else {
             plan = try refetched(sql, parsed, roles: roles, columns: columns, identity: identityText, section: sectionText,
-                                 reason: .request(shapes))
+                                 reason: .request(grouped ? groupShapes + shapes : shapes))
         }
         try await readRelations(&plan)
         return plan
@@ -156,6 +161,13 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         return shapes
     }
 
+    static func isGrouping(_ shape: RefetchReason.Shape) -> Bool {
+        switch shape {
+        case .groupBy, .aggregate: true
+        default: false
+        }
+    }
+
     private static var timeFunctions: Set<String> { ["now", "statement_timestamp", "transaction_timestamp", "clock_timestamp", "timeofday"] }
 
     // MARK: - Row by row
@@ -164,22 +176,29 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         var identity: Column
         var terms: [Term]
         var links: [Int: (parent: Int, column: Column)]
+        /// Grouped by the base table's key: the joined tables whose rows the groups aggregate
+        /// (by role), each with its column that names the group (equal to the base table's key).
+        var children: [Int: Column] = [:]
+        var grouped = false
     }
 
     /// The identity, the joins' links and the sort terms, when the SELECT can be followed row by
     /// row; the shapes that keep it from it otherwise.
     private func incremental(_ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
-                             section: String?, shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> Incremental? {
+                             section: String?, grouped: Bool, shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> Incremental? {
         guard let key = roles[0].table.key else { return nil }
         // The identity: the base table's key, however it is named.
         if let identity {
             let resolved = reference(identity).flatMap { resolve($0, parsed, roles, columns) }
             guard let resolved, resolved.role == 0, resolved.column.name == key.name else {
+                // Groups that are not the base table's rows: refetched, their identity read from the result.
+                if grouped { return nil }
                 throw .identityNotPrimaryKey(table: roles[0].table.qualifiedName, identity: identity)
             }
         }
         // Each joined table meets at most one row: an equality between its key and an earlier table's column.
         var links: [Int: (parent: Int, column: Column)] = [:]
+        var children: [Int: Column] = [:]
         for (offset, join) in parsed.joins.enumerated() {
             let role = offset + 1
             guard let joinedKey = roles[role].table.key else {
@@ -190,22 +209,50 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             for case let .equality(left, right) in join.conjuncts {
                 guard let a = resolve(left, nil, visible, []), let b = resolve(right, nil, visible, []) else { continue }
                 for (mine, other) in [(a, b), (b, a)]
-                where mine.role == role && mine.column.name == joinedKey.name && other.role < role && other.column.typeOID == joinedKey.typeOID {
+                where mine.role == role && mine.column.name == joinedKey.name && other.role < role && children[other.role] == nil
+                    && other.column.typeOID == joinedKey.typeOID {
                     links[role] = (other.role, other.column)
                 }
                 if links[role] != nil { break }
             }
-            if links[role] == nil { shapes.append(.joinMeetsSeveralRows(roles[role].table.qualifiedName)) }
-        }
-        // The sort terms: columns of the FROM tables, compared here exactly as PostgreSQL does.
-        var terms: [Term] = []
-        for term in parsed.orderBy {
-            guard let reference = term.column else {
-                shapes.append(.orderByExpression(term.text))
+            if links[role] == nil, grouped, let link = childLink(join, role: role, key: key, roles: visible) {
+                children[role] = link
                 continue
             }
-            guard let resolved = resolve(reference, parsed, roles, columns) else {
-                shapes.append(.orderByNotColumn(term.text))
+            if links[role] == nil { shapes.append(.joinMeetsSeveralRows(roles[role].table.qualifiedName)) }
+        }
+        if grouped {
+            guard groupsByKey(parsed, key: key, roles: roles, children: children) else { return nil }
+            for (role, _) in children.sorted(by: { $0.key < $1.key }) where parsed.whereReferences.contains(where: { reference in
+                reference.qualifier.map { $0 == roles[role].qualifier } ?? (roles[role].table.columns[reference.name] != nil)
+            }) {
+                shapes.append(.filterReadsAggregatedTable(roles[role].table.qualifiedName))
+            }
+        }
+        // The sort terms: columns of the FROM tables, compared here exactly as PostgreSQL does.
+        var terms: [Term?] = []
+        // Expressions (and aggregates of a grouped query): read as hidden columns, typed below.
+        var expressions: [(index: Int, text: String)] = []
+        for term in parsed.orderBy {
+            guard let reference = term.column else {
+                if Int(term.text.trimmingCharacters(in: .whitespaces)) != nil {
+                    // A position in the select list.
+                    shapes.append(.orderByExpression(term.text))
+                } else {
+                    expressions.append((terms.count, term.text))
+                    terms.append(nil)
+                }
+                continue
+            }
+            guard let resolved = resolve(reference, parsed, roles, columns), children[resolved.role] == nil else {
+                // An output column that an expression makes: that expression.
+                if reference.qualifier == nil, let item = parsed.items.first(where: { $0.alias == reference.name }), item.column == nil,
+                   parsed.items.filter({ $0.alias == reference.name }).count == 1 {
+                    expressions.append((terms.count, item.text))
+                    terms.append(nil)
+                } else {
+                    shapes.append(.orderByNotColumn(term.text))
+                }
                 continue
             }
             guard let type = _PgType(oid: resolved.column.typeOID) else {
@@ -228,16 +275,106 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             let sql = Self.quoted(roles[resolved.role].qualifier) + "." + Self.quoted(resolved.column.name)
             terms.append(Term(role: resolved.role, column: resolved.column, rule: rule, sql: sql, collation: term.collation, parsed: term))
         }
+        if !expressions.isEmpty, shapes.isEmpty {
+            let typed = try await expressionTerms(expressions.map { ($0.text, parsed.orderBy[$0.index]) }, parsed, grouped: grouped, shapes: &shapes)
+            for (expression, term) in zip(expressions, typed) { terms[expression.index] = term }
+        }
+        guard shapes.isEmpty else { return nil }
+        let resolvedTerms = terms.compactMap { $0 }
         if let section {
             let first = parsed.orderBy.first
             let written = first.map { Self.same(section, $0.text) } ?? false
-            let resolvedSame = terms.first.map { term in
+            let resolvedSame = resolvedTerms.first.map { term in
                 term.parsed == first && reference(section).flatMap { resolve($0, parsed, roles, columns) }
                     .map { $0.role == term.role && $0.column.name == term.column.name } == true
             } ?? false
             guard written || resolvedSame else { throw .sectionNotFirstSortTerm(section) }
         }
-        return Incremental(identity: key, terms: terms, links: links)
+        return Incremental(identity: key, terms: resolvedTerms, links: links, children: children, grouped: grouped)
+    }
+
+    /// The column of a joined table whose rows the groups aggregate: an ON equality between it and
+    /// the base table's key (of the same type). The table must be another than the base table.
+    private func childLink(_ join: _PgParsedSelect.Join, role: Int, key: Column, roles: [Role]) -> Column? {
+        guard roles[role].table.oid != roles[0].table.oid, roles[role].table.key != nil else { return nil }
+        for case let .equality(left, right) in join.conjuncts {
+            guard let a = resolve(left, nil, roles, []), let b = resolve(right, nil, roles, []) else { continue }
+            for (mine, other) in [(a, b), (b, a)]
+            where mine.role == role && other.role == 0 && other.column.name == key.name && mine.column.typeOID == key.typeOID {
+                return mine.column
+            }
+        }
+        return nil
+    }
+
+    /// Whether GROUP BY names the base table's key, and otherwise only columns of the base table and
+    /// of the tables it meets one row of (read as PostgreSQL reads GROUP BY: input columns first):
+    /// then each group is one base row.
+    private func groupsByKey(_ parsed: _PgParsedSelect, key: Column, roles: [Role], children: [Int: Column]) -> Bool {
+        guard let terms = parsed.groupBy, !terms.isEmpty else { return false }
+        var namesKey = false
+        for term in terms {
+            guard let reference = term.column, let resolved = resolve(reference, nil, roles, []), children[resolved.role] == nil else { return false }
+            if resolved.role == 0, resolved.column.name == key.name { namesKey = true }
+        }
+        return namesKey
+    }
+
+    /// ORDER BY expressions (an aggregate, `lower(title)`) as hidden sort columns: their types
+    /// and collations from the server, which evaluates them with the row (no row is read here).
+    /// An expression whose type or collation cannot be compared here adds its shape.
+    private func expressionTerms(_ expressions: [(text: String, term: _PgParsedSelect.OrderTerm)], _ parsed: _PgParsedSelect, grouped: Bool,
+                                 shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> [Term] {
+        let texts = expressions.map(\.text)
+        let named = texts.enumerated().map { "(" + $0.element + ") AS livelist_e\($0.offset)" }
+        // The select list too, so that every argument the SELECT binds is used here as well.
+        let inner = "SELECT " + (named + [parsed.selectList]).joined(separator: ", ") + " FROM " + parsed.fromText
+            + (parsed.whereText.map { " WHERE " + $0 } ?? "") + (grouped ? parsed.groupByText.map { " GROUP BY " + $0 } ?? "" : "")
+        let described: [(name: String, type: UInt32)]
+        do throws(PostgresLiveQueryError) {
+            described = try await describe(inner)
+        } catch {
+            if error.isLostConnection { throw error }
+            shapes += texts.map { .orderByExpression($0) }
+            return []
+        }
+        let collatable = texts.indices.filter { _PgType(oid: described[$0].type)?.isCollatable == true }
+        var collations: [Int: String] = [:]
+        if !collatable.isEmpty {
+            let select = "SELECT " + collatable.map { "pg_collation_for(livelist_e.livelist_e\($0))::text" }.joined(separator: ", ")
+                + " FROM (" + inner + "\n) AS livelist_e RIGHT JOIN (SELECT) AS livelist_one ON false"
+            if let row = try await session.rows(select, request.arguments).first {
+                for (offset, cell) in row.enumerated() { collations[collatable[offset]] = cell.bytes.map { String(buffer: $0) } }
+            }
+        }
+        var terms: [Term] = []
+        for (index, text) in texts.enumerated() {
+            let oid = described[index].type
+            guard let type = _PgType(oid: oid) else {
+                shapes.append(.orderByType(column: text, type: "oid \(oid)"))
+                continue
+            }
+            let parsedTerm = expressions[index].term
+            var column = Column(name: text, attnum: 0, typeOID: oid, typeName: "", collation: nil, collationName: nil, provider: nil)
+            if type.isCollatable {
+                // The term's own COLLATE, else the one PostgreSQL derives for the expression.
+                guard let name = parsedTerm.collation ?? collations[index].map(Self.lastName) else {
+                    shapes.append(.customCollation("none (\(text))"))
+                    continue
+                }
+                column.collationName = name
+                (column.collation, column.provider) = name == "default"
+                    ? try await _PgCatalog.databaseCollation(session) : try await _PgCatalog.collation(named: name, session)
+                if !Self.comparesByBytes(column) {
+                    shapes.append(.customCollation(name + " (" + (column.collation ?? "") + ")"))
+                    continue
+                }
+            }
+            let descending = parsedTerm.descending
+            let rule = _PostgresOrdering.Rule(comparison: type.comparison, descending: descending, nullsFirst: parsedTerm.nulls.map { $0 == .first } ?? descending)
+            terms.append(Term(role: 0, column: column, rule: rule, sql: "(" + text + ")", collation: parsedTerm.collation, parsed: parsedTerm))
+        }
+        return terms
     }
 
     /// Text compared by bytes: the C and POSIX collations (libc or the database's) and ucs_basic.
@@ -276,6 +413,11 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             // An output column of that name: an aliased item, a column item, or a table's column through `*`.
             if let item = parsed.items.first(where: { $0.alias == reference.name }) {
                 guard let column = item.column, column != reference else { return nil }
+                return resolve(column, nil, roles, [])
+            }
+            // A column item of that name (`c.id`): its column, when only one item makes that name.
+            let named = parsed.items.filter { $0.alias == nil && $0.column?.name == reference.name }
+            if named.count == 1, let column = named[0].column, column != reference, !parsed.items.contains(where: { $0.alias == reference.name }) {
                 return resolve(column, nil, roles, [])
             }
             let explained = parsed.items.contains { item in

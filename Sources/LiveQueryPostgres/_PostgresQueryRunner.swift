@@ -111,6 +111,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var restWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether the result is whole (not a first screen waiting for the rest).
     var isWhole = true
+    /// Grouped by the base table's key: per aggregated table (by role), the group of each of its
+    /// rows that belongs to a group the result holds.
+    var childLinks: [Int: _ChildLinks] = [:]
 
     /// The latest position the query announced: the end of the last commit that touched its
     /// tables and that its latest result includes.
@@ -163,7 +166,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
-        let screen = plan.refetchReason == nil ? firstScreen : nil
+        let screen = plan.refetchReason == nil && plan.children.isEmpty ? firstScreen : nil
         var entries = try await _PostgresRows.read(plan, plan.fetchSQL + (screen.map { " LIMIT \($0 + 1)" } ?? ""), plan.arguments, &keys, session)
         let isBuilding = screen.map { entries.count > $0 } ?? false
         if let screen, isBuilding { entries.removeLast(entries.count - screen) }
@@ -183,6 +186,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         // A first screen is not the query's result at any position: only the whole result is.
         if !isBuilding, let state = initial.stateID { positions.read(state, from: holdsFrom) }
         positioned = _PositionedChannel(initial: initial, position: isBuilding ? nil : PostgresLSN(holdsFrom))
+        childLinks = try await Self.childLinks(plan, groups: entries.compactMap { keys.identity(of: $0.rowid) }, session)
         tracker.channel.tap { [weak self] event in self?.tapped(event) }
     }
 
@@ -275,6 +279,22 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 return
             }
         }
+        for child in plan.children {
+            let table = plan.roles[child.role].table
+            guard let tuples = commit.touched[table.oid] else { continue }
+            for tuple in tuples {
+                guard let key = Self.key(of: tuple, in: relations[table.oid], column: child.key) else {
+                    tracker.state.needsRefetch(.undescribedChanges)
+                    return
+                }
+                entry.lookups[child.role, default: []].insert(Self.text(of: key))
+            }
+            let pending = absorbed.reduce(entry.lookups[child.role]?.count ?? 0) { $0 + ($1.lookups[child.role]?.count ?? 0) }
+            if pending > refetchThreshold {
+                tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
+                return
+            }
+        }
     }
 
     /// The value of `column` (a key column) in a change's key tuple, as the index holds it.
@@ -309,6 +329,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 guard tracker.state.touched(rowKey) else { return }
             }
         }
+        try await lookUpGroups(&commits, session)
     }
 
     /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
@@ -451,6 +472,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             case .none:
                 break
             case let .reread(rows):
+                let heldBefore = plan.children.isEmpty ? [] : rows.filter { tracker.index.entry(forRowid: $0) != nil }
                 let reads = try await reread(rows, session)
                 let steps = _CommitSteps.partition(commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows,
                                                                                     touchesJoinedTable: !$0.lookups.isEmpty) },
@@ -469,11 +491,14 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     applied = last
                 }
                 if commits.isEmpty, !leftover.isEmpty { try deliver(leftover, reads, step: (round, round), start: start) }
+                if !plan.children.isEmpty { try await settleGroups(rows, heldBefore: Set(heldBefore), session) }
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
                 let entries = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session)
                 keys = fresh
+                let groups = entries.compactMap { fresh.identity(of: $0.rowid) }
+                childLinks = try await Self.childLinks(plan, groups: groups, session)
                 // Following, the refetch is one step of the round's commits; after a failure (commits
                 // may have been missed) the result read holds at the round's position.
                 let following = positionsLock.withLock { positions.isFollowing }

@@ -72,6 +72,9 @@ extension RefetchReason {
         /// The query reads one of its tables beyond the rows it joins (a subquery, or a filter
         /// over the table itself): rows it did not touch can change the result.
         case readsOwnTable(String)
+        /// A grouped query (GROUP BY the base table's key) whose WHERE reads a table whose rows
+        /// it aggregates: a group could enter or leave the result through rows that left it.
+        case filterReadsAggregatedTable(String)
         /// LiveList could not tell which tables the query's expressions read.
         case unknownReads(message: String)
         /// Scalar functions SQLite does not flag deterministic, such as `random()` and `changes()`
@@ -117,6 +120,8 @@ extension RefetchReason {
             case let .noSingleColumnKey(table): "\(table) has no single-column primary key to match its changes to rows by"
             case let .hiddenRowid(table): "the columns of \(table) hide its rowid"
             case let .readsOwnTable(table): "the query reads \(table) beyond the rows it joins, so rows it did not touch can enter or leave"
+            case let .filterReadsAggregatedTable(table):
+                "the WHERE clause reads \(table), whose rows the groups aggregate, so a group can enter or leave through rows that left it"
             case let .unknownReads(message): "LiveList could not tell which tables the query's expressions read (\(message))"
             case let .nondeterministicFunctions(names): "the query calls \(names.joined(separator: ", ")), which can change without a write"
             case .currentTime: "the query depends on the current time: it is refetched on commits to the tables it reads, not as time passes"

@@ -1,0 +1,89 @@
+import LiveQuery
+import PostgresNIO
+
+/// A query grouped by its base table's key (`SELECT f.id, count(i.id) … GROUP BY f.id`) is followed
+/// group by group: a commit that changes rows of an aggregated table re-reads the groups those rows
+/// belong to now and belonged to before — each group read whole by its key, as a row is — so a
+/// commit costs the groups it touched, not the whole aggregate.
+extension _PostgresQueryRunner {
+    /// A key or group as text, as the change stream and ``_PostgresQueryRunner/text(of:)`` write it.
+    private static func canonical(_ text: String, oid: UInt32) -> String {
+        _PgType.keyValue(text: Array(text.utf8), oid: oid).map(Self.text(of:)) ?? text
+    }
+
+    /// Adds to each commit the groups its changed aggregated rows belong to now (read in the
+    /// round's snapshot) and belonged to before (kept in ``childLinks``); moves them there.
+    func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PgSession) async throws(PostgresLiveQueryError) {
+        for child in plan.children {
+            var byKey: [String: [Int]] = [:]
+            for (index, commit) in commits.enumerated() {
+                for key in commit.lookups[child.role] ?? [] { byKey[key, default: []].append(index) }
+            }
+            guard !byKey.isEmpty else { continue }
+            var now: [String: String] = [:]
+            let changed = byKey.keys.sorted()
+            for start in stride(from: 0, to: changed.count, by: 5_000) {
+                var binds = PostgresBindings()
+                binds.append(Array(changed[start..<min(start + 5_000, changed.count)]))
+                for row in try await session.rows(child.changedSQL, binds) {
+                    let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
+                    if let group { now[Self.canonical(key, oid: child.key.typeOID)] = Self.canonical(group, oid: plan.identity.typeOID) }
+                }
+            }
+            var links = childLinks[child.role] ?? _ChildLinks()
+            defer { childLinks[child.role] = links }
+            for (key, indices) in byKey {
+                let group = now[key]
+                let before = links.move(key, to: group)
+                for touched in Set([before, group].compactMap { $0 }) {
+                    guard let identity = _PgType.keyValue(text: Array(touched.utf8), oid: plan.identity.typeOID) else { continue }
+                    let rowKey = keys.rowKey(for: identity)
+                    for index in indices { commits[index].rows.insert(rowKey) }
+                    // Past the threshold the tracker refetches, and the links are read again with it.
+                    guard tracker.state.touched(rowKey) else { return }
+                }
+            }
+        }
+    }
+
+    /// After the groups `rows` were re-read: the rows of groups that entered the result are read
+    /// (in the round's snapshot); those of groups not in it are no longer kept.
+    func settleGroups(_ rows: Set<Int64>, heldBefore: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+        var entered: [SQLValue] = []
+        for row in rows {
+            guard let identity = keys.identity(of: row) else { continue }
+            if tracker.index.entry(forRowid: row) == nil {
+                for child in plan.children { childLinks[child.role]?.drop(group: Self.text(of: identity)) }
+            } else if !heldBefore.contains(row) {
+                entered.append(identity)
+            }
+        }
+        guard !entered.isEmpty else { return }
+        for (role, links) in try await Self.childLinks(plan, groups: entered, session) {
+            var kept = childLinks[role] ?? _ChildLinks()
+            kept.absorb(links)
+            childLinks[role] = kept
+        }
+    }
+
+    /// The rows of `groups` in each aggregated table, read now.
+    /// - Complexity: one statement per table and 5,000 groups; O(rows of the groups).
+    static func childLinks(_ plan: _PostgresPlan, groups: [SQLValue], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [Int: _ChildLinks] {
+        var all: [Int: _ChildLinks] = [:]
+        guard !plan.children.isEmpty else { return all }
+        let texts = groups.map(Self.text(of:))
+        for child in plan.children {
+            var links = _ChildLinks()
+            for start in stride(from: 0, to: texts.count, by: 5_000) {
+                var binds = PostgresBindings()
+                binds.append(Array(texts[start..<min(start + 5_000, texts.count)]))
+                for row in try await session.rows(child.groupsSQL, binds) {
+                    let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
+                    if let group { links.move(canonical(key, oid: child.key.typeOID), to: canonical(group, oid: plan.identity.typeOID)) }
+                }
+            }
+            all[child.role] = links
+        }
+        return all
+    }
+}
