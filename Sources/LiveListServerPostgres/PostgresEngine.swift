@@ -63,10 +63,25 @@ public struct PostgresEngine: LiveQueryEngine {
             }
             Self.bind(value, into: &binds)
         }
-        let request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
+        var request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
+        request.argumentValues = try names.map { name in
+            guard let value = sql.arguments[name] else { throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(name)") }
+            return Self.value(value)
+        }
         let live = try await PostgresLiveQuery.open(request, in: database)
         return _PostgresServedQuery(query: live, database: database, instance: instance)
+    }
+
+    /// The value as the request's bind of it.
+    static func value(_ value: WireValue) -> SQLValue {
+        switch value {
+        case .null: .null
+        case let .integer(number): .integer(number)
+        case let .real(number): .real(number)
+        case let .text(text): .text(SQLText(text))
+        case let .blob(bytes): .blob(bytes)
+        }
     }
 
     static func bind(_ value: WireValue, into binds: inout PostgresBindings) {

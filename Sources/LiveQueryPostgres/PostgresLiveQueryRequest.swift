@@ -45,6 +45,10 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     public var filter: String?
     /// The values of `$1`, `$2`… in the SELECT or the filter.
     public var arguments: PostgresBindings
+    /// The arguments as values, when whoever made the request knows them (the server does):
+    /// queries that differ only in their arguments then re-read a round's rows in one statement.
+    /// Must bind as ``arguments`` does (integers as `int8`, reals as `float8`, text, bytes).
+    package var argumentValues: [SQLValue]?
     /// A table request's order; the identity breaks ties.
     public var sort: [SortTerm]
     /// Groups rows into sections by the first sort term: that term (as written in the ORDER BY,

@@ -42,7 +42,20 @@ extension _PostgresEngine {
             }
             // Queries followed row by row here; refetched ones apart, on the lane, when it is free.
             let due = attention.filter { $0.value.needsRound && !$0.value.refetches }
-            for (key, runner) in due {
+            // Queries that differ only in their arguments first, a statement for each batch of them.
+            var together: Set<ObjectIdentifier> = []
+            if batchesPaused {
+                batchesPaused = false
+            } else {
+                guard let applied = try await applyInBatches(due, round: through, session) else {
+                    batchesPaused = true
+                    try await session.control.execute("ROLLBACK")
+                    return false
+                }
+                together = applied
+                for key in applied where due[key]?.awaitsRound == false { attention[key] = nil }
+            }
+            for (key, runner) in due where !together.contains(key) {
                 // Unguarded (no savepoint each side); a read that fails aborts the transaction: the
                 // query is told, and the others go on in a new round.
                 guard try await runner.apply(round: through, session, guarded: false) else {

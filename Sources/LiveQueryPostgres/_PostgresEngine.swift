@@ -60,13 +60,18 @@ actor _PostgresEngine {
     var snapshotsTaken = 0
     var flushesForced = 0
     var commitsPassedOver = 0
+    /// Batch statements read (each for several queries that differ in their arguments).
+    var batchesRead = 0
     /// Stream sessions started (the first, and each after an outage).
     var sessionsStarted = 0
     /// What the counters above say, for a test's failure message.
     var diagnostics: String {
-        "engine: \(snapshotsTaken) snapshots, \(flushesForced) flushes, \(commitsPassedOver) passed over, "
+        "engine: \(snapshotsTaken) snapshots, \(flushesForced) flushes, \(commitsPassedOver) passed over, \(batchesRead) batches, "
             + "\(sessionsStarted) sessions, applied through \(PostgresLSN(progress.applied))"
     }
+    /// Whether the next round reads each query on its own: a batch of re-reads failed in the last
+    /// (`_PostgresEngine+Batches.swift`), and the query that failed it says so itself.
+    var batchesPaused = false
     /// Whether the last round stopped at a commit its snapshot did not see yet.
     var stoppedAtUnseen = false
     private var busy = false

@@ -68,6 +68,9 @@ struct _PostgresPlan: Sendable {
     var fetchSQL: String
     /// The result's rows among some identities (the last argument, text[]).
     var rereadSQL: String
+    /// ``rereadSQL`` as a batch of queries that differ in their arguments reads it
+    /// (`_RereadBatch.template`); `nil` for a refetched query.
+    var rereadBatchSQL: String?
     /// The contents of some rows (the last argument, text[]): the row's columns as for the index
     /// (for its content token), then the SELECT's columns, as the wire carries them.
     var payloadSQL: String

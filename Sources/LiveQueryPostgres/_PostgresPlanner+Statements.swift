@@ -74,11 +74,12 @@ extension _PostgresPlanner {
             notes.append("\(table).\(Self.quoted(column.name)) has no index: each change to \(roles[role].table.qualifiedName) scans \(table) "
                 + "for the rows that meet it (CREATE INDEX ON \(table) (\(Self.quoted(column.name)))")
         }
+        let rereadSQL = head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy
         return _PostgresPlan(
             roles: roles, identity: identity, identityIsRowKey: identityIsRowKey, sortColumns: incremental.terms.map(\.column), layout: layout,
             sectionRule: request.section != nil ? rules.first : nil, refetchReason: nil, shape: .positional(sorts: sorts.count),
             fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
-            rereadSQL: head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy,
+            rereadSQL: rereadSQL, rereadBatchSQL: _RereadBatch.template(rereadSQL, arguments: request.arguments.count),
             payloadSQL: payload, payloadOffset: offset, columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
             children: children, otherRelations: [], notes: notes)
     }

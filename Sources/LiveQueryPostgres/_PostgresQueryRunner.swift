@@ -36,6 +36,22 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// and refetches once it can.
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64)
     func finish()
+
+    /// How the query is read and kept now.
+    var plan: _PostgresPlan { get }
+    /// Queries that differ only in their arguments re-read a round's rows in one statement
+    /// (`_RereadBatch`): what such queries share (the statement and the kinds of their
+    /// arguments), when this one's next apply is a plain re-read; else `nil`.
+    var batchKey: String? { get }
+    /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
+    func takeBatched() -> Bool
+    /// Its row of the batch: its arguments, then the identities of the rows it re-reads.
+    func appendBatchRow(to binds: inout PostgresBindings)
+    /// Puts the work taken back: the batch was not read.
+    func giveBackBatched()
+    /// Applies the work taken with its rows of the batch. A failure is the query's; `false`
+    /// when it aborted the round's transaction (it cannot: nothing is read).
+    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool
 }
 
 /// What one absorbed commit did to a query: its end, the rows it touched, the joined rows it
@@ -85,11 +101,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         set { planLock.withLock { storedPlan = newValue } }
     }
     /// Whether a table's shape changed since the plan was made: the next round plans again.
-    private var needsPlan = false
+    var needsPlan = false
     let tracker: _LiveTracker<ID>
     var keys: _RowKeys
     /// The commits absorbed since the last round applied, in commit order.
-    private var absorbed: [_AbsorbedCommit] = []
+    var absorbed: [_AbsorbedCommit] = []
     /// Past this many rows touched in one round, a refetch is cheaper.
     private let refetchThreshold: Int
     let positionsLock = NSLock()
@@ -114,6 +130,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Grouped by the base table's key: per aggregated table (by role), the group of each of its
     /// rows that belongs to a group the result holds.
     var childLinks: [Int: _ChildLinks] = [:]
+    /// The work taken for a batch of re-reads (`_PostgresQueryRunner+Batch.swift`).
+    var batchedWork: Work?
 
     /// The latest position the query announced: the end of the last commit that touched its
     /// tables and that its latest result includes.
@@ -377,6 +395,30 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return Work(commits: commits, action: action, replan: replan)
     }
 
+    /// Takes the work of an apply whose rows are re-read with other queries', now; `nil` (and
+    /// nothing taken) unless its action is a re-read.
+    func takeBatchedWork() -> Work? {
+        let work = takeWork(commits: absorbed)
+        absorbed = []
+        guard case .reread = work.action else {
+            giveBack(work)
+            return nil
+        }
+        return work
+    }
+
+    /// Puts back work taken and not carried out (its round ended first): its commits wait for the
+    /// next round, and the tracker's decision is made again then.
+    func giveBack(_ work: Work) {
+        absorbed = work.commits + absorbed
+        switch work.action {
+        case let .reread(rows): for row in rows.sorted() { _ = tracker.state.touched(row) }
+        case let .refetch(reason): tracker.state.needsRefetch(reason)
+        case .none: break
+        }
+        if work.replan { needsPlan = true }
+    }
+
     func detach() {
         isDetached = true
         detachedWork = takeWork(commits: absorbed)
@@ -416,6 +458,13 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             }
             work = takeWork(commits: commits)
         }
+        return try await finishApply(work, round: round, session, guarded: guarded, start: start, prefetched: nil)
+    }
+
+    /// Carries out the work taken for an apply: `prefetched`, the rows a `.reread` action needs
+    /// when they were read already (with other queries', in one statement).
+    func finishApply(_ work: Work, round: UInt64, _ session: _PgSession, guarded: Bool, start: ContinuousClock.Instant,
+                     prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) -> Bool {
         let commits = work.commits
         if work.action == .none {
             // Commits touched the query's tables and left its rows as they were.
@@ -437,7 +486,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 plan = fresh
                 tracker.layout = fresh.layout
             }
-            try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied)
+            try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied, prefetched: prefetched)
         }
         if let error = failure {
             // A plan that could not be made is made again next time.
@@ -465,7 +514,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Carries out the round's action: the touched rows re-read once, then applied step by step
     /// (`_CommitSteps`), or the whole result fetched again. `applied`: the end of the last step applied.
     private func carryOut(_ action: _TrackingState.Action, _ commits: [_AbsorbedCommit], round: UInt64, _ session: _PgSession,
-                          start: ContinuousClock.Instant, applied: inout UInt64?) async throws(PostgresLiveQueryError) {
+                          start: ContinuousClock.Instant, applied: inout UInt64?, prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) {
         defer { pending = nil }
         do {
             switch action {
@@ -473,7 +522,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 break
             case let .reread(rows):
                 let heldBefore = plan.children.isEmpty ? [] : rows.filter { tracker.index.entry(forRowid: $0) != nil }
-                let reads = try await reread(rows, session)
+                let reads = if let prefetched { prefetched } else { try await reread(rows, session) }
                 let steps = _CommitSteps.partition(commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows,
                                                                                     touchesJoinedTable: !$0.lookups.isEmpty) },
                                                    refetches: false)

@@ -29,14 +29,15 @@ final class _Ordinal: @unchecked Sendable {
 enum _PostgresRows {
     /// The index's view of a row, from its first `columns` columns: identity, sort values, then
     /// the content that makes the token (``_PostgresPlan/RowShape``).
-    static func decode(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int) -> _ReadRow {
+    static func decode(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int, skipping: Int = 0) -> _ReadRow {
         var values: [SQLValue] = []
         var digest = _Digest()
         var identity = SQLValue.null
         switch plan.shape {
         case let .positional(sorts):
             values.reserveCapacity(sorts + 1)
-            for (column, cell) in row.enumerated() where column < columns {
+            for (index, cell) in row.enumerated() where index >= skipping && index - skipping < columns {
+                let column = index - skipping
                 let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
                 if column == 0 {
                     identity = _PgType.value(cell.bytes, oid: oid)
@@ -49,7 +50,8 @@ enum _PostgresRows {
                 }
             }
         case let .named(identityColumn, sectionColumn):
-            for (column, cell) in row.enumerated() where column < columns {
+            for (index, cell) in row.enumerated() where index >= skipping && index - skipping < columns {
+                let column = index - skipping
                 let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
                 if column == identityColumn { identity = _PgType.value(cell.bytes, oid: oid) }
                 if column == sectionColumn { values.append(_PgType.value(cell.bytes, oid: oid)) }

@@ -1,0 +1,42 @@
+import LiveQuery
+import PostgresNIO
+
+/// A published query with arguments is opened once per set of arguments (`WHERE folder_id =
+/// :folder`, one per folder on screen), and each commit to its table makes each of them re-read the
+/// rows it touched. Those re-reads share their statement: a round reads them in one
+/// (`_RereadBatch`), so its cost grows with the published queries, not with their argument sets.
+extension _PostgresQueryRunner {
+    var batchKey: String? {
+        guard !isDetached, !needsPlan, !hasRest, !tracker.isBuilding, !tracker.state.isBehind, lastFailure == nil, !absorbed.isEmpty,
+              plan.children.isEmpty, absorbed.allSatisfy({ $0.lookups.isEmpty }), let template = plan.rereadBatchSQL,
+              let values = request.argumentValues, let kinds = _RereadBatch.kinds(of: values) else { return nil }
+        return kinds + "\u{0}" + template
+    }
+
+    func takeBatched() -> Bool {
+        batchedWork = takeBatchedWork()
+        return batchedWork != nil
+    }
+
+    func appendBatchRow(to binds: inout PostgresBindings) {
+        for value in request.argumentValues ?? [] { _RereadBatch.bind(value, into: &binds) }
+        guard case let .reread(rows) = batchedWork?.action else {
+            binds.append([String]())
+            return
+        }
+        binds.append(rows.compactMap { keys.identity(of: $0) }.map(Self.text(of:)))
+    }
+
+    func giveBackBatched() {
+        if let work = batchedWork { giveBack(work) }
+        batchedWork = nil
+    }
+
+    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
+        guard let work = batchedWork else { return true }
+        batchedWork = nil
+        defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
+        let reads = _PrefetchedReads(entries: _PostgresRows.entries(rows, plan, &keys))
+        return try await finishApply(work, round: round, session, guarded: false, start: .now, prefetched: reads)
+    }
+}
