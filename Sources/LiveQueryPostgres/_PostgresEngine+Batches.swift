@@ -14,6 +14,14 @@ extension _PostgresEngine {
         for (key, runner) in due {
             if let batch = runner.batchKey { groups[batch, default: []].append((key, runner)) }
         }
+        // The joined and aggregated rows their commits changed, resolved first (and shared): a
+        // lookup that fails aborts the round before any work is taken.
+        var lookups = _RoundLookups()
+        for group in groups.values where group.count >= 2 {
+            for member in group {
+                guard try await member.runner.resolveLookups(session, &lookups) else { return nil }
+            }
+        }
         var batches: [[(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = []
         for group in groups.values where group.count >= 2 {
             let members = group.filter { $0.runner.takeBatched() }
@@ -39,13 +47,19 @@ extension _PostgresEngine {
             return nil
         }
         var applied: Set<ObjectIdentifier> = []
+        var aborted = false
         for (batch, rows) in zip(batches, reads) {
             for (member, mine) in zip(batch, rows) {
-                _ = try await member.runner.finishBatched(mine, round: through, session)
+                if aborted {
+                    // A grouped query's read of the groups that entered its result failed before.
+                    member.runner.giveBackBatched()
+                    continue
+                }
+                aborted = try await !member.runner.finishBatched(mine, round: through, session)
                 applied.insert(member.key)
             }
         }
-        return applied
+        return aborted ? nil : applied
     }
 
     /// Each member's rows of one batch statement.

@@ -8,12 +8,34 @@ import PostgresNIO
 extension _PostgresQueryRunner {
     var batchKey: String? {
         guard !isDetached, !needsPlan, !hasRest, !tracker.isBuilding, !tracker.state.isBehind, lastFailure == nil, !absorbed.isEmpty,
-              plan.children.isEmpty, absorbed.allSatisfy({ $0.lookups.isEmpty }), let template = plan.rereadBatchSQL,
+              let template = plan.rereadBatchSQL,
               let values = request.argumentValues, let kinds = _RereadBatch.kinds(of: values) else { return nil }
         return kinds + "\u{0}" + template
     }
 
+    func resolveLookups(_ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool {
+        guard absorbed.contains(where: { !$0.lookups.isEmpty }) else { return true }
+        var commits = absorbed
+        absorbed = []
+        do throws(PostgresLiveQueryError) {
+            try await lookUpJoinedRows(&commits, session, &cache)
+        } catch {
+            if error.isLostConnection { throw error }
+            // As an apply whose lookups fail: the query says so, and reads its result again later.
+            _ = tracker.state.committed()
+            fail(error, before: commits.first?.end)
+            return false
+        }
+        for index in commits.indices where !commits[index].lookups.isEmpty {
+            commits[index].lookups = [:]
+            commits[index].joinsResolved = true
+        }
+        absorbed = commits
+        return true
+    }
+
     func takeBatched() -> Bool {
+        guard !absorbed.contains(where: { !$0.lookups.isEmpty }) else { return false }
         batchedWork = takeBatchedWork()
         return batchedWork != nil
     }

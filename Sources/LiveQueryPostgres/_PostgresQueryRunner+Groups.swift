@@ -13,7 +13,7 @@ extension _PostgresQueryRunner {
 
     /// Adds to each commit the groups its changed aggregated rows belong to now (read in the
     /// round's snapshot) and belonged to before (kept in ``childLinks``); moves them there.
-    func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         for child in plan.children {
             var byKey: [String: [Int]] = [:]
             for (index, commit) in commits.enumerated() {
@@ -23,9 +23,7 @@ extension _PostgresQueryRunner {
             var now: [String: String] = [:]
             let changed = byKey.keys.sorted()
             for start in stride(from: 0, to: changed.count, by: 5_000) {
-                var binds = PostgresBindings()
-                binds.append(Array(changed[start..<min(start + 5_000, changed.count)]))
-                for row in try await session.rows(child.changedSQL, binds) {
+                for row in try await cache.rows(child.changedSQL, keys: Array(changed[start..<min(start + 5_000, changed.count)]), session) {
                     let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
                     if let group { now[Self.canonical(key, oid: child.key.typeOID)] = Self.canonical(group, oid: plan.identity.typeOID) }
                 }

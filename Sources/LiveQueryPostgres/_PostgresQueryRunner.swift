@@ -43,6 +43,10 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// (`_RereadBatch`): what such queries share (the statement and the kinds of their
     /// arguments), when this one's next apply is a plain re-read; else `nil`.
     var batchKey: String? { get }
+    /// Resolves the joined and aggregated rows its commits changed into the rows they reach,
+    /// before a batch is taken (in the round's snapshot; `cache` shares them between queries).
+    /// `false` when a lookup failed: the query says so, and the round's transaction is aborted.
+    func resolveLookups(_ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
     /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
     func takeBatched() -> Bool
     /// Its row of the batch: its arguments, then the identities of the rows it re-reads.
@@ -50,7 +54,8 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Puts the work taken back: the batch was not read.
     func giveBackBatched()
     /// Applies the work taken with its rows of the batch. A failure is the query's; `false`
-    /// when it aborted the round's transaction (it cannot: nothing is read).
+    /// when it aborted the round's transaction (only a grouped query reads more: the rows of the
+    /// groups that entered its result).
     func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool
 }
 
@@ -60,6 +65,11 @@ struct _AbsorbedCommit: Sendable {
     var end: UInt64
     var rows: Set<Int64> = []
     var lookups: [Int: Set<String>] = [:]
+    /// Its lookups were resolved into ``rows`` already (before a batch was taken): it touched a
+    /// joined table all the same.
+    var joinsResolved = false
+
+    var touchesJoinedTable: Bool { joinsResolved || !lookups.isEmpty }
 }
 
 /// The engine's progress, shared with its queries: every commit that ends at or before `applied`
@@ -326,7 +336,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// Adds to each commit the base rows that meet the joined rows it changed, read in the
     /// round's snapshot (each lookup returns the row and the link value that met it).
-    private func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PgSession,
+                          _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         guard tracker.state.wantsRows else { return }
         for lookup in plan.joins {
             var byKey: [String: [Int]] = [:]
@@ -334,9 +345,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 for key in commit.lookups[lookup.role] ?? [] { byKey[key, default: []].append(index) }
             }
             guard !byKey.isEmpty else { continue }
-            var binds = PostgresBindings()
-            binds.append(byKey.keys.sorted())
-            for row in try await session.rows(lookup.sql, binds) {
+            for row in try await cache.rows(lookup.sql, keys: byKey.keys.sorted(), session) {
                 var cells = row.makeIterator()
                 guard let cell = cells.next(), let link = cells.next()?.bytes.map({ String(buffer: $0) }) else { continue }
                 let identity = _PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
@@ -347,7 +356,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 guard tracker.state.touched(rowKey) else { return }
             }
         }
-        try await lookUpGroups(&commits, session)
+        try await lookUpGroups(&commits, session, &cache)
     }
 
     /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
@@ -440,8 +449,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             var commits = absorbed
             absorbed = []
             if commits.contains(where: { !$0.lookups.isEmpty }) {
+                var cache = _RoundLookups()
                 if let error = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
-                    try await lookUpJoinedRows(&commits, session)
+                    try await lookUpJoinedRows(&commits, session, &cache)
                 }) {
                     _ = tracker.state.committed()
                     fail(error, before: commits.first?.end)
@@ -500,7 +510,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result
     /// held until just before `before` (a commit's end), as far as it knows.
-    private func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
+    func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
         pending = nil
         positionsLock.withLock { positions.failed(heldThrough: before.map { $0 - 1 }) }
         if lastFailure == nil {
@@ -524,7 +534,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 let heldBefore = plan.children.isEmpty ? [] : rows.filter { tracker.index.entry(forRowid: $0) != nil }
                 let reads = if let prefetched { prefetched } else { try await reread(rows, session) }
                 let steps = _CommitSteps.partition(commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows,
-                                                                                    touchesJoinedTable: !$0.lookups.isEmpty) },
+                                                                                    touchesJoinedTable: $0.touchesJoinedTable) },
                                                    refetches: false)
                 let stepRows = _CommitSteps.rows(of: steps, in: commits.map { _CommitSteps.Commit(end: $0.end, rows: $0.rows, touchesJoinedTable: false) })
                 // Rows re-read for another reason (a holder of a duplicate identity) go with the last step.

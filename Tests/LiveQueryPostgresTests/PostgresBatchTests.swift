@@ -40,6 +40,12 @@ struct PostgresBatchTests {
                  (1...5).map { [.integer(Int64($0))] }),
                 ("SELECT c.id, c.name FROM contact c WHERE c.name <> $1 AND c.company_id <= $2 ORDER BY c.name, c.id",
                  [["n1", 3], ["n2", 5], ["Zoë", 6]].map { [.text(SQLText($0[0] as? String ?? "")), .integer(Int64($0[1] as? Int ?? 0))] }),
+                // A many-to-one join: a contact's rename reaches each argument set's messages.
+                ("SELECT m.id, c.name AS sender, m.subject FROM message m JOIN contact c ON c.id = m.contact_id WHERE m.contact_id <= $1 ORDER BY c.name, m.id",
+                 [3, 6, 9].map { [.integer(Int64($0))] }),
+                // Grouped: the aggregated rows' moves are looked up once for every argument set.
+                ("SELECT c.id, c.name, count(m.id) AS n FROM contact c LEFT JOIN message m ON m.contact_id = c.id WHERE c.company_id <= $1 GROUP BY c.id ORDER BY count(m.id) DESC, c.id",
+                 [2, 4, 6].map { [.integer(Int64($0))] }),
             ]
             var queries: [(String, PostgresLiveQuery<Int64>)] = []
             for (sql, sets) in shapes {
