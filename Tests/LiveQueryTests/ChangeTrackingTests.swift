@@ -272,6 +272,30 @@ struct ChangeTrackingTests {
         }
     }
 
+    @Test("a log dropped by hand under its triggers: the failure names the tables whose writes now fail, and the remedy; uninstall is the way")
+    func logDroppedUnderItsTriggers() async throws {
+        let (pool, path) = try await Self.library(seed: 8)
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT * FROM track ORDER BY title"), in: pool,
+                                             options: .init(dataVersionPollInterval: nil, watchesFiles: false), callbackQueue: nil,
+                                             onEvent: { log.append($0) })
+        defer { query.cancel() }
+        try await ExternalProcess.run("DROP TABLE livelist_change_log;", on: path)
+        try await query.checkForExternalChanges()
+        let reasons = log.drain().compactMap { event -> String? in
+            if case let .failure(.changeLogUnavailable(reason)) = event { reason } else { nil }
+        }
+        #expect(reasons.contains { $0.contains("track") && $0.contains("every write") && $0.contains("ChangeTracking.uninstall") }, "\(reasons)")
+        // Writes to the tracked tables fail, as the failure says, until the triggers go.
+        await #expect(throws: (any Error).self) { try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'x' WHERE id = 1") } }
+        try await pool.write { db in try ChangeTracking.uninstall(on: db) }
+        try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'x' WHERE id = 1") }
+        let expected = try await Self.tracksByTitle(pool)
+        try await within("the list after the write", seconds: 10) {
+            while query.latestResult.rows(in: 0..<query.latestResult.count).map(\.id) != expected { try await Task.sleep(for: .milliseconds(20)) }
+        }
+    }
+
     @Test("a table without triggers is refetched, said in the notes; a read-only connection follows the log without recording a position")
     func partialTrackingAndReadOnly() async throws {
         let (pool, path) = try await Self.library(seed: 7)

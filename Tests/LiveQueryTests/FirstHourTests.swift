@@ -41,6 +41,31 @@ struct FirstHourTests {
         #expect(query.latestResult.count == 2 && query.latestResult.leftOut.invalidIdentities.count == 1)
     }
 
+    @Test("explain throws what open throws for an identity type that cannot hold the values; 16-byte blobs are told UUID")
+    func explainChecksTheIdentityType() async throws {
+        let queue = try await Self.queue(Self.uuidTable + """
+            CREATE TABLE b(id BLOB PRIMARY KEY, name TEXT);
+            INSERT INTO b VALUES (x'6F9619FF8B86D011B42D00C04FC964FF', 'a'), (x'0E984725C51C4BF49960E1C80E27ABA0', 'b');
+            """)
+        do {
+            _ = try await LiveQuery.explain(LiveQueryRequest(sql: "SELECT * FROM t ORDER BY name", identity: "uuid", as: Int64.self), in: queue)
+            Issue.record("expected explain to fail as open does")
+        } catch {
+            guard case .invalidRequest(.identityTypeMismatch(_, .text, _, "Int64")) = error else { throw error }
+            #expect(error.description.contains("String.self, or UUID.self"), "\(error)")
+        }
+        do {
+            _ = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT * FROM b ORDER BY name", identity: "id", as: Int64.self), in: queue,
+                                         options: .init(dataVersionPollInterval: nil))
+            Issue.record("expected an identity type mismatch")
+        } catch {
+            guard case .invalidRequest(.identityTypeMismatch(_, .blob, _, "Int64")) = error else { throw error }
+            #expect(error.description.contains("declare as: UUID.self"), "\(error)")
+        }
+        let explanation = try await LiveQuery.explain(LiveQueryRequest(sql: "SELECT * FROM b ORDER BY name", identity: "id", as: UUID.self), in: queue)
+        #expect(explanation.path == .incremental)
+    }
+
     @Test("a GROUP BY with a non-unique identity: every result says how many rows it leaves out, a late subscriber too, and no failure per row")
     func leftOutRowsAreState() async throws {
         var sql = "CREATE TABLE sale(id INTEGER PRIMARY KEY, region TEXT, amount INTEGER);"

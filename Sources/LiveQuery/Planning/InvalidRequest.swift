@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a ``LiveQueryRequest`` cannot be opened: each case names what was given and says what to
 /// do. Thrown as ``LiveQueryError/invalidRequest(_:)`` by ``LiveQuery/open(_:in:options:callbackQueue:onEvent:)``,
 /// ``LiveQuery/setRequest(_:)`` and ``LiveQuery/explain(_:in:)`` before anything is observed.
@@ -83,7 +85,8 @@ public enum InvalidRequest: Sendable, Hashable, CustomStringConvertible {
             return "\(what), an integer, which \(declared) cannot hold: declare as: Int64.self"
                 + (named == nil ? ", or name an identity column whose values are \(declared)s" : ", or name another column whose values are \(declared)s")
         case let .identityTypeMismatch(identity, found, examples, declared):
-            return "the identity \(identity) holds \(found) values (\(examples.map(\.description).joined(separator: ", "))), which \(declared) cannot hold: declare as: \(found.suggestedIdentityType).self"
+            return "the identity \(identity) holds \(found) values (\(examples.map(\.description).joined(separator: ", "))), which \(declared) cannot hold: declare as: "
+                + Self.suggestedIdentityType(found, examples)
         case let .oneToManyJoin(joined, base, identity):
             return "the join with \(joined) can meet several of its rows per row of \(base) (a one-to-many join: its ON clause has no equality on a unique column of \(joined)), "
                 + "so \(identity ?? "the key of \(base)") is not unique in the result: name a unique column of \(joined) as the identity, or join it many-to-one"
@@ -91,6 +94,19 @@ public enum InvalidRequest: Sendable, Hashable, CustomStringConvertible {
             return "the identity, section or version is not an expression of the query's tables (\(message)): \(sql)"
         case let .unreadableUniqueIndex(index, table):
             return "cannot read the definition of unique index \(index) on \(table)"
+        }
+    }
+}
+
+extension InvalidRequest {
+    /// The identity type that holds values like `examples`: UUID for 16-byte blobs (GRDB stores
+    /// UUIDs so) and 36-character texts that read as UUIDs, else the storage class's own type.
+    static func suggestedIdentityType(_ found: SQLStorageClass, _ examples: [SQLValue]) -> String {
+        let allUUIDs = !examples.isEmpty && examples.allSatisfy { UUID(identityValue: $0) != nil }
+        switch found {
+        case .blob where allUUIDs: return "UUID.self (16-byte values), or Data.self"
+        case .text where allUUIDs: return "String.self, or UUID.self (the values read as UUIDs)"
+        default: return found.suggestedIdentityType + ".self"
         }
     }
 }

@@ -75,6 +75,13 @@ public enum ChangeTracking {
         }
     }
 
+    /// What a dropped log with triggers still on `tables` means, and what to do.
+    static func orphanedTriggers(_ tables: [String]) -> String {
+        "the change log \(logTable) was dropped while LiveList's triggers on \(tables.joined(separator: ", ")) still write to it: every write "
+            + "to those tables fails (no such table: main.\(logTable)) until ChangeTracking.install(on:tables:) creates the log again, "
+            + "or ChangeTracking.uninstall(on:tables:) removes the triggers (drop the log only through it)"
+    }
+
     /// The tables (lowercased) whose every LiveList trigger is in place.
     static func trackedTables(_ db: Database) throws -> Set<String> {
         let names = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'livelist_log_%'")

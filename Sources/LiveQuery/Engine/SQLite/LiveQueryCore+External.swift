@@ -21,7 +21,13 @@ extension LiveQueryCore {
         defer { publishSummary() }
         guard options.followsChangeLog else { return }
         guard try _ChangeLogFollower.exists(db) else {
-            if wasFollowing { changeLogUnavailable("the change log was dropped") }
+            // LiveList's triggers left without their log make every write to their tables fail.
+            let orphaned = try ChangeTracking.trackedTables(db).sorted()
+            if !orphaned.isEmpty {
+                changeLogUnavailable(ChangeTracking.orphanedTriggers(orphaned))
+            } else if wasFollowing {
+                changeLogUnavailable("the change log was dropped")
+            }
             return
         }
         do {

@@ -103,7 +103,7 @@ final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sen
 
     /// The identity values of the first fetch whose storage class `ID` never decodes: the
     /// request declares the wrong identity type (`nil` when there is none).
-    private static func identityTypeMismatch(in index: _LiveIndex) -> (found: SQLStorageClass, examples: [SQLValue])? {
+    static func identityTypeMismatch(in index: _LiveIndex) -> (found: SQLStorageClass, examples: [SQLValue])? {
         let examples = index.invalidIdentities { !$0.isNull && !ID.decodes(SQLStorageClass(of: $0)) }
         guard let first = examples.first else { return nil }
         return (SQLStorageClass(of: first), examples)
