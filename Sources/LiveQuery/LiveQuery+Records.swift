@@ -18,8 +18,10 @@ extension LiveQuery {
     /// }
     /// ```
     ///
-    /// A row that left the result since the cache asked is simply not returned.
-    public func recordLoader<Record: FetchableRecord & Sendable>(as type: Record.Type, reader: any DatabaseReader) -> RowCache<ID, Record>.Loader {
+    /// A row that left the result since the cache asked is simply not returned. A row that does
+    /// not decode as `Record` fails alone (the cache shows it failed, with GRDB's message); the
+    /// rest of its page loads.
+    public func recordLoader<Record: FetchableRecord & Sendable>(as type: Record.Type, reader: any DatabaseReader) -> RowCache<ID, Record>.RowLoader {
         let index = core.index
         return { ids in
             let layout = index.current.layout
@@ -27,13 +29,13 @@ extension LiveQuery {
             let idsByKey = records.keys(of: ids, in: index, layout: layout)
             guard !idsByKey.isEmpty else { return [:] }
             return try await reader.read { db in
-                var loaded: [ID: Record] = [:]
+                var loaded: [ID: Result<Record, any Error>] = [:]
                 try records.eachBatch(of: records.prefix, keys: Array(idsByKey.keys), db) { statement in
                     let keyColumn = Int32(statement.columnCount - 1)
                     let cursor = try Row.fetchCursor(statement, adapter: records.adapter)
                     while let row = try cursor.next() {
                         guard let id = idsByKey[SQLValue(statement: statement.sqliteStatement, column: keyColumn)] else { continue }
-                        loaded[id] = try Record(row: row)
+                        loaded[id] = Result { try Record(row: row) }
                     }
                 }
                 return loaded

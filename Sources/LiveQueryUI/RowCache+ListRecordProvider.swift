@@ -20,13 +20,15 @@ extension RowCache: ListRecordProvider {
         _ = rows(in: positions, prefetch: prefetch)
     }
 
-    /// The state of the page of `position`: failed with its retry, or loading.
+    /// The row's own failure (its record does not decode), else the state of the page of
+    /// `position`: failed with its retry, or loading.
     ///
     /// - Complexity: O(log n + page size).
     public func placeholderState(atPosition position: Int) -> PlaceholderState {
+        if let failure = rowFailure(atPosition: position) { return .failed(failure) }
         switch pageState(position / pageSize) {
-        case let .failed(failure): .failed(failure)
-        case .notLoaded, .loading, .loaded: .loading
+        case let .failed(failure): return .failed(failure)
+        case .notLoaded, .loading, .loaded: return .loading
         }
     }
 }

@@ -140,6 +140,52 @@ struct RowCacheTests {
         withExtendedLifetime(query) {}
     }
 
+    /// A record whose `day` must be a date: a row with other text there does not decode.
+    struct Dated: FetchableRecord, Sendable {
+        var name: String
+        var day: Date
+        init(row: Row) throws {
+            name = try row.decode(String.self, forColumn: "name")
+            day = try row.decode(Date.self, forColumn: "day")
+        }
+    }
+
+    @Test("a row that does not decode fails alone: the rest of its page shows, the row says why, and loads again once fixed")
+    func undecodableRowFailsAlone() async throws {
+        let queue = try DatabaseQueue(path: try TestDatabase.path())
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE event(id INTEGER PRIMARY KEY, name TEXT NOT NULL, day TEXT)")
+            for index in 1...60 { try db.execute(sql: "INSERT INTO event VALUES (?, ?, '2026-11-27')", arguments: [index, String(format: "e%03d", index)]) }
+            try db.execute(sql: "UPDATE event SET day = 'not a date' WHERE id = 7")
+        }
+        let query = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT * FROM event ORDER BY name"), in: queue,
+                                             options: .init(dataVersionPollInterval: nil))
+        defer { query.cancel() }
+        let cache = RowCache<Int64, Dated>(query: query, reader: queue, pageSize: 50)
+        cache.update(result: query.latestResult)
+        _ = cache.rows(in: 0..<60)
+        await cache.waitForLoads()
+        let slots = cache.rows(in: 0..<60)
+        let loaded = slots.filter { if case .loaded = $0 { true } else { false } }
+        #expect(loaded.count == 59, "one row of 60 fails, not its page of 50")
+        let failure = try #require(cache.rowFailure(atPosition: 6))
+        #expect(failure.message.contains("day") || failure.message.contains("Date"), "\(failure.message)")
+        #expect(cache.rowFailure(atPosition: 5) == nil)
+        if case .loaded = cache.pageState(0) {} else { Issue.record("page 0 is \(cache.pageState(0))") }
+        #expect(cache.statistics.failedRows == 1)
+        // Fixed by a write: the row's version changes, and it loads with its page's next request.
+        let failedVersion = query.latestResult.row(at: 6)?.version
+        try await queue.write { db in try db.execute(sql: "UPDATE event SET day = '2026-11-28' WHERE id = 7") }
+        try await within("the fixed row's update") {
+            while query.latestResult.row(at: 6)?.version == failedVersion { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        cache.update(result: query.latestResult)
+        _ = cache.rows(in: 0..<60)
+        await cache.waitForLoads()
+        #expect(cache.rowFailure(atPosition: 6) == nil)
+        if case .loaded = cache.rows(in: 6..<7)[0] {} else { Issue.record("the fixed row loads") }
+    }
+
     @Test("the table loader reads a page in one query; a locked database fails the page, retry recovers")
     func tableLoaderAndLockedDatabase() async throws {
         let path = try TestDatabase.path()

@@ -34,11 +34,17 @@ import ListDiff
 /// ```
 ///
 /// Rows are cached by rowid and version: a row that moved keeps its content; a row whose version
-/// changed is stale and reloads with its page's next request. Thread-safe; callbacks arrive on an
+/// changed is stale and reloads with its page's next request. A loader that answers row by row
+/// (``RowLoader``) fails a row alone — a record that does not decode — and the rest of its page
+/// shows: ``rowFailure(atPosition:)`` says why, with a retry. Thread-safe; callbacks arrive on an
 /// arbitrary thread.
 public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sendable {
     /// Loads the content of rows by identity; rows missing from the answer no longer exist.
     public typealias Loader = @Sendable ([ID]) async throws -> [ID: Content]
+    /// Loads the content of rows by identity, row by row: a row's failure (a record that does not
+    /// decode) is its own, and a thrown error fails the page; rows missing from the answer no
+    /// longer exist.
+    public typealias RowLoader = @Sendable ([ID]) async throws -> [ID: Result<Content, any Error>]
 
     /// Counters a developer can read.
     public struct Statistics: Sendable, Equatable {
@@ -52,6 +58,8 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
         public var rowsLoaded = 0
         /// Page queries that failed.
         public var failedQueries = 0
+        /// Rows that failed on their own (a row loader's failures).
+        public var failedRows = 0
     }
 
     private struct Entry {
@@ -63,7 +71,7 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     public let pageSize: Int
     /// Pages' worth of rows kept at most.
     public let maximumPages: Int
-    private let loader: Loader
+    private let loader: RowLoader
     // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
     private let lock = NSLock()
     private var result: LiveResult<ID>?
@@ -73,6 +81,8 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     private var lastUse: [ID: Int] = [:]
     private var inFlight: [Int: [ID: UInt64]] = [:]     // page → rows being loaded, at the versions asked for
     private var failures: [Int: LoadFailure] = [:]
+    /// Rows whose load failed on their own, at the version that failed.
+    private var rowFailures: [ID: (version: UInt64, failure: LoadFailure)] = [:]
     private var visible: Range<Int> = 0..<0
     private var tick = 0
     private var stats = Statistics()
@@ -82,8 +92,14 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var nextTask = 0
 
-    /// Creates a cache that loads rows with `loader`.
-    public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
+    /// Creates a cache that loads rows with `loader`: a page's load succeeds or fails whole.
+    public convenience init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
+        self.init(pageSize: pageSize, maximumPages: maximumPages, loader: { ids in try await loader(ids).mapValues { .success($0) } })
+    }
+
+    /// Creates a cache that loads rows with `loader`, which answers row by row: a row that fails
+    /// shows as failed on its own.
+    public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping RowLoader) {
         self.pageSize = max(1, pageSize)
         self.maximumPages = max(1, maximumPages)
         self.loader = loader
@@ -110,11 +126,14 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// Follows a new result: positions change, cached content stays (by identity); rows whose
     /// version changed become stale.
     ///
-    /// - Complexity: O(1): positions are read from the new result when asked for.
+    /// - Complexity: O(1) (and O(f log n) for f rows that failed on their own): positions are
+    ///   read from the new result when asked for.
     public func update(result: LiveResult<ID>) {
         lock.withLock {
             self.result = result
             failures = [:]
+            // A failed row that left the list is forgotten (O(failed rows × log n)).
+            if !rowFailures.isEmpty { rowFailures = rowFailures.filter { result.position(of: $0.key) != nil } }
         }
     }
 
@@ -146,7 +165,24 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
         guard let result else { return .notLoaded }
         let rows = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
         if rows.isEmpty { return .loaded }
-        return rows.allSatisfy { entries[$0.id]?.version == $0.version } ? .loaded : .notLoaded
+        return rows.allSatisfy { isSettled($0) } ? .loaded : .notLoaded
+    }
+
+    /// Whether `row` is held at its version, or failed on its own at it (it is not loaded again
+    /// until it changes or is retried).
+    private func isSettled(_ row: LiveRow<ID>) -> Bool {
+        entries[row.id]?.version == row.version || rowFailures[row.id]?.version == row.version
+    }
+
+    /// Why the row at flat `position` failed to load on its own (its record does not decode), with
+    /// a retry; `nil` when it did not.
+    ///
+    /// - Complexity: O(log n).
+    public func rowFailure(atPosition position: Int) -> LoadFailure? {
+        lock.withLock {
+            guard let row = result?.row(at: position), let failed = rowFailures[row.id], failed.version == row.version else { return nil }
+            return failed.failure
+        }
     }
 
     /// The rows at flat positions `range`: cached content at once, placeholders for the rest,
@@ -177,8 +213,7 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
             guard !wanted.isEmpty else { return (slots, loads) }
             for page in (wanted.lowerBound / pageSize)...((wanted.upperBound - 1) / pageSize) {
                 guard inFlight[page] == nil, failures[page] == nil else { continue }
-                let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
-                    .filter { entries[$0.id]?.version != $0.version }
+                let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
                 guard !missing.isEmpty else { continue }
                 let ids = missing.map(\.id)
                 inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
@@ -230,7 +265,7 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
         }
     }
 
-    private func finish(_ page: Int, ids: [ID], loaded: [ID: Content]) {
+    private func finish(_ page: Int, ids: [ID], loaded: [ID: Result<Content, any Error>]) {
         let (announce, callback, stateCallback) = lock.withLock { () -> ([ID], (@Sendable ([ID]) -> Void)?, (@Sendable () -> Void)?) in
             let versions = inFlight[page] ?? [:]
             inFlight[page] = nil
@@ -238,14 +273,21 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
             tick += 1
             var announce: [ID] = []
             for id in ids {
-                guard let content = loaded[id], let version = versions[id] else { continue }
-                // Stored at the version the page asked for: if the row changed meanwhile, it is
-                // stale and reloads with the next request.
-                entries[id] = Entry(version: version, content: content)
-                lastUse[id] = tick
+                guard let answer = loaded[id], let version = versions[id] else { continue }
+                switch answer {
+                case let .success(content):
+                    // Stored at the version the page asked for: if the row changed meanwhile, it is
+                    // stale and reloads with the next request.
+                    entries[id] = Entry(version: version, content: content)
+                    rowFailures[id] = nil
+                    lastUse[id] = tick
+                case let .failure(error):
+                    stats.failedRows += 1
+                    rowFailures[id] = (version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
+                }
                 announce.append(id)
             }
-            stats.rowsLoaded += announce.count
+            stats.rowsLoaded += announce.count(where: { rowFailures[$0] == nil })
             evictIfNeeded()
             return (announce, self.callback, self.stateCallback)
         }
@@ -263,12 +305,29 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
         stateCallback?()
     }
 
+    /// Loads the row `id` again, after it failed on its own: its page's missing rows with it.
+    public func retryRow(_ id: ID) {
+        let load = lock.withLock { () -> (page: Int, ids: [ID])? in
+            rowFailures[id] = nil
+            guard let result, let position = result.position(of: id) else { return nil }
+            let page = position / pageSize
+            guard inFlight[page] == nil else { return nil }
+            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
+            guard !missing.isEmpty else { return nil }
+            inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+            stats.pageQueries += 1
+            return (page, missing.map(\.id))
+        }
+        if let load { start(load.page, ids: load.ids) }
+        lock.withLock { stateCallback }?()
+    }
+
     /// Runs the failed load of `page` again (the rows it is made of now).
     public func retry(_ page: Int) {
         let ids = lock.withLock { () -> [ID]? in
             guard failures[page] != nil, inFlight[page] == nil, let result else { return nil }
             failures[page] = nil
-            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { entries[$0.id]?.version != $0.version }
+            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
             guard !missing.isEmpty else { return nil }
             inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
             let ids = missing.map(\.id)
