@@ -53,7 +53,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The PostgreSQL engine: planning, PostgreSQL's order, capture through the replication stream.
         .target(name: "LiveQueryPostgres", dependencies: [
-            "ListDiff", "LiveQuery", "CLibPQ",
+            "ListDiff", "ListPresenter", "LiveQuery", "LiveQueryUI", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -169,7 +169,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListTesting", "LiveQuery", "LiveQueryPostgres", "ScratchPostgres",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryPostgres", "ScratchPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

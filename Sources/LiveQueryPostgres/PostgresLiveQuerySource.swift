@@ -1,0 +1,174 @@
+import ListDiff
+import ListPresenter
+import LiveQuery
+import LiveQueryUI
+
+/// A row's values as a ``PostgresLiveQuery`` reads them for a cell: the SELECT's columns, by
+/// name or position (numbers, text, bytes and booleans as PostgreSQL sends them; other types in
+/// PostgreSQL's text form).
+public struct PostgresRecordValues: Sendable, Hashable {
+    /// The SELECT's column names, in order.
+    public let columnNames: [String]
+    /// The values, in the same order.
+    public let values: [SQLValue]
+
+    public init(columnNames: [String], values: [SQLValue]) {
+        self.columnNames = columnNames
+        self.values = values
+    }
+
+    /// The value of the first column named `name`, or `nil` when the SELECT has none.
+    /// - Complexity: O(columns).
+    public subscript(name: String) -> SQLValue? {
+        columnNames.firstIndex(of: name).map { values[$0] }
+    }
+}
+
+/// A ``PostgresLiveQuery`` as a ``ListPresenter/ListSource``: its events on the main actor, and a
+/// ``LiveQuery/RowCache`` of its rows' records, read by page with ``PostgresLiveQuery/values(of:)``
+/// — what a `ListController` shows, as it shows a SQLite live query or a served list.
+///
+/// ```swift
+/// import ListPresenter
+/// import LiveQuery
+/// import LiveQueryPostgres
+///
+/// struct Subject: Sendable {
+///     var text: String
+///
+///     init(_ row: PostgresRecordValues) throws {
+///         guard case let .text(text)? = row["subject"] else { throw PostgresRecordError(column: "subject") }
+///         self.text = text.string
+///     }
+/// }
+///
+/// @MainActor
+/// func subjects(_ query: PostgresLiveQuery<Int64>) -> ListController<PostgresLiveQuerySource<Int64, Subject>> {
+///     ListController(source: PostgresLiveQuerySource(query: query, record: Subject.init))
+/// }
+/// ```
+///
+/// A row whose record `record` cannot make fails alone: its placeholder carries the error, the
+/// rest of its page shows. A failure of the query comes with a retry that asks for its result
+/// (``PostgresLiveQuery/upToDate()``); an update, or a retry that succeeds, ends it.
+@MainActor
+public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSource {
+    public typealias SectionModel = LiveSection
+    public typealias Item = LiveRow<ID>
+
+    /// The query followed.
+    public let query: PostgresLiveQuery<ID>
+    /// The records behind the rows, loaded by page.
+    public let cache: RowCache<ID, Record>
+    /// The newest result received.
+    public private(set) var result: LiveResult<ID>
+    /// The newest failure, until an update or a successful retry clears it.
+    public private(set) var failure: LiveQueryError?
+    private let receivers = ListSourceReceivers<LiveSection, LiveRow<ID>>()
+    private var follower: Task<Void, Never>?
+
+    /// Follows `query`; each row's record is `record(values)`, read in pages of `pageSize` rows
+    /// (at most `maximumPages` held).
+    public init(query: PostgresLiveQuery<ID>, pageSize: Int = 50, maximumPages: Int = 40,
+                record: @escaping @Sendable (PostgresRecordValues) throws -> Record) {
+        self.query = query
+        let names = query.columnNames
+        cache = RowCache(pageSize: pageSize, maximumPages: maximumPages, loader: { (ids: [ID]) async throws -> [ID: Result<Record, any Error>] in
+            // The rows as the query holds them now: `values(of:)` reads each at that content.
+            let result = query.latestResult
+            let rows = ids.compactMap { id in result.position(of: id).flatMap(result.row(at:)) }
+            return try await query.values(of: rows).mapValues { values in
+                Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
+            }
+        })
+        result = query.latestResult
+        cache.update(result: result)
+        let events = query.events
+        follower = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                receive(event)
+            }
+        }
+    }
+
+    isolated deinit {
+        follower?.cancel()
+    }
+
+    /// The records behind the rows: the ``cache``.
+    public var records: RowCache<ID, Record> { cache }
+
+    /// Hands every event from now on to `receive`: first the newest result (and the failure, if
+    /// the query failed since), then each update and failure as the query delivers it.
+    public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<LiveSection, LiveRow<ID>>) -> Void) -> ListSourceSubscription {
+        receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
+        if let failure { receive(.failure(loadFailure(failure))) }
+        return receivers.add(receive)
+    }
+
+    /// The state once every commit made before the call is in it (``PostgresLiveQuery/upToDate()``).
+    public func upToDate() async throws -> ListStateID? {
+        try await query.upToDate().stateID
+    }
+
+    func receive(_ event: LiveQueryEvent<ID>) {
+        switch event {
+        case let .initial(result):
+            let same = result.stateID == self.result.stateID
+            self.result = result
+            failure = nil
+            cache.update(result: result)
+            receivers.send(same ? .recovered(isComplete: result.isComplete) : .initial(AnySectionedList(result), isComplete: result.isComplete))
+        case let .update(update):
+            // Updates the source has handed on already (the first state it read) are passed over.
+            if let state = update.result.stateID, state == result.stateID { return }
+            result = update.result
+            failure = nil
+            cache.update(result: update.result)
+            receivers.send(.changes(update.changeset, isComplete: update.result.isComplete))
+        case let .failure(error):
+            failure = error
+            receivers.send(.failure(loadFailure(error)))
+        }
+    }
+
+    private func loadFailure(_ error: LiveQueryError) -> LoadFailure {
+        LoadFailure(error) { [weak self] in
+            Task { @MainActor in self?.retry() }
+        }
+    }
+
+    /// Asks for the query's result; success clears the failure (an update clears it too).
+    private func retry() {
+        let query = query
+        Task { [weak self] in
+            do {
+                _ = try await query.upToDate()
+                guard let self, failure != nil else { return }
+                failure = nil
+                receivers.send(.recovered(isComplete: result.isComplete))
+            } catch {
+                self?.receive(.failure(.underlying(error)))
+            }
+        }
+    }
+}
+
+extension PostgresLiveQuerySource where Record == PostgresRecordValues {
+    /// Follows `query`; each row's record is its values.
+    public convenience init(query: PostgresLiveQuery<ID>, pageSize: Int = 50, maximumPages: Int = 40) {
+        self.init(query: query, pageSize: pageSize, maximumPages: maximumPages) { $0 }
+    }
+}
+
+/// A column a record needs is missing, or holds a value it cannot take (thrown by an app's
+/// record closure, say, for a row's placeholder to show).
+public struct PostgresRecordError: Error, Sendable, CustomStringConvertible {
+    /// The column.
+    public var column: String
+
+    public init(column: String) { self.column = column }
+
+    public var description: String { "the column \"\(column)\" is missing or holds a value the record cannot take" }
+}
