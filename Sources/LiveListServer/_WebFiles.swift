@@ -1038,26 +1038,54 @@ export class LiveListView extends EventTarget {
     this.content.style.height = `${Math.max(layout.height, this.#listState() ? this.rowHeight : 0)}px`;
     this.scroller.setAttribute('aria-rowcount', String(model.count));
     this.scroller.setAttribute('aria-busy', model.version === null ? 'true' : 'false');
-    // The anchor row keeps its distance from the top of the viewport: found by its identity when
-    // the window holds it, else at its position carried through every changeset.
-    if (this.anchor && model.count > 0) {
-      if (this.anchor.key !== null) {
-        for (const [position, row] of model.known) if (row.key === this.anchor.key) { this.anchor.position = position; break; }
-      }
-      const top = layout.rowTop(Math.min(this.anchor.position, model.count - 1));
-      if (top !== null) {
-        const wanted = Math.max(0, top - this.anchor.offset);
-        if (Math.abs(this.scroller.scrollTop - wanted) >= 1) {
-          this.scroller.scrollTop = wanted;
-          this.ownScrollTop = this.scroller.scrollTop;
-        }
-      }
-    }
+    this.#keepAnchor(layout, model);
     const [first, end] = this.visibleRange;
     const from = Math.max(0, first - this.margin), to = Math.min(model.count, end + this.margin);
     live.showRows(first, end);
+    const state = this.#renderState();
 
-    // The list's state row.
+    // Rows: reuse by identity; placeholders for rows whose identity or values are on their way.
+    const old = new Map(this.rows);
+    const next = new Map();
+    const now = performance.now();
+    let animated = false;
+    for (let position = from; position < to; position++) {
+      const row = model.row(position);
+      const key = row ? row.key : `#${position}`;
+      let element = old.get(key);
+      const existed = element !== undefined;
+      if (existed) old.delete(key); else element = this.#newRow();
+      animated = this.#renderRow(element, { position, row, top: layout.rowTop(position), existed, state, animate }) || animated;
+      next.set(key, element);
+    }
+    animated = this.#removeRows(old, animate) || animated;
+    this.rows = next;
+    this.#renderHeaders(layout, from, to);
+    if (animated) this.busyUntil = Math.max(this.busyUntil, now + this.animationMs);
+    this.#reportPaint(observedAt);
+    this.dispatchEvent(new CustomEvent('rendered'));
+  }
+
+  /**
+   * The anchor row keeps its distance from the top of the viewport: found by its identity when
+   * the window holds it, else at its position carried through every changeset.
+   */
+  #keepAnchor(layout, model) {
+    if (!this.anchor || model.count === 0) return;
+    if (this.anchor.key !== null) {
+      for (const [position, row] of model.known) if (row.key === this.anchor.key) { this.anchor.position = position; break; }
+    }
+    const top = layout.rowTop(Math.min(this.anchor.position, model.count - 1));
+    if (top === null) return;
+    const wanted = Math.max(0, top - this.anchor.offset);
+    if (Math.abs(this.scroller.scrollTop - wanted) >= 1) {
+      this.scroller.scrollTop = wanted;
+      this.ownScrollTop = this.scroller.scrollTop;
+    }
+  }
+
+  /** The list's state row (loading, failed with its retry, empty), in the DOM while there is one; returns the state. */
+  #renderState() {
     const state = this.#listState();
     if (state) {
       this.state.className = `ll-state ll-${state.kind}`;
@@ -1069,62 +1097,61 @@ export class LiveListView extends EventTarget {
     }
     if (state && this.state.parentNode !== this.content) this.content.append(this.state);
     if (!state && this.state.parentNode) this.state.remove();
+    return state;
+  }
 
-    // Rows: reuse by identity; placeholders for rows whose identity or values are on their way.
-    const old = new Map(this.rows);
-    const next = new Map();
-    const now = performance.now();
-    let animated = false;
-    for (let position = from; position < to; position++) {
-      const row = model.row(position);
-      const key = row ? row.key : `#${position}`;
-      const top = layout.rowTop(position);
-      let element = old.get(key);
-      const existed = element !== undefined;
-      if (existed) old.delete(key); else element = this.#newRow();
-      const loaded = row !== null && row.values !== null;
-      const stamp = loaded ? `${row.stamp}` : '';
-      if (element.dataset.stamp !== stamp || !existed) {
-        this.domWrites += 1;
-        element.dataset.stamp = stamp;
-        element.classList.toggle('ll-placeholder', !loaded);
-        if (loaded) {
-          element.dataset.id = row.key;
-          this.renderRow(element, row.values, model.columns, row);
-        } else {
-          delete element.dataset.id;
-          const skeleton = document.createElement('span');
-          skeleton.className = 'll-skeleton';
-          skeleton.setAttribute('aria-label', 'loading');
-          element.replaceChildren(skeleton);
-        }
+  /**
+   * One row's element at its position: its content when its values changed (or a placeholder),
+   * its selection and place, and the move or fade-in that gets it there. Returns whether it animates.
+   */
+  #renderRow(element, { position, row, top, existed, state, animate }) {
+    const loaded = row !== null && row.values !== null;
+    const stamp = loaded ? `${row.stamp}` : '';
+    if (element.dataset.stamp !== stamp || !existed) {
+      this.domWrites += 1;
+      element.dataset.stamp = stamp;
+      element.classList.toggle('ll-placeholder', !loaded);
+      if (loaded) {
+        element.dataset.id = row.key;
+        this.renderRow(element, row.values, this.live.model.columns, row);
+      } else {
+        delete element.dataset.id;
+        const skeleton = document.createElement('span');
+        skeleton.className = 'll-skeleton';
+        skeleton.setAttribute('aria-label', 'loading');
+        element.replaceChildren(skeleton);
       }
-      element.setAttribute('aria-rowindex', String(position + 1 + (state ? 1 : 0)));
-      const selected = this.selectedKey !== null && row !== null && row.key === this.selectedKey;
-      element.setAttribute('aria-selected', selected ? 'true' : 'false');
-      element.tabIndex = selected ? 0 : -1;
-      element.dataset.position = String(position);
-      const previousTop = element._top;
-      if (previousTop !== top) {
-        element.style.transform = `translateY(${top}px)`;
-        element._top = top;
-        if (animate && existed && previousTop !== undefined && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
-          element.animate([{ transform: `translateY(${previousTop}px)` }, { transform: `translateY(${top}px)` }],
-            { duration: this.animationMs, easing: 'ease-out' });
-          animated = true;
-        }
-      }
-      if (!existed) {
-        this.content.append(element);
-        if (animate && row !== null && this.renders > 1) {
-          element.animate([{ opacity: 0 }, { opacity: 1 }], { duration: this.animationMs });
-          animated = true;
-        }
-      }
-      next.set(key, element);
     }
-    // Rows gone: deleted ones in view fade out; others leave at once.
-    for (const [key, element] of old) {
+    element.setAttribute('aria-rowindex', String(position + 1 + (state ? 1 : 0)));
+    const selected = this.selectedKey !== null && row !== null && row.key === this.selectedKey;
+    element.setAttribute('aria-selected', selected ? 'true' : 'false');
+    element.tabIndex = selected ? 0 : -1;
+    element.dataset.position = String(position);
+    let animated = false;
+    const previousTop = element._top;
+    if (previousTop !== top) {
+      element.style.transform = `translateY(${top}px)`;
+      element._top = top;
+      if (animate && existed && previousTop !== undefined && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
+        element.animate([{ transform: `translateY(${previousTop}px)` }, { transform: `translateY(${top}px)` }],
+          { duration: this.animationMs, easing: 'ease-out' });
+        animated = true;
+      }
+    }
+    if (!existed) {
+      this.content.append(element);
+      if (animate && row !== null && this.renders > 1) {
+        element.animate([{ opacity: 0 }, { opacity: 1 }], { duration: this.animationMs });
+        animated = true;
+      }
+    }
+    return animated;
+  }
+
+  /** Rows gone: deleted ones in view fade out; others leave at once. Returns whether any fades. */
+  #removeRows(gone, animate) {
+    let animated = false;
+    for (const [key, element] of gone) {
       if (animate && !key.startsWith('#') && element._top !== undefined) {
         const fading = element.animate([{ opacity: 1 }, { opacity: 0 }], { duration: this.animationMs });
         fading.onfinish = () => element.remove();
@@ -1133,19 +1160,18 @@ export class LiveListView extends EventTarget {
         element.remove();
       }
     }
-    this.rows = next;
-    this.#renderHeaders(layout, from, to);
-    if (animated) this.busyUntil = Math.max(this.busyUntil, now + this.animationMs);
-    if (observedAt && observedAt.length) {
-      // Painted at the next frame: commit → screen, by the server's clock (one machine, or NTP).
-      requestAnimationFrame(() => {
-        const painted = Date.now() * 1000;
-        for (const at of observedAt) this.latencies.push((painted - at) / 1000);
-        performance.mark('livelist:painted');
-        this.dispatchEvent(new CustomEvent('painted', { detail: { latencies: observedAt.map((at) => (painted - at) / 1000) } }));
-      });
-    }
-    this.dispatchEvent(new CustomEvent('rendered'));
+    return animated;
+  }
+
+  /** Painted at the next frame: commit → screen, by the server's clock (one machine, or NTP). */
+  #reportPaint(observedAt) {
+    if (!observedAt || !observedAt.length) return;
+    requestAnimationFrame(() => {
+      const painted = Date.now() * 1000;
+      for (const at of observedAt) this.latencies.push((painted - at) / 1000);
+      performance.mark('livelist:painted');
+      this.dispatchEvent(new CustomEvent('painted', { detail: { latencies: observedAt.map((at) => (painted - at) / 1000) } }));
+    });
   }
 
   #newRow() {
