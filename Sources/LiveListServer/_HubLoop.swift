@@ -80,7 +80,8 @@ final class _HubLoop {
     /// Resuming subscribers that wait for this server to catch up with their version.
     var pendingResumes: Set<ObjectIdentifier> = []
     /// Clients' `sync`s waiting for the result of their state to be sent.
-    private var pendingSyncs: [(subscriber: _Subscriber, id: Int, state: ListStateID?)] = []
+    /// `sync`s waiting for their state: `reached` once the hub's result was it or went past it.
+    private var pendingSyncs: [(subscriber: _Subscriber, id: Int, state: ListStateID?, reached: Bool)] = []
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
@@ -152,7 +153,9 @@ final class _HubLoop {
                 waiting.append(input)
                 return
             }
-            pendingSyncs.append((subscriber, id, state))
+            // Looked up in what the hub kept once, at arrival; later results mark it as they pass it.
+            let reached = state.map { state in self.result?.stateID == state || buffer.contains { $0.fromState == state } } ?? true
+            pendingSyncs.append((subscriber, id, state, reached))
         case let .resync(subscribers, reason):
             for subscriber in subscribers where subscriptions[subscriber.key] != nil {
                 await reset(subscriber, reason: reason)
@@ -167,8 +170,7 @@ final class _HubLoop {
         guard let result else { return }
         pendingSyncs.removeAll { pending in
             guard subscriptions[pending.subscriber.key] != nil else { return !pendingResumes.contains(pending.subscriber.key) }
-            let reached = pending.state.map { state in result.stateID == state || buffer.contains { $0.fromState == state } } ?? true
-            guard reached else { return false }
+            guard pending.reached || pending.state == result.stateID else { return false }
             pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: pending.id, version: version)).encodedBody())
             return true
         }
@@ -200,6 +202,9 @@ final class _HubLoop {
             guard let old = result else { return }
             let fromVersion = version
             result = update.result
+            if let passed = old.stateID {
+                for index in pendingSyncs.indices where pendingSyncs[index].state == passed { pendingSyncs[index].reached = true }
+            }
             let latency = update.latency.components
             observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
             let from = sequence
