@@ -51,12 +51,12 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// request.
     public var mode: LiveUpdatePath { core.summary.path }
 
-    let core: LiveQueryCore<ID>
+    let core: _SQLiteQueryRunner<ID>
     private let writer: any DatabaseWriter
     private let poller: Task<Void, Never>?
     private let watch: _ExternalChangeWatch<ID>?
 
-    private init(core: LiveQueryCore<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
+    private init(core: _SQLiteQueryRunner<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
         self.core = core
         self.writer = writer
         self.initialResult = initialResult
@@ -117,12 +117,12 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
         callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent<ID>) -> Void)? = nil
     ) async throws(LiveQueryError) -> LiveQuery<ID> {
-        let (core, initial): (LiveQueryCore<ID>, LiveResult<ID>)
+        let (core, initial): (_SQLiteQueryRunner<ID>, LiveResult<ID>)
         do {
             (core, initial) = try await retrying(options.busyRetries) {
                 try await writer.writeWithoutTransaction { db in
                     let plan = try QueryPlan(request, db)
-                    let core = try LiveQueryCore<ID>(plan: plan, db: db, options: options) { initial in
+                    let core = try _SQLiteQueryRunner<ID>(plan: plan, db: db, options: options) { initial in
                         EventChannel(initial: initial, callbackQueue: callbackQueue, onEvent: onEvent)
                     }
                     // Added inside the same writer access as the fetch: no commit can fall between.
@@ -251,7 +251,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         Self.stop(core, writer: writer, with: nil)
     }
 
-    private static func stop(_ core: LiveQueryCore<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
+    private static func stop(_ core: _SQLiteQueryRunner<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
         core.channel.finish(with: error.map { .failure($0) })
         // A removed or replaced file: no SQL through the old connection, whose next lock could
         // take the new file's journal for its own.

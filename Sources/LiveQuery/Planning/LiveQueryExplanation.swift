@@ -43,10 +43,10 @@ extension LiveQuery {
         do {
             return try await reader.read { db in
                 let plan = try QueryPlan(request, db)
-                var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: LiveQueryCore<ID>.canonicalizer())
+                var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: _SQLiteQueryRunner<ID>.canonicalizer())
                 try _SQLiteReads(plan: plan, db: db).fetchAll(into: &builder, mayBeLarge: true)
                 let index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
-                if let mismatch = LiveQueryCore<ID>.identityTypeMismatch(in: index) {
+                if let mismatch = _SQLiteQueryRunner<ID>.identityTypeMismatch(in: index) {
                     throw LiveQueryError.invalidRequest(.identityTypeMismatch(
                         identity: plan.identityName ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
                         declared: "\(ID.self)"))

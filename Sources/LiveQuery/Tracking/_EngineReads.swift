@@ -4,7 +4,7 @@
 /// ``_RowOrdering`` compares as the engine does) and a content token — so that the index, the
 /// classification of touched rows, the changesets and their delivery never look at the engine.
 ///
-/// SQLite's conformance is ``_SQLiteReads``; its runner, `LiveQueryCore`, captures changes
+/// SQLite's conformance is ``_SQLiteReads``; its runner, `_SQLiteQueryRunner`, captures changes
 /// (update hook, TEMP triggers, change log) and feeds the tracker's state. A second engine adds an
 /// ordering, a conformance and its own runner — files, not branches in the core
 /// (docs/ARCHITECTURE.md, "The engine seam").

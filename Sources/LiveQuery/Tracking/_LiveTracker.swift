@@ -4,7 +4,7 @@ import ListDiff
 /// statistics and the event channel, and the carrying out of what ``_TrackingState`` decided with
 /// rows an engine reads (``_EngineReads``) — applying touched rows to the index, refetching and
 /// diffing, completing the first fetch — and the delivery of the changesets. Nothing here names
-/// SQLite or GRDB: an engine's runner (SQLite's is `LiveQueryCore`) captures changes, feeds the
+/// SQLite or GRDB: an engine's runner (SQLite's is `_SQLiteQueryRunner`) captures changes, feeds the
 /// state's events and hands its reads to ``carryOut(_:_:start:)`` (docs/ARCHITECTURE.md, "The
 /// engine seam").
 ///

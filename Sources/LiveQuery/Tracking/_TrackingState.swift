@@ -1,5 +1,5 @@
 /// The decisions of a live query's core, as a value: what the database reports goes in as
-/// events, what to do comes out as actions. The engine's runner (``LiveQueryCore`` for SQLite)
+/// events, what to do comes out as actions. The engine's runner (``_SQLiteQueryRunner`` for SQLite)
 /// feeds it, and ``_LiveTracker`` carries the actions out with the engine's reads — the index
 /// update, the delivery — so that every decision here is tested without a database
 /// (`TrackingStateTests`).

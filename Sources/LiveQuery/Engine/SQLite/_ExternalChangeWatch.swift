@@ -13,7 +13,7 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     private let lock = NSLock()
     private var scheduled = false
     private var monitor: _FileChangeMonitor?
-    private weak var core: LiveQueryCore<ID>?
+    private weak var core: _SQLiteQueryRunner<ID>?
     private let writer: any DatabaseWriter
     private let fileIdentity: _DatabaseFileIdentity?
     private let stopQuery: @Sendable (LiveQueryError) -> Void
@@ -21,7 +21,7 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     /// Watches `writer`'s files for `core`; `stopQuery` ends the query when the file was removed
     /// or replaced (reading through a connection to an unlinked file could roll another
     /// database's journal into it).
-    init?(core: LiveQueryCore<ID>, writer: any DatabaseWriter, stopQuery: @escaping @Sendable (LiveQueryError) -> Void) {
+    init?(core: _SQLiteQueryRunner<ID>, writer: any DatabaseWriter, stopQuery: @escaping @Sendable (LiveQueryError) -> Void) {
         self.core = core
         self.writer = writer
         self.stopQuery = stopQuery

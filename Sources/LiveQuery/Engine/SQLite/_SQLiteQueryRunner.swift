@@ -11,7 +11,7 @@ import ListDiff
 /// `@unchecked Sendable`: every mutable property (and the tracker's state) is only accessed on
 /// the database writer's serial queue — GRDB calls the observer methods and the trigger function
 /// there, and `LiveQuery` reaches the core only through the writer's access methods.
-final class LiveQueryCore<ID: LiveIdentity>: TransactionObserver, @unchecked Sendable {
+final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecked Sendable {
     private(set) var plan: QueryPlan
     let tracker: _LiveTracker<ID>
     let options: LiveQuery<ID>.Options

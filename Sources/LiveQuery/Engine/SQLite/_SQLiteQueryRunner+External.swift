@@ -3,7 +3,7 @@ import GRDB
 
 /// Commits by other connections and processes: read from the change log when the database has
 /// one covering the query's tables (``ChangeTracking``), refetched otherwise. On the writer's queue.
-extension LiveQueryCore {
+extension _SQLiteQueryRunner {
     /// Starts (or restarts, after a request or schema change) reading the change log, when every
     /// table the query reads is tracked: from `start` when given (where the log stood before the
     /// fetch the query now shows), else from its current end.
