@@ -46,13 +46,13 @@ public final class PostgresLiveDatabase: Sendable {
         case persistent(String)
     }
 
-    let engine: _PostgresEngine
+    let engine: _PostgresDatabaseRunner
     private let pump: Task<Void, Never>
 
     /// The publication the slot decodes.
     public let publication: String
 
-    private init(engine: _PostgresEngine, publication: String) {
+    private init(engine: _PostgresDatabaseRunner, publication: String) {
         self.engine = engine
         self.publication = publication
         pump = Task { [engine] in
@@ -85,7 +85,7 @@ public final class PostgresLiveDatabase: Sendable {
         _ configuration: PostgresConnection.Configuration, slot: Slot = .temporary, publication: String = "livelist",
         refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(PostgresLiveQueryError) -> PostgresLiveDatabase {
-        let engine = _PostgresEngine(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
+        let engine = _PostgresDatabaseRunner(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
                                      timeout: timeout, logger: logger)
         do {
             try await engine.start()

@@ -74,10 +74,10 @@ import Testing
 
     @Test("the engine's connection string names the same server, role, database and TLS mode, quoted")
     func conninfo() {
-        let tcp = _PostgresEngine.conninfo(.init(host: "db.internal", port: 6543, username: "app", password: "it's\\x", database: "inbox", tls: .disable))
+        let tcp = _PostgresDatabaseRunner.conninfo(.init(host: "db.internal", port: 6543, username: "app", password: "it's\\x", database: "inbox", tls: .disable))
         #expect(tcp.contains("host='db.internal'") && tcp.contains("port='6543'") && tcp.contains("user='app'") && tcp.contains("dbname='inbox'"))
         #expect(tcp.contains("password='it\\'s\\\\x'") && tcp.contains("sslmode='disable'") && tcp.contains("replication='database'"))
-        let socket = _PostgresEngine.conninfo(.init(unixSocketPath: "/tmp/pg/.s.PGSQL.5433", username: "postgres", password: nil, database: "app"))
+        let socket = _PostgresDatabaseRunner.conninfo(.init(unixSocketPath: "/tmp/pg/.s.PGSQL.5433", username: "postgres", password: nil, database: "app"))
         #expect(socket.contains("host='/tmp/pg'") && socket.contains("port='5433'") && !socket.contains("password"))
     }
 }

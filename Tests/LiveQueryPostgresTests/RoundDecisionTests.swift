@@ -112,7 +112,7 @@ import Testing
     @Test("the last record ends where the insert position is, but at a page's start when the next record would start the page")
     func lastRecordEnd() {
         let page: UInt64 = 8_192, segment: UInt64 = 16 << 20
-        func end(_ insert: UInt64) -> UInt64 { _PostgresEngine.lastRecordEnd(insert: PostgresLSN(insert), pageSize: page, segmentSize: segment).value }
+        func end(_ insert: UInt64) -> UInt64 { _PostgresDatabaseRunner.lastRecordEnd(insert: PostgresLSN(insert), pageSize: page, segmentSize: segment).value }
         // Just past a page's header: the short one, and the long one on a segment's first page.
         #expect(end(3 * page + 24) == 3 * page)
         #expect(end(5 * segment + 40) == 5 * segment)

@@ -3,7 +3,7 @@ import Foundation
 /// What the replication stream's thread hands the engine, in the order it happened: the commits,
 /// how far the stream has reached, where the stream started again without the commits before (a
 /// new slot), and whether a session is streaming now. The engine takes them on its own time
-/// (`_PostgresEngine`); a bounded backlog makes the thread stop reading the socket until the
+/// (`_PostgresDatabaseRunner`); a bounded backlog makes the thread stop reading the socket until the
 /// engine catches up.
 ///
 /// A session that ends and a next one on the same (persistent) slot leave no trace in the items:

@@ -1,6 +1,6 @@
 import PostgresNIO
 
-extension _PostgresEngine {
+extension _PostgresDatabaseRunner {
     /// How long a round waits for the stream to bring what its snapshot sees before it asks the
     /// server to flush the WAL (written by a transaction still open, or committed without
     /// waiting for its flush); and before it gives up.

@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// A round re-reads together the rows of queries that share their SELECT and differ in their
 /// arguments (`_RereadBatch`): one statement per published query, not one per argument set.
-extension _PostgresEngine {
+extension _PostgresDatabaseRunner {
     /// Applies the due queries that can be re-read together, in batches of two or more. Returns
     /// the queries applied; `nil` when a batch's statement failed — the round's transaction is
     /// then aborted, and every query's work was put back (the next round reads each on its own).

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// The runner of every live query over one PostgreSQL database: a replication stream
 /// (`_ReplicationStream`, libpq, on a thread of its own) that posts each commit as the server
-/// decodes it, a reading connection, and rounds (`_PostgresEngine+Round.swift`). A round takes a
+/// decodes it, a reading connection, and rounds (`_PostgresDatabaseRunner+Round.swift`). A round takes a
 /// REPEATABLE READ snapshot, waits until the stream has brought every commit that snapshot may see,
 /// lets each query those commits touched absorb them in commit order and re-read what they touched
 /// in that snapshot: every update equals the query's result after exactly the commits it
@@ -13,7 +13,7 @@ import PostgresNIO
 ///
 /// The rounds' reads run the app's filters, which can fail (a division by zero in a new row); each
 /// query reads in a savepoint of its own, so a failing one leaves the others' reads as they were.
-actor _PostgresEngine {
+actor _PostgresDatabaseRunner {
     let configuration: PostgresConnection.Configuration
     let slot: PostgresLiveDatabase.Slot
     let publication: String
@@ -25,7 +25,7 @@ actor _PostgresEngine {
     /// Commits a transaction when the WAL a round waits for is written but not flushed (a
     /// transaction still open wrote it): its flush takes that WAL to the stream.
     var flusher: _PgSession?
-    /// Read refetched queries apart, in a round's exported snapshot (`_PostgresEngine+Lane.swift`).
+    /// Read refetched queries apart, in a round's exported snapshot (`_PostgresDatabaseRunner+Lane.swift`).
     var laneSessions: [Int: _PgSession] = [:]
     /// The lanes reading now.
     var busyLanes: Set<Int> = []
@@ -70,7 +70,7 @@ actor _PostgresEngine {
             + "\(sessionsStarted) sessions, applied through \(PostgresLSN(progress.applied))"
     }
     /// Whether the next round reads each query on its own: a batch of re-reads failed in the last
-    /// (`_PostgresEngine+Batches.swift`), and the query that failed it says so itself.
+    /// (`_PostgresDatabaseRunner+Batches.swift`), and the query that failed it says so itself.
     var batchesPaused = false
     /// Whether the last round stopped at a commit its snapshot did not see yet.
     var stoppedAtUnseen = false

@@ -6,7 +6,7 @@ import PostgresNIO
 /// commits and the next rounds go on — so the updates of queries followed row by row never wait
 /// behind whole reads, and the whole reads of several queries run side by side. Commits that touch
 /// a query while it is read apart wait for the next time it is read, one read for all of them.
-extension _PostgresEngine {
+extension _PostgresDatabaseRunner {
     /// How many lanes read at once, each on a connection of its own. One: measured with
     /// `pg.mixed` on two cores, a second lane let two whole reads run side by side and took the
     /// CPU the rounds of queries followed row by row needed (their median went from 8 to 18 ms).
