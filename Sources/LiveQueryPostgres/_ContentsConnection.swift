@@ -11,7 +11,7 @@ actor _ContentsConnection {
     let logger: Logger
     /// Ends its statements when the replication stream finds the server gone.
     let aborts: _StatementAborts
-    private var session: _PgSession?
+    private var session: _PostgresSession?
     private var closed = false
 
     init(configuration: PostgresConnection.Configuration, timeout: Duration, logger: Logger, aborts: _StatementAborts) {
@@ -22,10 +22,10 @@ actor _ContentsConnection {
     }
 
     /// The open connection, opened (in the rounds' settings) when there is none.
-    func open() async throws(PostgresLiveQueryError) -> _PgSession {
+    func open() async throws(PostgresLiveQueryError) -> _PostgresSession {
         guard !closed else { throw .connectionClosed }
         if let session, !session.connection.isClosed { return session }
-        let opened = try await _PgSession.connect(configuration, id: 3, logger: logger, timeout: timeout, aborts: aborts, settings: Self.settings)
+        let opened = try await _PostgresSession.connect(configuration, id: 3, logger: logger, timeout: timeout, aborts: aborts, settings: Self.settings)
         // The actor takes other calls while it connects: another may have opened one meanwhile, or
         // closed it for good. A connection is closed before it goes.
         if closed {

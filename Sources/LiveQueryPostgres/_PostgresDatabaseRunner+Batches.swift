@@ -9,7 +9,7 @@ extension _PostgresDatabaseRunner {
     /// then aborted, and every query's work was put back (the next round reads each on its own).
     /// - Complexity: one statement per batch.
     func applyInBatches(_ due: [ObjectIdentifier: any _PostgresQueryFollowing], round through: UInt64,
-                        _ session: _PgSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
+                        _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
         var groups: [String: [(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = [:]
         for (key, runner) in due {
             if let batch = runner.batchKey { groups[batch, default: []].append((key, runner)) }
@@ -63,7 +63,7 @@ extension _PostgresDatabaseRunner {
     }
 
     /// Each member's rows of one batch statement.
-    private func read(_ members: [any _PostgresQueryFollowing], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [[_ReadRow]] {
+    private func read(_ members: [any _PostgresQueryFollowing], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [[_ReadRow]] {
         let plan = members[0].plan
         guard let template = plan.rereadBatchSQL else { throw .malformedChange("a batch of re-reads without its statement") }
         var binds = PostgresBindings()
@@ -71,7 +71,7 @@ extension _PostgresDatabaseRunner {
         let sql = _RereadBatch.sql(template: template, arguments: plan.arguments.count, rows: members.count)
         let rows = try await session.decoded(sql, binds) { row -> (Int, _ReadRow)? in
             guard let first = row.first(where: { _ in true }),
-                  case let .integer(number) = _PgType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
+                  case let .integer(number) = _PostgresType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
             return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1))
         }
         var byMember = [[_ReadRow]](repeating: [], count: members.count)

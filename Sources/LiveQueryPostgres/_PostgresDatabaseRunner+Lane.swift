@@ -17,13 +17,13 @@ extension _PostgresDatabaseRunner {
 
     /// Reads `runners` apart in the snapshot of the round on `session`, spread over the free lanes:
     /// each imports the snapshot before the round commits, and reads on while the engine goes on.
-    func detach(_ runners: [any _PostgresQueryFollowing], round through: UInt64, from session: _PgSession) async throws(PostgresLiveQueryError) {
+    func detach(_ runners: [any _PostgresQueryFollowing], round through: UInt64, from session: _PostgresSession) async throws(PostgresLiveQueryError) {
         let free = (0..<Self.laneCount).filter { !busyLanes.contains($0) }
         guard !free.isEmpty, !runners.isEmpty else { return }
         guard let snapshot = try await session.control.text("SELECT pg_export_snapshot()"),
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
         let used = Array(free.prefix(runners.count))
-        var lanes: [(Int, _PgSession)] = []
+        var lanes: [(Int, _PostgresSession)] = []
         for number in used {
             let lane = try await connectedLane(number)
             do throws(PostgresLiveQueryError) {
@@ -46,7 +46,7 @@ extension _PostgresDatabaseRunner {
     }
 
     /// Applies each query on the lane, in its transaction; then hands them back to the rounds.
-    private func readApart(_ runners: [any _PostgresQueryFollowing], round through: UInt64, lane number: Int, _ lane: _PgSession) async {
+    private func readApart(_ runners: [any _PostgresQueryFollowing], round through: UInt64, lane number: Int, _ lane: _PostgresSession) async {
         var failure: PostgresLiveQueryError?
         var aborted = false
         for runner in runners {
@@ -81,10 +81,10 @@ extension _PostgresDatabaseRunner {
     }
 
     /// A lane's connection, opened when closed.
-    private func connectedLane(_ number: Int) async throws(PostgresLiveQueryError) -> _PgSession {
+    private func connectedLane(_ number: Int) async throws(PostgresLiveQueryError) -> _PostgresSession {
         if let lane = laneSessions[number], !lane.connection.isClosed { return lane }
         laneSessions[number] = nil
-        let opened = try await _PgSession.connect(configuration, id: 6 + number, logger: logger, timeout: timeout, aborts: inbox.aborts,
+        let opened = try await _PostgresSession.connect(configuration, id: 6 + number, logger: logger, timeout: timeout, aborts: inbox.aborts,
                                                   settings: _ContentsConnection.settings)
         guard !isClosed else {
             try? await opened.connection.close()

@@ -31,7 +31,7 @@ extension _PostgresDatabaseRunner {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot()")
             }
             let (snapshotText, insertText) = try _PostgresPlan.decode(row, as: (String, String).self)
-            guard let snapshot = _PgSnapshot(snapshotText), let insert = PostgresLSN(insertText) else {
+            guard let snapshot = _PostgresSnapshot(snapshotText), let insert = PostgresLSN(insertText) else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot() \(snapshotText) at \(insertText)")
             }
             // Every commit the snapshot sees ends at or before `insert`.
@@ -92,7 +92,7 @@ extension _PostgresDatabaseRunner {
     /// queries it touches, waiting until the stream has brought every commit that ends at or
     /// before `needed`. Returns the position the round applies through, or `nil` when the snapshot
     /// sees a commit after one it does not see.
-    private func takeCommits(seenBy snapshot: _PgSnapshot, needed: PostgresLSN) async throws(PostgresLiveQueryError) -> UInt64? {
+    private func takeCommits(seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN) async throws(PostgresLiveQueryError) -> UInt64? {
         let started = ContinuousClock.now
         var asked: ContinuousClock.Instant?
         var flushed = false
@@ -174,7 +174,7 @@ extension _PostgresDatabaseRunner {
     private func flushWAL() async {
         flushesForced += 1
         do throws(PostgresLiveQueryError) {
-            let session: _PgSession
+            let session: _PostgresSession
             if let flusher, !flusher.connection.isClosed {
                 session = flusher
             } else {
@@ -193,7 +193,7 @@ extension _PostgresDatabaseRunner {
         }
     }
 
-    private func openFlusher() async throws(PostgresLiveQueryError) -> _PgSession {
-        try await _PgSession.connect(configuration, id: 5, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: ["SET synchronous_commit = local"])
+    private func openFlusher() async throws(PostgresLiveQueryError) -> _PostgresSession {
+        try await _PostgresSession.connect(configuration, id: 5, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: ["SET synchronous_commit = local"])
     }
 }

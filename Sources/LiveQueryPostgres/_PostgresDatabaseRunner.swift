@@ -21,12 +21,12 @@ actor _PostgresDatabaseRunner {
     let refetchThreshold: Int
     let timeout: Duration
     /// Runs the queries' SQL: the catalog, the snapshot, the reads.
-    var reader: _PgSession?
+    var reader: _PostgresSession?
     /// Commits a transaction when the WAL a round waits for is written but not flushed (a
     /// transaction still open wrote it): its flush takes that WAL to the stream.
-    var flusher: _PgSession?
+    var flusher: _PostgresSession?
     /// Read refetched queries apart, in a round's exported snapshot (`_PostgresDatabaseRunner+Lane.swift`).
-    var laneSessions: [Int: _PgSession] = [:]
+    var laneSessions: [Int: _PostgresSession] = [:]
     /// The lanes reading now.
     var busyLanes: Set<Int> = []
     nonisolated let inbox: _StreamInbox
@@ -156,10 +156,10 @@ actor _PostgresDatabaseRunner {
     }
 
     /// The reading connection, opened when closed.
-    func connectedReader() async throws(PostgresLiveQueryError) -> _PgSession {
+    func connectedReader() async throws(PostgresLiveQueryError) -> _PostgresSession {
         if let reader, !reader.connection.isClosed { return reader }
         reader = nil
-        let opened = try await _PgSession.connect(configuration, id: 1, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: _ContentsConnection.settings)
+        let opened = try await _PostgresSession.connect(configuration, id: 1, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: _ContentsConnection.settings)
         // Shut down meanwhile (the actor takes other calls while it waits): nothing may outlive it.
         guard !closed else {
             try? await opened.connection.close()
@@ -173,7 +173,7 @@ actor _PostgresDatabaseRunner {
     /// not the partition); notes whether it names them so. Instances that start together may both
     /// find it missing: the one whose CREATE loses (a duplicate: SQLSTATE 23505 or 42710) reads
     /// the winner's.
-    private func ensurePublication(_ session: _PgSession) async throws(PostgresLiveQueryError) {
+    private func ensurePublication(_ session: _PostgresSession) async throws(PostgresLiveQueryError) {
         if try await readPublication(session) { return }
         do throws(PostgresLiveQueryError) {
             try await session.execute("CREATE PUBLICATION " + _PostgresPlan.quoted(publication) + " FOR ALL TABLES WITH (publish_via_partition_root = true)")
@@ -186,7 +186,7 @@ actor _PostgresDatabaseRunner {
     }
 
     /// Whether the publication exists; when it does, notes `publishesViaRoot`.
-    private func readPublication(_ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
+    private func readPublication(_ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
         var binds = PostgresBindings()
         binds.append(publication)
         guard let row = try await session.rows("SELECT pubviaroot FROM pg_publication WHERE pubname = $1", binds).first else { return false }
@@ -344,7 +344,7 @@ actor _PostgresDatabaseRunner {
         let plan = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, reader)
         if let table = try await unpublished(plan, reader) { throw .tableNotPublished(table: table, publication: publication) }
         var runner: _PostgresQueryRunner<ID>?
-        var rest: _PgSession?
+        var rest: _PostgresSession?
         let (threshold, configuration, logger, timeout, viaRoot, progress) = (refetchThreshold, configuration, logger, timeout, publishesViaRoot, progress)
         let aborts = inbox.aborts
         // The tables' shapes as planned: a relation message that differs is a schema change.
@@ -418,18 +418,18 @@ actor _PostgresDatabaseRunner {
 
     /// A connection of its own in a transaction that sees what `session`'s transaction sees
     /// (`pg_export_snapshot`, `SET TRANSACTION SNAPSHOT`), for a long read beside the rounds.
-    private static func importSnapshot(of session: _PgSession, configuration: PostgresConnection.Configuration, logger: Logger,
-                                       timeout: Duration, aborts: _StatementAborts) async throws(PostgresLiveQueryError) -> _PgSession {
+    private static func importSnapshot(of session: _PostgresSession, configuration: PostgresConnection.Configuration, logger: Logger,
+                                       timeout: Duration, aborts: _StatementAborts) async throws(PostgresLiveQueryError) -> _PostgresSession {
         guard let snapshot = try await session.text("SELECT pg_export_snapshot()"),
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
-        return try await _PgSession.connect(configuration, on: _LongReads.group.next(), id: 4, logger: logger, timeout: timeout, aborts: aborts,
+        return try await _PostgresSession.connect(configuration, on: _LongReads.group.next(), id: 4, logger: logger, timeout: timeout, aborts: aborts,
                                             settings: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SET TRANSACTION SNAPSHOT '\(snapshot)'"]
                                                 + _ContentsConnection.settings)
     }
 
     /// Why a table the query reads is not followable through the publication: not in it (its name),
     /// or some of its changes left out.
-    private func unpublished(_ plan: _PostgresPlan, _ session: _PgSession) async throws(PostgresLiveQueryError) -> String? {
+    private func unpublished(_ plan: _PostgresPlan, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> String? {
         var binds = PostgresBindings()
         binds.append(publication)
         for oid in plan.relationsRead.sorted() {

@@ -5,7 +5,7 @@ import LiveQuery
 struct _PostgresOrdering: _RowOrdering {
     /// One term: how its values compare and where NULLs go.
     struct Rule: _SectionOrdering {
-        var comparison: _PgComparison
+        var comparison: _PostgresComparison
         var descending: Bool
         /// PostgreSQL's default: NULLs are larger than any value, so last ascending, first descending.
         var nullsFirst: Bool
@@ -36,7 +36,7 @@ struct _PostgresOrdering: _RowOrdering {
         }
     }
 
-    static func compareNonNull(_ lhs: SQLValue, _ rhs: SQLValue, _ comparison: _PgComparison) -> Int {
+    static func compareNonNull(_ lhs: SQLValue, _ rhs: SQLValue, _ comparison: _PostgresComparison) -> Int {
         switch (lhs, rhs) {
         case let (.integer(a), .integer(b)): return a < b ? -1 : (a == b ? 0 : 1)
         case let (.real(a), .real(b)): return compareFloat(a, b)
@@ -60,7 +60,7 @@ struct _PostgresOrdering: _RowOrdering {
 
     /// The value that stands for every value equal to it: rows whose section values compare
     /// equal share a section (1.0 and 1.00; -0 and 0; every NaN).
-    static func canonical(_ value: SQLValue, _ comparison: _PgComparison) -> SQLValue {
+    static func canonical(_ value: SQLValue, _ comparison: _PostgresComparison) -> SQLValue {
         switch (value, comparison) {
         case let (.real(number), _):
             if number.isNaN { return .real(.nan) }

@@ -6,11 +6,11 @@ import PostgresNIO
 /// contents and the rows that meet a joined table's row, the index's layout, and whether commits
 /// are applied row by row or refetch (and why).
 struct _PostgresPlan: Sendable {
-    typealias Column = _PgTable.Column
+    typealias Column = _PostgresTable.Column
 
     /// A table of the FROM clause, in the role it plays there.
     struct Role: Sendable {
-        var table: _PgTable
+        var table: _PostgresTable
         /// How the statements name it (its alias, or its name).
         var qualifier: String
     }

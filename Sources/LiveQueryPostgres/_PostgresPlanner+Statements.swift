@@ -3,10 +3,10 @@ import PostgresNIO
 
 extension _PostgresPlanner {
     /// The statements and layout of a SELECT followed row by row.
-    func make(_ incremental: Incremental, _ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)],
+    func make(_ incremental: Incremental, _ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)],
               version: String?) throws(PostgresLiveQueryError) -> _PostgresPlan {
         let identity = incremental.identity
-        guard let identityType = _PgType(oid: identity.typeOID), [.integer, .text, .uuid].contains(identityType) else {
+        guard let identityType = _PostgresType(oid: identity.typeOID), [.integer, .text, .uuid].contains(identityType) else {
             throw .identityNotPrimaryKey(table: roles[0].table.qualifiedName, identity: identity.name + " (of type \(identity.typeName))")
         }
         if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
@@ -111,7 +111,7 @@ extension _PostgresPlanner {
 
     /// The statements and layout of a SELECT refetched on every commit to its tables, in the
     /// server's order: the SELECT as written, its identity and section read from its columns.
-    func refetched(_ sql: String, _ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
+    func refetched(_ sql: String, _ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
                    section: String?, reason: RefetchReason) throws(PostgresLiveQueryError) -> _PostgresPlan {
         func column(named name: String) -> Int? {
             let matching = columns.indices.filter { columns[$0].name == name }
@@ -119,7 +119,7 @@ extension _PostgresPlanner {
         }
         let identityName = identity.map(Self.lastName) ?? roles.first?.table.key?.name ?? "id"
         guard let identityColumn = column(named: identityName) else { throw .identityNotInResult(identityName) }
-        guard let identityType = _PgType(oid: columns[identityColumn].type) else {
+        guard let identityType = _PostgresType(oid: columns[identityColumn].type) else {
             throw .identityNotInResult(identityName + " (of a type that cannot identify rows)")
         }
         if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
@@ -132,14 +132,14 @@ extension _PostgresPlanner {
             guard let index = column(named: name), let first = parsed.orderBy.first,
                   Self.same(first.text, section) || first.column?.name == name else { throw .sectionNotFirstSortTerm(section) }
             sectionColumn = index
-            sectionRule = _PostgresOrdering.Rule(comparison: _PgType(oid: columns[index].type)?.comparison ?? .bytes, descending: first.descending,
+            sectionRule = _PostgresOrdering.Rule(comparison: _PostgresType(oid: columns[index].type)?.comparison ?? .bytes, descending: first.descending,
                                                  nullsFirst: first.nulls.map { $0 == .first } ?? first.descending)
         }
         let layout = _ResultLayout(ordering: _FetchOrder(), identityIsRowid: false, sections: sectionRule, sectionsArePositional: true)
         let identityColumnName = Self.quoted(identityName)
         let inner = "SELECT * FROM (" + sql + "\n) AS livelist_s WHERE livelist_s." + identityColumnName + "::text = ANY($\(request.arguments.count + 1)::text[])"
         let payload = Self.payloadSQL(inner, raw: columns.count, columns: columns, firstSelected: 0)
-        let identity = _PgTable.Column(name: identityName, attnum: 0, typeOID: columns[identityColumn].type, typeName: "", collation: nil,
+        let identity = _PostgresTable.Column(name: identityName, attnum: 0, typeOID: columns[identityColumn].type, typeName: "", collation: nil,
                                        collationName: nil, provider: nil)
         var plan = _PostgresPlan(
             roles: roles, identity: identity, identityIsRowKey: false, sortColumns: [], layout: layout, sectionRule: sectionRule, refetchReason: reason,
@@ -151,7 +151,7 @@ extension _PostgresPlanner {
 
     /// Whether the ORDER BY's last term is the identity column: its output name, its position, or
     /// the expression of the select item that makes it.
-    static func endsWithIdentity(_ parsed: _PgParsedSelect, identityColumn: Int, identityName: String, columns: Int) -> Bool {
+    static func endsWithIdentity(_ parsed: _PostgresParsedSelect, identityColumn: Int, identityName: String, columns: Int) -> Bool {
         guard let last = parsed.orderBy.last else { return false }
         let term = last.text.trimmingCharacters(in: .whitespacesAndNewlines)
         if term == String(identityColumn + 1) || (last.column?.qualifier == nil && last.column?.name == identityName) { return true }
@@ -161,7 +161,7 @@ extension _PostgresPlanner {
 
     /// `alias.name` → `name`, unquoted as PostgreSQL reads it.
     static func lastName(_ text: String) -> String {
-        guard let tokens = try? _PgSQLTokenizer.tokens(text), let last = tokens.last, case let .identifier(name, _) = last.kind else { return text }
+        guard let tokens = try? _PostgresSQLTokenizer.tokens(text), let last = tokens.last, case let .identifier(name, _) = last.kind else { return text }
         return name
     }
 
@@ -173,7 +173,7 @@ extension _PostgresPlanner {
         let names = (0..<total).map { "c\($0)" }
         let converted = columns.indices.map { index in
             let name = "livelist_q.c\(firstSelected + index)"
-            return _PgType.carriedAsIs(columns[index].type) ? name : name + "::text"
+            return _PostgresType.carriedAsIs(columns[index].type) ? name : name + "::text"
         }
         return "SELECT " + (names[..<raw].map { "livelist_q." + $0 } + converted).joined(separator: ", ")
             + " FROM (" + inner + ") AS livelist_q(" + names.joined(separator: ", ") + ")"

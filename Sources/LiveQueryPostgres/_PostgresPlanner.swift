@@ -5,11 +5,11 @@ import PostgresNIO
 /// its columns, resolves its tables, joins and sort terms against the catalog, and decides whether
 /// it is followed row by row or refetched — every shape it cannot follow row by row adds a reason.
 struct _PostgresPlanner<ID: LiveIdentity> {
-    typealias Column = _PgTable.Column
+    typealias Column = _PostgresTable.Column
     typealias Role = _PostgresPlan.Role
 
     let request: PostgresLiveQueryRequest<ID>
-    let session: _PgSession
+    let session: _PostgresSession
     /// Whether the publication sends a partitioned table's changes under its own name.
     let publishesViaRoot: Bool
 
@@ -21,12 +21,12 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         /// As the statements write it.
         var sql: String
         var collation: String?
-        var parsed: _PgParsedSelect.OrderTerm
+        var parsed: _PostgresParsedSelect.OrderTerm
     }
 
     static func quoted(_ identifier: String) -> String { _PostgresPlan.quoted(identifier) }
 
-    static func make(_ request: PostgresLiveQueryRequest<ID>, publishesViaRoot: Bool, _ session: _PgSession)
+    static func make(_ request: PostgresLiveQueryRequest<ID>, publishesViaRoot: Bool, _ session: _PostgresSession)
         async throws(PostgresLiveQueryError) -> _PostgresPlan {
         try await _PostgresPlanner(request: request, session: session, publishesViaRoot: publishesViaRoot).plan()
     }
@@ -36,7 +36,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// The request as SQL, with its identity, section and version as the SELECT names them.
     private func lowered() async throws(PostgresLiveQueryError) -> (sql: String, identity: String?, section: String?, version: String?) {
         if let sql = request.sql { return (Self.withoutTrailingSemicolons(sql), request.identity, request.section, request.version) }
-        guard let table = try await _PgCatalog.table(named: request.table, session), table.kind == "r" || table.kind == "p" else {
+        guard let table = try await _PostgresCatalog.table(named: request.table, session), table.kind == "r" || table.kind == "p" else {
             throw .unknownTable(request.table)
         }
         func column(_ name: String) throws(PostgresLiveQueryError) -> String {
@@ -71,7 +71,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
 
     /// `sql` without the semicolons (and blanks, and comments) that end it: the statements wrap it.
     static func withoutTrailingSemicolons(_ sql: String) -> String {
-        guard var tokens = try? _PgSQLTokenizer.tokens(sql), tokens.last?.isPunctuation == ";" else { return sql }
+        guard var tokens = try? _PostgresSQLTokenizer.tokens(sql), tokens.last?.isPunctuation == ";" else { return sql }
         while tokens.last?.isPunctuation == ";" { tokens.removeLast() }
         guard let last = tokens.last else { return "" }
         return String(decoding: Array(sql.utf8)[..<last.range.upperBound], as: UTF8.self)
@@ -90,7 +90,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
 
     private func plan() async throws(PostgresLiveQueryError) -> _PostgresPlan {
         let (sql, identityText, sectionText, versionText) = try await lowered()
-        let parsed = _PgSelectParser.parse(sql)
+        let parsed = _PostgresSelectParser.parse(sql)
         if parsed.shapes.contains(.unreadableSQL) || parsed.shapes.contains(.emptySQL) {
             // The server's own words for what it cannot read either.
             _ = try await describe(sql)
@@ -100,7 +100,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         var roles: [Role] = []
         if let base = parsed.base {
             for reference in [base] + parsed.joins.map(\.table) {
-                guard let table = try await _PgCatalog.table(named: reference.text, session) else { throw .unknownTable(reference.text) }
+                guard let table = try await _PostgresCatalog.table(named: reference.text, session) else { throw .unknownTable(reference.text) }
                 if table.kind == "p", !publishesViaRoot { throw .partitionsNotPublishedViaRoot(table: table.qualifiedName) }
                 if !(table.kind == "r" || table.kind == "p") { shapes.append(.viewOrVirtualTable(table.qualifiedName)) }
                 roles.append(Role(table: table, qualifier: reference.qualifier))
@@ -134,7 +134,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     }
 
     /// Aggregates and window functions outside subqueries, volatile functions, the current time.
-    private func functionShapes(_ parsed: _PgParsedSelect) async throws(PostgresLiveQueryError) -> [RefetchReason.Shape] {
+    private func functionShapes(_ parsed: _PostgresParsedSelect) async throws(PostgresLiveQueryError) -> [RefetchReason.Shape] {
         var shapes: [RefetchReason.Shape] = []
         let names = Array(Set(parsed.functions.map(\.name))).sorted()
         var volatile: [String] = []
@@ -184,7 +184,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
 
     /// The identity, the joins' links and the sort terms, when the SELECT can be followed row by
     /// row; the shapes that keep it from it otherwise.
-    private func incremental(_ parsed: _PgParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
+    private func incremental(_ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
                              section: String?, grouped: Bool, shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> Incremental? {
         guard let key = roles[0].table.key else { return nil }
         // The identity: the base table's key, however it is named.
@@ -255,14 +255,14 @@ struct _PostgresPlanner<ID: LiveIdentity> {
                 }
                 continue
             }
-            guard let type = _PgType(oid: resolved.column.typeOID) else {
+            guard let type = _PostgresType(oid: resolved.column.typeOID) else {
                 shapes.append(.orderByType(column: term.text, type: resolved.column.typeName))
                 continue
             }
             if type.isCollatable {
                 var column = resolved.column
                 if let collation = term.collation {
-                    (column.collation, column.provider) = try await _PgCatalog.collation(named: collation, session)
+                    (column.collation, column.provider) = try await _PostgresCatalog.collation(named: collation, session)
                     column.collationName = collation
                 }
                 if !Self.comparesByBytes(column) {
@@ -295,7 +295,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
 
     /// The column of a joined table whose rows the groups aggregate: an ON equality between it and
     /// the base table's key (of the same type). The table must be another than the base table.
-    private func childLink(_ join: _PgParsedSelect.Join, role: Int, key: Column, roles: [Role]) -> Column? {
+    private func childLink(_ join: _PostgresParsedSelect.Join, role: Int, key: Column, roles: [Role]) -> Column? {
         guard roles[role].table.oid != roles[0].table.oid, roles[role].table.key != nil else { return nil }
         for case let .equality(left, right) in join.conjuncts {
             guard let a = resolve(left, nil, roles, []), let b = resolve(right, nil, roles, []) else { continue }
@@ -310,7 +310,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// Whether GROUP BY names the base table's key, and otherwise only columns of the base table and
     /// of the tables it meets one row of (read as PostgreSQL reads GROUP BY: input columns first):
     /// then each group is one base row.
-    private func groupsByKey(_ parsed: _PgParsedSelect, key: Column, roles: [Role], children: [Int: Column]) -> Bool {
+    private func groupsByKey(_ parsed: _PostgresParsedSelect, key: Column, roles: [Role], children: [Int: Column]) -> Bool {
         guard let terms = parsed.groupBy, !terms.isEmpty else { return false }
         var namesKey = false
         for term in terms {
@@ -323,7 +323,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// ORDER BY expressions (an aggregate, `lower(title)`) as hidden sort columns: their types
     /// and collations from the server, which evaluates them with the row (no row is read here).
     /// An expression whose type or collation cannot be compared here adds its shape.
-    private func expressionTerms(_ expressions: [(text: String, term: _PgParsedSelect.OrderTerm)], _ parsed: _PgParsedSelect, grouped: Bool,
+    private func expressionTerms(_ expressions: [(text: String, term: _PostgresParsedSelect.OrderTerm)], _ parsed: _PostgresParsedSelect, grouped: Bool,
                                  shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> [Term] {
         let texts = expressions.map(\.text)
         let named = texts.enumerated().map { "(" + $0.element + ") AS livelist_e\($0.offset)" }
@@ -338,7 +338,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             shapes += texts.map { .orderByExpression($0) }
             return []
         }
-        let collatable = texts.indices.filter { _PgType(oid: described[$0].type)?.isCollatable == true }
+        let collatable = texts.indices.filter { _PostgresType(oid: described[$0].type)?.isCollatable == true }
         var collations: [Int: String] = [:]
         if !collatable.isEmpty {
             let select = "SELECT " + collatable.map { "pg_collation_for(livelist_e.livelist_e\($0))::text" }.joined(separator: ", ")
@@ -350,7 +350,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         var terms: [Term] = []
         for (index, text) in texts.enumerated() {
             let oid = described[index].type
-            guard let type = _PgType(oid: oid) else {
+            guard let type = _PostgresType(oid: oid) else {
                 shapes.append(.orderByType(column: text, type: "oid \(oid)"))
                 continue
             }
@@ -364,7 +364,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
                 }
                 column.collationName = name
                 (column.collation, column.provider) = name == "default"
-                    ? try await _PgCatalog.databaseCollation(session) : try await _PgCatalog.collation(named: name, session)
+                    ? try await _PostgresCatalog.databaseCollation(session) : try await _PostgresCatalog.collation(named: name, session)
                 if !Self.comparesByBytes(column) {
                     shapes.append(.customCollation(name + " (" + (column.collation ?? "") + ")"))
                     continue
@@ -389,8 +389,8 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     }
 
     /// `name`, `alias.name`, `"Quoted"` as a column reference.
-    private func reference(_ text: String) -> _PgParsedSelect.ColumnReference? {
-        guard let tokens = try? _PgSQLTokenizer.tokens(text) else { return nil }
+    private func reference(_ text: String) -> _PostgresParsedSelect.ColumnReference? {
+        guard let tokens = try? _PostgresSQLTokenizer.tokens(text) else { return nil }
         var names: [String] = []
         for (offset, token) in tokens.enumerated() {
             if offset % 2 == 1 {
@@ -401,13 +401,13 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             names.append(name)
         }
         guard tokens.count % 2 == 1, (1...3).contains(names.count) else { return nil }
-        return _PgParsedSelect.ColumnReference(qualifier: names.count > 1 ? names[names.count - 2] : nil, name: names[names.count - 1])
+        return _PostgresParsedSelect.ColumnReference(qualifier: names.count > 1 ? names[names.count - 2] : nil, name: names[names.count - 1])
     }
 
     /// The table and column a reference names. A bare name that is an output column's name (as
     /// ORDER BY reads it first) resolves through that output column, and not at all when the
     /// output column is not one of a table's columns.
-    private func resolve(_ reference: _PgParsedSelect.ColumnReference, _ parsed: _PgParsedSelect?, _ roles: [Role],
+    private func resolve(_ reference: _PostgresParsedSelect.ColumnReference, _ parsed: _PostgresParsedSelect?, _ roles: [Role],
                          _ columns: [(name: String, type: UInt32)]) -> (role: Int, column: Column)? {
         if reference.qualifier == nil, let parsed, columns.contains(where: { $0.name == reference.name }) {
             // An output column of that name: an aliased item, a column item, or a table's column through `*`.

@@ -13,7 +13,7 @@ extension _PostgresQueryRunner {
         return kinds + "\u{0}" + template
     }
 
-    func resolveLookups(_ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool {
+    func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool {
         guard absorbed.contains(where: { !$0.lookups.isEmpty }) else { return true }
         var commits = absorbed
         absorbed = []
@@ -54,7 +54,7 @@ extension _PostgresQueryRunner {
         batchedWork = nil
     }
 
-    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool {
+    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
         guard let work = batchedWork else { return true }
         batchedWork = nil
         defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }

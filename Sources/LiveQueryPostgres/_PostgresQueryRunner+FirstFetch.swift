@@ -28,7 +28,7 @@ extension _PostgresQueryRunner {
 
     /// Reads the whole result on `session` (a transaction that imported the first screen's
     /// snapshot), commits and closes it, keeps the rows for the next round and calls `then`.
-    func readRest(on session: _PgSession, then: @escaping @Sendable () -> Void) {
+    func readRest(on session: _PostgresSession, then: @escaping @Sendable () -> Void) {
         let plan = plan
         Task {
             let outcome: Result<_FirstFetchRest, PostgresLiveQueryError>
@@ -57,7 +57,7 @@ extension _PostgresQueryRunner {
     /// Completes the index with the rest of the first fetch and applies what commits did
     /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole,
     /// which holds from the last commit that touched the query since it opened.
-    func completeFirstFetch(round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    func completeFirstFetch(round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) {
         guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
         var reads = _PrefetchedReads(entries: [])
         var builder: _IndexBuilder?

@@ -8,12 +8,12 @@ import PostgresNIO
 extension _PostgresQueryRunner {
     /// A key or group as text, as the change stream and ``_PostgresQueryRunner/text(of:)`` write it.
     private static func canonical(_ text: String, oid: UInt32) -> String {
-        _PgType.keyValue(text: Array(text.utf8), oid: oid).map(Self.text(of:)) ?? text
+        _PostgresType.keyValue(text: Array(text.utf8), oid: oid).map(Self.text(of:)) ?? text
     }
 
     /// Adds to each commit the groups its changed aggregated rows belong to now (read in the
     /// round's snapshot) and belonged to before (kept in ``childLinks``); moves them there.
-    func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
+    func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         for child in plan.children {
             var byKey: [String: [Int]] = [:]
             for (index, commit) in commits.enumerated() {
@@ -34,7 +34,7 @@ extension _PostgresQueryRunner {
                 let group = now[key]
                 let before = links.move(key, to: group)
                 for touched in Set([before, group].compactMap { $0 }) {
-                    guard let identity = _PgType.keyValue(text: Array(touched.utf8), oid: plan.identity.typeOID) else { continue }
+                    guard let identity = _PostgresType.keyValue(text: Array(touched.utf8), oid: plan.identity.typeOID) else { continue }
                     let rowKey = keys.rowKey(for: identity)
                     for index in indices { commits[index].rows.insert(rowKey) }
                     // Past the threshold the tracker refetches, and the links are read again with it.
@@ -46,7 +46,7 @@ extension _PostgresQueryRunner {
 
     /// After the groups `rows` were re-read: the rows of groups that entered the result are read
     /// (in the round's snapshot); those of groups not in it are no longer kept.
-    func settleGroups(_ rows: Set<Int64>, heldBefore: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+    func settleGroups(_ rows: Set<Int64>, heldBefore: Set<Int64>, _ session: _PostgresSession) async throws(PostgresLiveQueryError) {
         var entered: [SQLValue] = []
         for row in rows {
             guard let identity = keys.identity(of: row) else { continue }
@@ -66,7 +66,7 @@ extension _PostgresQueryRunner {
 
     /// The rows of `groups` in each aggregated table, read now.
     /// - Complexity: one statement per table and 5,000 groups; O(rows of the groups).
-    static func childLinks(_ plan: _PostgresPlan, groups: [SQLValue], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [Int: _ChildLinks] {
+    static func childLinks(_ plan: _PostgresPlan, groups: [SQLValue], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [Int: _ChildLinks] {
         var all: [Int: _ChildLinks] = [:]
         guard !plan.children.isEmpty else { return all }
         let texts = groups.map(Self.text(of:))

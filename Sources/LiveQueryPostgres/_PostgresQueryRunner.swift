@@ -20,7 +20,7 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// (the round fails, for every query). `guarded`: each read in a savepoint of its own, so that
     /// a failing one leaves the transaction usable; unguarded (one statement less each side), a
     /// failing read aborts the transaction, and `false` says the round must end there.
-    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool
+    func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool
     /// Whether its rounds read its whole result again (a refetched shape): such a query is read
     /// apart (`_RefetchLane`), so that the others' updates never wait behind its reads.
     var refetches: Bool { get }
@@ -46,7 +46,7 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Resolves the joined and aggregated rows its commits changed into the rows they reach,
     /// before a batch is taken (in the round's snapshot; `cache` shares them between queries).
     /// `false` when a lookup failed: the query says so, and the round's transaction is aborted.
-    func resolveLookups(_ session: _PgSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
+    func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
     /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
     func takeBatched() -> Bool
     /// Its row of the batch: its arguments, then the identities of the rows it re-reads.
@@ -56,7 +56,7 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// Applies the work taken with its rows of the batch. A failure is the query's; `false`
     /// when it aborted the round's transaction (only a grouped query reads more: the rows of the
     /// groups that entered its result).
-    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PgSession) async throws(PostgresLiveQueryError) -> Bool
+    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool
 }
 
 /// What one absorbed commit did to a query: its end, the rows it touched, the joined rows it
@@ -184,7 +184,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// first `firstScreen` rows (the rest then comes through ``readRest(on:then:)``). The whole
     /// result holds from `holdsFrom`, the end of the last commit before that touched its tables.
     init(request: PostgresLiveQueryRequest<ID>, plan: _PostgresPlan, publishesViaRoot: Bool, holdsFrom: UInt64, progress: _EngineProgress,
-         refetchThreshold: Int, firstScreen: Int?, _ session: _PgSession) async throws(PostgresLiveQueryError) {
+         refetchThreshold: Int, firstScreen: Int?, _ session: _PostgresSession) async throws(PostgresLiveQueryError) {
         self.request = request
         self.publishesViaRoot = publishesViaRoot
         self.progress = progress
@@ -326,17 +326,17 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     /// The value of `column` (a key column) in a change's key tuple, as the index holds it.
-    static func key(of tuple: [_PgTupleValue], in relation: _PgRelation?, column: _PgTable.Column) -> SQLValue? {
+    static func key(of tuple: [_PostgresTupleValue], in relation: _PostgresRelation?, column: _PostgresTable.Column) -> SQLValue? {
         guard let relation else { return nil }
         let keyColumns = relation.columns.filter(\.isKey)
         guard keyColumns.count == tuple.count, let index = keyColumns.firstIndex(where: { $0.name == column.name }),
               case let .text(text) = tuple[index] else { return nil }
-        return _PgType.keyValue(text: text, oid: column.typeOID)
+        return _PostgresType.keyValue(text: text, oid: column.typeOID)
     }
 
     /// Adds to each commit the base rows that meet the joined rows it changed, read in the
     /// round's snapshot (each lookup returns the row and the link value that met it).
-    func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PgSession,
+    func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PostgresSession,
                           _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         guard tracker.state.wantsRows else { return }
         for lookup in plan.joins {
@@ -348,7 +348,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             for row in try await cache.rows(lookup.sql, keys: byKey.keys.sorted(), session) {
                 var cells = row.makeIterator()
                 guard let cell = cells.next(), let link = cells.next()?.bytes.map({ String(buffer: $0) }) else { continue }
-                let identity = _PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
+                let identity = _PostgresType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
                 let rowKey = keys.rowKey(for: identity)
                 // A link whose text differs from the change's (numeric scale) is put on every commit
                 // that changed the role's rows: the steps then keep those commits together.
@@ -362,7 +362,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
     /// failing read leaves the transaction, and the other queries' reads in the same snapshot, as
     /// they were. The query's failure is returned; a lost connection is thrown.
-    func inSavepoint(_ session: _PgSession, guarded: Bool = true, _ body: () async throws(PostgresLiveQueryError) -> Void)
+    func inSavepoint(_ session: _PostgresSession, guarded: Bool = true, _ body: () async throws(PostgresLiveQueryError) -> Void)
         async throws(PostgresLiveQueryError) -> PostgresLiveQueryError? {
         guard guarded else {
             do throws(PostgresLiveQueryError) {
@@ -434,7 +434,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         absorbed = []
     }
 
-    func apply(round: UInt64, _ session: _PgSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
+    func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
         guard needsRound || isDetached else { return true }
         // Commits absorbed while this one is applied (read apart) wait for the next.
         defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
@@ -473,7 +473,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// Carries out the work taken for an apply: `prefetched`, the rows a `.reread` action needs
     /// when they were read already (with other queries', in one statement).
-    func finishApply(_ work: Work, round: UInt64, _ session: _PgSession, guarded: Bool, start: ContinuousClock.Instant,
+    func finishApply(_ work: Work, round: UInt64, _ session: _PostgresSession, guarded: Bool, start: ContinuousClock.Instant,
                      prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) -> Bool {
         let commits = work.commits
         if work.action == .none {
@@ -523,7 +523,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// Carries out the round's action: the touched rows re-read once, then applied step by step
     /// (`_CommitSteps`), or the whole result fetched again. `applied`: the end of the last step applied.
-    private func carryOut(_ action: _TrackingState.Action, _ commits: [_AbsorbedCommit], round: UInt64, _ session: _PgSession,
+    private func carryOut(_ action: _TrackingState.Action, _ commits: [_AbsorbedCommit], round: UInt64, _ session: _PostgresSession,
                           start: ContinuousClock.Instant, applied: inout UInt64?, prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) {
         defer { pending = nil }
         do {
@@ -597,7 +597,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         if tracker.channel.latestResult.stateID == before { unchanged(first: step.first, last: step.last) }
     }
 
-    func reread(_ rows: Set<Int64>, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
+    func reread(_ rows: Set<Int64>, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
         var entries: [IndexEntry] = []
         let identities = rows.compactMap { keys.identity(of: $0) }
         var offset = 0
@@ -623,7 +623,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// The SELECT's columns of `rows`, read now and kept only where a row still has the content
     /// token `rows` give it: a row that changed since is left out (its commit's update reloads it).
     /// - Complexity: one statement per 5,000 rows.
-    func payloads(of rows: [LiveRow<ID>], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
+    func payloads(of rows: [LiveRow<ID>], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
         var wanted: [SQLValue: (id: ID, token: UInt64)] = [:]
         for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
         var payloads: [ID: [SQLValue]] = [:]

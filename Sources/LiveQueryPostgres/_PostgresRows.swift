@@ -40,9 +40,9 @@ enum _PostgresRows {
                 let column = index - skipping
                 let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
                 if column == 0 {
-                    identity = _PgType.value(cell.bytes, oid: oid)
+                    identity = _PostgresType.value(cell.bytes, oid: oid)
                 } else if column <= sorts {
-                    let value = _PgType.value(cell.bytes, oid: oid)
+                    let value = _PostgresType.value(cell.bytes, oid: oid)
                     values.append(value)
                     digest.combine(value)
                 } else {
@@ -53,8 +53,8 @@ enum _PostgresRows {
             for (index, cell) in row.enumerated() where index >= skipping && index - skipping < columns {
                 let column = index - skipping
                 let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
-                if column == identityColumn { identity = _PgType.value(cell.bytes, oid: oid) }
-                if column == sectionColumn { values.append(_PgType.value(cell.bytes, oid: oid)) }
+                if column == identityColumn { identity = _PostgresType.value(cell.bytes, oid: oid) }
+                if column == sectionColumn { values.append(_PostgresType.value(cell.bytes, oid: oid)) }
                 combine(cell, oid, into: &digest)
             }
         }
@@ -90,7 +90,7 @@ enum _PostgresRows {
     /// The rows of `sql` as index entries, in order.
     /// - Complexity: O(rows); only the decoded rows are held while the statement runs.
     static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
-                     _ session: _PgSession) async throws(PostgresLiveQueryError) -> [IndexEntry] {
+                     _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [IndexEntry] {
         if plan.refetchReason != nil || plan.identityIsRowKey {
             // No key to assign: each row becomes its entry where it arrives.
             let counter = _Ordinal()
@@ -112,7 +112,7 @@ enum _PostgresRows {
 
     /// The SELECT's columns of the rows among `identities` (text, as the statements take them),
     /// with each row's identity and token: what ``_PostgresQueryRunner/payloads(of:_:)`` checks.
-    static func payloads(_ plan: _PostgresPlan, identities: [String], _ session: _PgSession)
+    static func payloads(_ plan: _PostgresPlan, identities: [String], _ session: _PostgresSession)
         async throws(PostgresLiveQueryError) -> [(row: _ReadRow, values: [SQLValue])] {
         var binds = plan.arguments
         binds.append(identities)
@@ -120,7 +120,7 @@ enum _PostgresRows {
             let read = decode(row, plan, columns: plan.payloadOffset)
             var values: [SQLValue] = []
             for (column, cell) in row.enumerated() where column >= plan.payloadOffset {
-                values.append(_PgType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue)))
+                values.append(_PostgresType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue)))
             }
             return (read, values)
         }

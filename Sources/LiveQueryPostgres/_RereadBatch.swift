@@ -13,7 +13,7 @@ enum _RereadBatch {
     /// identities) with its parameters read from the batch's row `livelist_b` (`a1`… and `ids`);
     /// `nil` when it names other parameters or cannot be read.
     static func template(_ rereadSQL: String, arguments: Int) -> String? {
-        guard let tokens = try? _PgSQLTokenizer.tokens(rereadSQL) else { return nil }
+        guard let tokens = try? _PostgresSQLTokenizer.tokens(rereadSQL) else { return nil }
         let bytes = Array(rereadSQL.utf8)
         var text = ""
         var last = 0

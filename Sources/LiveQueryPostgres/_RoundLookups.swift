@@ -8,7 +8,7 @@ struct _RoundLookups {
 
     /// The rows of `sql` with `keys` (text[]) as its only argument, read in the round's snapshot
     /// once per round.
-    mutating func rows(_ sql: String, keys: [String], _ session: _PgSession) async throws(PostgresLiveQueryError) -> [PostgresRow] {
+    mutating func rows(_ sql: String, keys: [String], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [PostgresRow] {
         let key = sql + "\u{0}" + keys.joined(separator: "\u{0}")
         if let rows = answers[key] { return rows }
         var binds = PostgresBindings()

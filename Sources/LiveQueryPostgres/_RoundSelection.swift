@@ -32,13 +32,13 @@ enum _RoundSelection: Equatable, Sendable {
     /// at or before it. A commit the snapshot sees is taken even past `needed` (the snapshot's
     /// word wins over a position worked out from the WAL's layout: its reads show the commit, so
     /// its changes must be applied with them).
-    static func decide(end: PostgresLSN, xid: UInt32, seenBy snapshot: _PgSnapshot, needed: PostgresLSN, afterUnseen: Bool) -> Decision {
+    static func decide(end: PostgresLSN, xid: UInt32, seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN, afterUnseen: Bool) -> Decision {
         guard snapshot.sees(committed: xid) else { return end <= needed ? .holdBack : .stop }
         return afterUnseen ? .retry : .take
     }
 
     /// The decisions for a batch of commits that all end before `needed`.
-    static func select(_ commits: [_DecodedCommit], seenBy snapshot: _PgSnapshot) -> _RoundSelection {
+    static func select(_ commits: [_DecodedCommit], seenBy snapshot: _PostgresSnapshot) -> _RoundSelection {
         var unseen: Int?
         for (index, commit) in commits.enumerated() {
             switch decide(end: commit.endLSN, xid: commit.xid, seenBy: snapshot, needed: PostgresLSN(.max), afterUnseen: unseen != nil) {

@@ -46,7 +46,7 @@ struct PgOutputTests {
                 == .begin(finalLSN: PostgresLSN(0x1_0000_0010), xid: 726))
         #expect(try _PgOutputMessage.parse(Self.bytes([Character("C"), UInt8(0), UInt64(0x10), UInt64(0x38), UInt64(9)]))
                 == .commit(commitLSN: PostgresLSN(0x10), endLSN: PostgresLSN(0x38)))
-        #expect(try _PgOutputMessage.parse(Self.relation) == .relation(_PgRelation(oid: 16384, schema: "public", name: "item", columns: [
+        #expect(try _PgOutputMessage.parse(Self.relation) == .relation(_PostgresRelation(oid: 16384, schema: "public", name: "item", columns: [
             .init(name: "id", isKey: true, typeOID: 20), .init(name: "name", isKey: false, typeOID: 25)])))
         #expect(try _PgOutputMessage.parse(Self.bytes([Character("I"), UInt32(16384), Character("N")] + Self.tuple(["1", "Zoë"])))
                 == .insert(relation: 16384, new: [.text(Array("1".utf8)), .text(Array("Zoë".utf8))]))
@@ -126,19 +126,19 @@ struct PgOutputTests {
 
     @Test("a snapshot sees committed transactions below xmax that were not running, across an xid epoch")
     func snapshots() throws {
-        let snapshot = try #require(_PgSnapshot("100:105:100,103"))
+        let snapshot = try #require(_PostgresSnapshot("100:105:100,103"))
         #expect(snapshot.sees(committed: 99))
         #expect(!snapshot.sees(committed: 100))
         #expect(snapshot.sees(committed: 101))
         #expect(!snapshot.sees(committed: 103))
         #expect(!snapshot.sees(committed: 105))
         #expect(!snapshot.sees(committed: 200))
-        let epoch = try #require(_PgSnapshot("\(UInt64(1) << 32 + 5):\(UInt64(1) << 32 + 10):"))
+        let epoch = try #require(_PostgresSnapshot("\(UInt64(1) << 32 + 5):\(UInt64(1) << 32 + 10):"))
         #expect(epoch.sees(committed: 7))              // 2^32 + 7
         #expect(epoch.sees(committed: 4_294_967_000))  // the epoch before
         #expect(!epoch.sees(committed: 10))            // 2^32 + 10: xmax, not yet started
         #expect(!epoch.sees(committed: 12))            // started after the snapshot, whatever the epoch
-        #expect(_PgSnapshot("x:1:") == nil && _PgSnapshot("1:2") == nil)
+        #expect(_PostgresSnapshot("x:1:") == nil && _PostgresSnapshot("1:2") == nil)
         #expect(PostgresLSN("16/B374D848") == PostgresLSN(0x16_B374_D848) && PostgresLSN(0x16_B374_D848).description == "16/B374D848")
         #expect(PostgresLSN("nope") == nil)
     }
@@ -170,7 +170,7 @@ struct PgOutputTests {
             buffer.writeInteger(sign)
             buffer.writeInteger(scale)
             for group in groups { buffer.writeInteger(group) }
-            return _PgType.numeric(&buffer)
+            return _PostgresType.numeric(&buffer)
         }
         #expect(numeric([1, 2345], weight: 1, sign: 0, scale: 0) == "12345")
         #expect(numeric([12, 3400], weight: 0, sign: 0x4000, scale: 4) == "-12.3400")

@@ -12,19 +12,19 @@ import Testing
     @Test("a round applies the commits its snapshot sees, up to the first it does not; a later one seen before an earlier one is a retry")
     func selection() throws {
         let commits = [Self.commit(10, ending: 100), Self.commit(11, ending: 200), Self.commit(12, ending: 300)]
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PgSnapshot("10:13:"))) == .apply(count: 3, reachedUnseen: false))
+        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:"))) == .apply(count: 3, reachedUnseen: false))
         // 12 is at xmax: it started after the snapshot; 11 was still running.
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PgSnapshot("10:12:11"))) == .apply(count: 1, reachedUnseen: true))
+        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:12:11"))) == .apply(count: 1, reachedUnseen: true))
         // 12 became visible before 11, which committed first: the snapshot shows a state that never was.
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PgSnapshot("10:13:11"))) == .retry)
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PgSnapshot("10:13:10"))) == .retry)
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PgSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: true))
-        #expect(_RoundSelection.select([], seenBy: try #require(_PgSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
+        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:11"))) == .retry)
+        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:10"))) == .retry)
+        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: true))
+        #expect(_RoundSelection.select([], seenBy: try #require(_PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
     }
 
     @Test("a commit that ends past the snapshot's insert position, unseen, stops the round: it is the next round's; one the snapshot sees is taken wherever it ends")
     func stopsAtNeeded() throws {
-        let snapshot = try #require(_PgSnapshot("10:13:"))
+        let snapshot = try #require(_PostgresSnapshot("10:13:"))
         #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
         #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
         #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)

@@ -5,12 +5,12 @@ struct _DecodedCommit: Sendable, Equatable {
     var endLSN: PostgresLSN
     /// Per relation OID, the key tuples (text form of the relation's key columns) of the rows
     /// the transaction inserted, updated (old and new key) or deleted.
-    var touched: [UInt32: [[_PgTupleValue]]] = [:]
+    var touched: [UInt32: [[_PostgresTupleValue]]] = [:]
     /// Relations the transaction truncated.
     var truncated: Set<UInt32> = []
     /// The relations the stream described in the transaction (before their first change in the
     /// stream's session, and again after their shape changed), in order.
-    var described: [_PgRelation] = []
+    var described: [_PostgresRelation] = []
     /// Relations whose shape (columns, key, types) differs from what the engine knew before: set
     /// by ``_KnownRelations/absorb(_:)`` as the engine takes the commit.
     var reshaped: Set<UInt32> = []
@@ -24,10 +24,10 @@ struct _DecodedCommit: Sendable, Equatable {
 /// order, without I/O (`PgOutputTests`). A new session describes every relation again before its
 /// first change, so a decoder is made for each.
 struct _CommitDecoder: Sendable {
-    private(set) var relations: [UInt32: _PgRelation] = [:]
+    private(set) var relations: [UInt32: _PostgresRelation] = [:]
     private var open: _DecodedCommit?
     /// Relations described outside a transaction, kept for the next one.
-    private var describedBefore: [_PgRelation] = []
+    private var describedBefore: [_PostgresRelation] = []
 
     init() {}
 
@@ -63,13 +63,13 @@ struct _CommitDecoder: Sendable {
         return nil
     }
 
-    private mutating func touch(_ oid: UInt32, _ tuple: [_PgTupleValue]) throws(_PgOutputFormatError) {
+    private mutating func touch(_ oid: UInt32, _ tuple: [_PostgresTupleValue]) throws(_PgOutputFormatError) {
         guard open != nil else { throw _PgOutputFormatError(detail: "a change outside a transaction") }
         guard let relation = relations[oid] else { throw _PgOutputFormatError(detail: "a change to relation \(oid) before its description") }
         guard tuple.count == relation.columns.count else {
             throw _PgOutputFormatError(detail: "\(tuple.count) values for the \(relation.columns.count) columns of \(relation.name)")
         }
-        var key: [_PgTupleValue] = []
+        var key: [_PostgresTupleValue] = []
         for (column, value) in zip(relation.columns, tuple) where column.isKey { key.append(value) }
         open?.touched[oid, default: []].append(key)
     }
@@ -79,10 +79,10 @@ struct _CommitDecoder: Sendable {
 /// stream described them since: a description that differs is a schema change. A value, tested
 /// without I/O.
 struct _KnownRelations: Sendable {
-    private(set) var shapes: [UInt32: _PgRelation] = [:]
+    private(set) var shapes: [UInt32: _PostgresRelation] = [:]
 
     /// Notes a shape read from the catalog (a query planned against it), unless one is known.
-    mutating func planned(_ relation: _PgRelation) {
+    mutating func planned(_ relation: _PostgresRelation) {
         if shapes[relation.oid] == nil { shapes[relation.oid] = relation }
     }
 
@@ -94,5 +94,5 @@ struct _KnownRelations: Sendable {
         }
     }
 
-    subscript(oid: UInt32) -> _PgRelation? { shapes[oid] }
+    subscript(oid: UInt32) -> _PostgresRelation? { shapes[oid] }
 }

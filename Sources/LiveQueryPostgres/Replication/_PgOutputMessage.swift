@@ -9,19 +9,19 @@ enum _PgOutputMessage: Equatable, Sendable {
     /// The transaction ends: `commitLSN` is its commit record, `endLSN` the position after it.
     case commit(commitLSN: PostgresLSN, endLSN: PostgresLSN)
     /// A relation's shape, sent before its first change in a session and after every change to it.
-    case relation(_PgRelation)
-    case insert(relation: UInt32, new: [_PgTupleValue])
+    case relation(_PostgresRelation)
+    case insert(relation: UInt32, new: [_PostgresTupleValue])
     /// `old` is the old key (or whole old row) when the key changed or the table's replica
     /// identity is FULL; else the key is unchanged and in `new`.
-    case update(relation: UInt32, old: [_PgTupleValue]?, new: [_PgTupleValue])
-    case delete(relation: UInt32, old: [_PgTupleValue])
+    case update(relation: UInt32, old: [_PostgresTupleValue]?, new: [_PostgresTupleValue])
+    case delete(relation: UInt32, old: [_PostgresTupleValue])
     case truncate(relations: [UInt32])
     /// Origin, type and logical messages: nothing a list shows.
     case other(UInt8)
 }
 
 /// A relation as `pgoutput` describes it.
-struct _PgRelation: Equatable, Sendable {
+struct _PostgresRelation: Equatable, Sendable {
     struct Column: Equatable, Sendable {
         var name: String
         var isKey: Bool
@@ -35,7 +35,7 @@ struct _PgRelation: Equatable, Sendable {
 }
 
 /// A column value in a `pgoutput` tuple: PostgreSQL's text form of the value.
-enum _PgTupleValue: Equatable, Sendable {
+enum _PostgresTupleValue: Equatable, Sendable {
     case null
     /// A TOASTed value the change left as it was: not sent.
     case unchanged
@@ -70,7 +70,7 @@ extension _PgOutputMessage {
             let name = try reader.string()
             _ = try reader.byte()   // replica identity setting
             let count = Int(try reader.uint16())
-            var columns: [_PgRelation.Column] = []
+            var columns: [_PostgresRelation.Column] = []
             for _ in 0..<count {
                 let flags = try reader.byte()
                 let column = try reader.string()
@@ -78,7 +78,7 @@ extension _PgOutputMessage {
                 _ = try reader.uint32()   // type modifier
                 columns.append(.init(name: column, isKey: flags & 1 == 1, typeOID: type))
             }
-            return .relation(_PgRelation(oid: oid, schema: schema, name: name, columns: columns))
+            return .relation(_PostgresRelation(oid: oid, schema: schema, name: name, columns: columns))
         case UInt8(ascii: "I"):
             let relation = try reader.uint32()
             guard try reader.byte() == UInt8(ascii: "N") else { throw _PgOutputFormatError(detail: "insert without a new tuple") }
@@ -86,7 +86,7 @@ extension _PgOutputMessage {
         case UInt8(ascii: "U"):
             let relation = try reader.uint32()
             var kind = try reader.byte()
-            var old: [_PgTupleValue]?
+            var old: [_PostgresTupleValue]?
             if kind == UInt8(ascii: "K") || kind == UInt8(ascii: "O") {
                 old = try reader.tuple()
                 kind = try reader.byte()
@@ -150,9 +150,9 @@ struct _ByteReader {
         return String(decoding: bytes[offset..<end], as: UTF8.self)
     }
 
-    mutating func tuple() throws(_PgOutputFormatError) -> [_PgTupleValue] {
+    mutating func tuple() throws(_PgOutputFormatError) -> [_PostgresTupleValue] {
         let count = Int(try uint16())
-        var values: [_PgTupleValue] = []
+        var values: [_PostgresTupleValue] = []
         values.reserveCapacity(count)
         for _ in 0..<count {
             switch try byte() {

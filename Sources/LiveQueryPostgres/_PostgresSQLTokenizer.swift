@@ -5,7 +5,7 @@
 /// Lexical rules followed: PostgreSQL's documentation, "Lexical Structure" (identifiers fold to
 /// lower case unless quoted; `''` and `E'…'` strings, dollar quotes, nested block comments,
 /// `$n` parameters, multi-character operators).
-struct _PgToken: Equatable, Sendable {
+struct _PostgresToken: Equatable, Sendable {
     enum Kind: Equatable, Sendable {
         /// An identifier or key word; `name` is folded to lower case unless quoted.
         case identifier(name: String, quoted: Bool)
@@ -36,16 +36,16 @@ struct _PgToken: Equatable, Sendable {
 }
 
 /// Text PostgreSQL's lexer would refuse (an unterminated string or comment, a stray character).
-struct _PgSQLUnreadable: Error, Equatable, Sendable {
+struct _PostgresSQLUnreadable: Error, Equatable, Sendable {
     var offset: Int
 }
 
-enum _PgSQLTokenizer {
+enum _PostgresSQLTokenizer {
     /// The tokens of `sql`, without whitespace and comments.
     /// - Complexity: O(n) for n bytes.
-    static func tokens(_ sql: String) throws(_PgSQLUnreadable) -> [_PgToken] {
+    static func tokens(_ sql: String) throws(_PostgresSQLUnreadable) -> [_PostgresToken] {
         let bytes = Array(sql.utf8)
-        var tokens: [_PgToken] = []
+        var tokens: [_PostgresToken] = []
         var index = 0
         func at(_ offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
         while index < bytes.count {
@@ -60,54 +60,54 @@ enum _PgSQLTokenizer {
                 index = try blockCommentEnd(bytes, from: index)
             case UInt8(ascii: "'"):
                 index = try quoted(bytes, from: index, backslashes: false)
-                tokens.append(_PgToken(kind: .string, range: start..<index))
+                tokens.append(_PostgresToken(kind: .string, range: start..<index))
             case UInt8(ascii: "\""):
                 let end = try quoted(bytes, from: index, backslashes: false)
                 let name = String(decoding: bytes[(start + 1)..<(end - 1)], as: UTF8.self).replacingOccurrences(of: "\"\"", with: "\"")
-                guard !name.isEmpty else { throw _PgSQLUnreadable(offset: start) }
+                guard !name.isEmpty else { throw _PostgresSQLUnreadable(offset: start) }
                 index = end
-                tokens.append(_PgToken(kind: .identifier(name: name, quoted: true), range: start..<index))
+                tokens.append(_PostgresToken(kind: .identifier(name: name, quoted: true), range: start..<index))
             case UInt8(ascii: "$") where isDigit(at(index + 1)):
                 index += 1
                 while isDigit(at(index)) { index += 1 }
-                guard let number = Int(String(decoding: bytes[(start + 1)..<index], as: UTF8.self)) else { throw _PgSQLUnreadable(offset: start) }
-                tokens.append(_PgToken(kind: .parameter(number), range: start..<index))
+                guard let number = Int(String(decoding: bytes[(start + 1)..<index], as: UTF8.self)) else { throw _PostgresSQLUnreadable(offset: start) }
+                tokens.append(_PostgresToken(kind: .parameter(number), range: start..<index))
             case UInt8(ascii: "$"):
                 index = try dollarQuoteEnd(bytes, from: index)
-                tokens.append(_PgToken(kind: .string, range: start..<index))
+                tokens.append(_PostgresToken(kind: .string, range: start..<index))
             case _ where isDigit(byte) || (byte == UInt8(ascii: ".") && isDigit(at(index + 1))):
                 index += 1
                 while isDigit(at(index)) || at(index) == UInt8(ascii: ".") || at(index) == UInt8(ascii: "_") || isLetter(at(index))
                     || ((at(index) == UInt8(ascii: "+") || at(index) == UInt8(ascii: "-")) && (at(index - 1) | 0x20) == UInt8(ascii: "e")) {
                     index += 1
                 }
-                tokens.append(_PgToken(kind: .number, range: start..<index))
+                tokens.append(_PostgresToken(kind: .number, range: start..<index))
             case _ where isIdentifierStart(byte):
                 // E'…', B'…', X'…', N'…' strings; U&'…' and U&"…" are refused (rare, and their
                 // escapes would need reading).
                 let lower = byte | 0x20
                 if at(index + 1) == UInt8(ascii: "'"), [UInt8(ascii: "e"), UInt8(ascii: "b"), UInt8(ascii: "x"), UInt8(ascii: "n")].contains(lower) {
                     index = try quoted(bytes, from: index + 1, backslashes: lower == UInt8(ascii: "e"))
-                    tokens.append(_PgToken(kind: .string, range: start..<index))
+                    tokens.append(_PostgresToken(kind: .string, range: start..<index))
                     continue
                 }
-                if lower == UInt8(ascii: "u"), at(index + 1) == UInt8(ascii: "&") { throw _PgSQLUnreadable(offset: start) }
+                if lower == UInt8(ascii: "u"), at(index + 1) == UInt8(ascii: "&") { throw _PostgresSQLUnreadable(offset: start) }
                 index += 1
                 while isIdentifierPart(at(index)) { index += 1 }
                 let name = String(decoding: bytes[start..<index].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-                tokens.append(_PgToken(kind: .identifier(name: name, quoted: false), range: start..<index))
+                tokens.append(_PostgresToken(kind: .identifier(name: name, quoted: false), range: start..<index))
             case UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "["), UInt8(ascii: "]"):
                 index += 1
-                tokens.append(_PgToken(kind: .punctuation(Character(UnicodeScalar(byte))), range: start..<index))
+                tokens.append(_PostgresToken(kind: .punctuation(Character(UnicodeScalar(byte))), range: start..<index))
             case UInt8(ascii: "."):
                 index += 1
-                tokens.append(_PgToken(kind: .punctuation("."), range: start..<index))
+                tokens.append(_PostgresToken(kind: .punctuation("."), range: start..<index))
             case UInt8(ascii: ":") where at(index + 1) == UInt8(ascii: ":"):
                 index += 2
-                tokens.append(_PgToken(kind: .op("::"), range: start..<index))
+                tokens.append(_PostgresToken(kind: .op("::"), range: start..<index))
             case UInt8(ascii: ":"):
                 index += 1
-                tokens.append(_PgToken(kind: .punctuation(":"), range: start..<index))
+                tokens.append(_PostgresToken(kind: .punctuation(":"), range: start..<index))
             case _ where isOperator(byte):
                 while isOperator(at(index)) {
                     // A comment starts inside an operator's characters: the operator ends there.
@@ -115,16 +115,16 @@ enum _PgSQLTokenizer {
                         || (at(index) == UInt8(ascii: "/") && at(index + 1) == UInt8(ascii: "*")) { break }
                     index += 1
                 }
-                tokens.append(_PgToken(kind: .op(String(decoding: bytes[start..<index], as: UTF8.self)), range: start..<index))
+                tokens.append(_PostgresToken(kind: .op(String(decoding: bytes[start..<index], as: UTF8.self)), range: start..<index))
             default:
-                throw _PgSQLUnreadable(offset: start)
+                throw _PostgresSQLUnreadable(offset: start)
             }
         }
         return tokens
     }
 
     /// The end of the block comment starting at `start` (`/*`; they nest).
-    private static func blockCommentEnd(_ bytes: [UInt8], from start: Int) throws(_PgSQLUnreadable) -> Int {
+    private static func blockCommentEnd(_ bytes: [UInt8], from start: Int) throws(_PostgresSQLUnreadable) -> Int {
         func at(_ offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
         var index = start
         var depth = 0
@@ -136,7 +136,7 @@ enum _PgSQLTokenizer {
                 depth -= 1
                 index += 2
             } else if index >= bytes.count {
-                throw _PgSQLUnreadable(offset: start)
+                throw _PostgresSQLUnreadable(offset: start)
             } else {
                 index += 1
             }
@@ -145,19 +145,19 @@ enum _PgSQLTokenizer {
     }
 
     /// The end of the dollar-quoted string starting at `start`: `$tag$ … $tag$`.
-    private static func dollarQuoteEnd(_ bytes: [UInt8], from start: Int) throws(_PgSQLUnreadable) -> Int {
+    private static func dollarQuoteEnd(_ bytes: [UInt8], from start: Int) throws(_PostgresSQLUnreadable) -> Int {
         var tagEnd = start + 1
         while tagEnd < bytes.count, isIdentifierPart(bytes[tagEnd]), bytes[tagEnd] != UInt8(ascii: "$") { tagEnd += 1 }
-        guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else { throw _PgSQLUnreadable(offset: start) }
+        guard tagEnd < bytes.count, bytes[tagEnd] == UInt8(ascii: "$") else { throw _PostgresSQLUnreadable(offset: start) }
         let tag = Array(bytes[start...tagEnd])
         var search = tagEnd + 1
         while search + tag.count <= bytes.count, !bytes[search..<(search + tag.count)].elementsEqual(tag) { search += 1 }
-        guard search + tag.count <= bytes.count else { throw _PgSQLUnreadable(offset: start) }
+        guard search + tag.count <= bytes.count else { throw _PostgresSQLUnreadable(offset: start) }
         return search + tag.count
     }
 
     /// The end of the quoted text starting at `start` (its quote character doubled inside it).
-    private static func quoted(_ bytes: [UInt8], from start: Int, backslashes: Bool) throws(_PgSQLUnreadable) -> Int {
+    private static func quoted(_ bytes: [UInt8], from start: Int, backslashes: Bool) throws(_PostgresSQLUnreadable) -> Int {
         let quote = bytes[start]
         var index = start + 1
         while index < bytes.count {
@@ -174,7 +174,7 @@ enum _PgSQLTokenizer {
             }
             index += 1
         }
-        throw _PgSQLUnreadable(offset: start)
+        throw _PostgresSQLUnreadable(offset: start)
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

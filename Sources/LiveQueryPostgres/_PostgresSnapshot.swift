@@ -1,7 +1,7 @@
 /// Which transactions a REPEATABLE READ snapshot sees (`pg_current_snapshot()`): the changes of a
 /// committed transaction are applied to a live query only together with a read that sees them,
 /// so each update equals the query's result in one snapshot.
-struct _PgSnapshot: Equatable, Sendable {
+struct _PostgresSnapshot: Equatable, Sendable {
     var xmin: UInt64
     var xmax: UInt64
     var inProgress: Set<UInt64>

@@ -2,7 +2,7 @@ import LiveQuery
 import NIOCore
 
 /// A PostgreSQL type a live query orders, groups or identifies rows by, and how its values are
-/// held: as ``SQLValue``s whose order the type's comparison (``_PgComparison``) gives exactly
+/// held: as ``SQLValue``s whose order the type's comparison (``_PostgresComparison``) gives exactly
 /// as PostgreSQL's btree operator class does.
 ///
 /// | type | held as | compared |
@@ -16,7 +16,7 @@ import NIOCore
 /// | uuid | text, lowercase with hyphens | by bytes (PostgreSQL compares the 16 bytes) |
 /// | bytea | blob | by bytes |
 /// | text, varchar, name under C, POSIX or ucs_basic | text | by bytes |
-enum _PgType: Sendable, Equatable {
+enum _PostgresType: Sendable, Equatable {
     case integer, boolean, date, timestamp, float, numeric, uuid, bytea, text
 
     init?(oid: UInt32) {
@@ -34,7 +34,7 @@ enum _PgType: Sendable, Equatable {
         }
     }
 
-    var comparison: _PgComparison {
+    var comparison: _PostgresComparison {
         switch self {
         case .integer, .boolean, .date, .timestamp: .integer
         case .float: .float
@@ -146,6 +146,6 @@ enum _PgType: Sendable, Equatable {
 }
 
 /// How values of one type compare.
-enum _PgComparison: Sendable, Equatable {
+enum _PostgresComparison: Sendable, Equatable {
     case integer, float, numeric, bytes
 }

@@ -5,7 +5,7 @@ import LiveQuery
 /// server; and every shape that cannot be followed row by row, as a refetch reason.
 ///
 /// Only the structure is read here: names are resolved against the catalog by the plan.
-struct _PgParsedSelect: Sendable {
+struct _PostgresParsedSelect: Sendable {
     /// A table of the FROM clause: its name's parts (as PostgreSQL folds them) and its alias.
     struct TableReference: Sendable, Equatable {
         var parts: [String]
@@ -78,20 +78,20 @@ struct _PgParsedSelect: Sendable {
     /// What keeps the query from being followed row by row.
     var shapes: [RefetchReason.Shape] = []
 
-    static func == (lhs: _PgParsedSelect, rhs: _PgParsedSelect) -> Bool {
+    static func == (lhs: _PostgresParsedSelect, rhs: _PostgresParsedSelect) -> Bool {
         lhs.items == rhs.items && lhs.base == rhs.base && lhs.joins == rhs.joins && lhs.whereText == rhs.whereText
             && lhs.orderBy == rhs.orderBy && lhs.shapes == rhs.shapes
     }
 }
 
-/// Reads a SELECT (``_PgParsedSelect``).
-struct _PgSelectParser {
+/// Reads a SELECT (``_PostgresParsedSelect``).
+struct _PostgresSelectParser {
     private let text: [UInt8]
-    private let tokens: [_PgToken]
+    private let tokens: [_PostgresToken]
     /// Parenthesis depth before each token.
     private let depths: [Int]
     private var position = 0
-    private var parsed = _PgParsedSelect()
+    private var parsed = _PostgresParsedSelect()
 
     private static let clauseEnds: Set<String> = ["from", "where", "group", "having", "window", "order", "limit", "offset", "fetch", "for",
                                                   "union", "intersect", "except"]
@@ -102,21 +102,21 @@ struct _PgSelectParser {
                                                     "then", "else", "case", "is", "like", "ilike", "by", "distinct", "within", "lateral"]
     private static let currentTimeWords: Set<String> = ["current_date", "current_time", "current_timestamp", "localtime", "localtimestamp"]
 
-    static func parse(_ sql: String) -> _PgParsedSelect {
-        let tokens: [_PgToken]
+    static func parse(_ sql: String) -> _PostgresParsedSelect {
+        let tokens: [_PostgresToken]
         do {
-            tokens = try _PgSQLTokenizer.tokens(sql)
+            tokens = try _PostgresSQLTokenizer.tokens(sql)
         } catch {
-            var parsed = _PgParsedSelect()
+            var parsed = _PostgresParsedSelect()
             parsed.shapes = [.unreadableSQL]
             return parsed
         }
-        var parser = _PgSelectParser(text: Array(sql.utf8), tokens: tokens)
+        var parser = _PostgresSelectParser(text: Array(sql.utf8), tokens: tokens)
         parser.read()
         return parser.parsed
     }
 
-    private init(text: [UInt8], tokens: [_PgToken]) {
+    private init(text: [UInt8], tokens: [_PostgresToken]) {
         self.text = text
         // A trailing semicolon ends the statement.
         var tokens = tokens
@@ -139,7 +139,7 @@ struct _PgSelectParser {
         if !parsed.shapes.contains(shape) { parsed.shapes.append(shape) }
     }
 
-    private var current: _PgToken? { position < tokens.count ? tokens[position] : nil }
+    private var current: _PostgresToken? { position < tokens.count ? tokens[position] : nil }
 
     private func keyword(at index: Int, _ word: String) -> Bool {
         index < tokens.count && depths[index] == 0 && tokens[index].isKeyword(word)
@@ -230,7 +230,7 @@ struct _PgSelectParser {
         }
     }
 
-    private func isName(_ token: _PgToken) -> Bool {
+    private func isName(_ token: _PostgresToken) -> Bool {
         if case .identifier = token.kind { return true }
         return false
     }
@@ -246,7 +246,7 @@ struct _PgSelectParser {
         }
     }
 
-    private func selectItem(_ range: Range<Int>) -> _PgParsedSelect.SelectItem {
+    private func selectItem(_ range: Range<Int>) -> _PostgresParsedSelect.SelectItem {
         var expression = range
         var alias: String?
         if range.count >= 3, tokens[range.upperBound - 2].isKeyword("as"), case let .identifier(name, _) = tokens[range.upperBound - 1].kind {
@@ -259,14 +259,14 @@ struct _PgSelectParser {
             alias = name
             expression = range.lowerBound..<(range.upperBound - 1)
         }
-        return _PgParsedSelect.SelectItem(text: source(expression), alias: alias, column: columnReference(expression))
+        return _PostgresParsedSelect.SelectItem(text: source(expression), alias: alias, column: columnReference(expression))
     }
 
     /// Words that cannot be a column alias without AS (the ones a select item ends with).
     private static let reserved: Set<String> = ["null", "true", "false", "end", "asc", "desc", "and", "or", "not", "is", "in", "like", "ilike", "between"]
 
     /// The tokens as a column reference: `name`, `qualifier.name` or `schema.table.name`.
-    private func columnReference(_ range: Range<Int>) -> _PgParsedSelect.ColumnReference? {
+    private func columnReference(_ range: Range<Int>) -> _PostgresParsedSelect.ColumnReference? {
         var names: [String] = []
         for (offset, index) in range.enumerated() {
             if offset % 2 == 1 {
@@ -277,7 +277,7 @@ struct _PgSelectParser {
             names.append(name)
         }
         guard range.count % 2 == 1, (1...3).contains(names.count) else { return nil }
-        return _PgParsedSelect.ColumnReference(qualifier: names.count > 1 ? names[names.count - 2] : nil, name: names[names.count - 1])
+        return _PostgresParsedSelect.ColumnReference(qualifier: names.count > 1 ? names[names.count - 2] : nil, name: names[names.count - 1])
     }
 
     // MARK: - FROM
@@ -327,13 +327,13 @@ struct _PgSelectParser {
             }
             position += 1
             let end = next(from: position, Self.clauseEnds.subtracting(["from"]).union(["join", "left", "inner", "right", "full", "cross", "natural"]))
-            parsed.joins.append(_PgParsedSelect.Join(isLeft: isLeft, table: table, conjuncts: conjuncts(position..<end)))
+            parsed.joins.append(_PostgresParsedSelect.Join(isLeft: isLeft, table: table, conjuncts: conjuncts(position..<end)))
             position = end
         }
     }
 
     /// A table name with its alias; `nil` (with the reason) for anything else.
-    private mutating func tableReference() -> _PgParsedSelect.TableReference? {
+    private mutating func tableReference() -> _PostgresParsedSelect.TableReference? {
         if keyword(at: position, "only") { position += 1 }
         guard position < tokens.count else {
             fail(.unreadableFrom)
@@ -381,11 +381,11 @@ struct _PgSelectParser {
             position = next(from: position, Self.clauseEnds.subtracting(["from"]))
             return nil
         }
-        return _PgParsedSelect.TableReference(parts: parts, text: text, alias: alias)
+        return _PostgresParsedSelect.TableReference(parts: parts, text: text, alias: alias)
     }
 
-    private func conjuncts(_ range: Range<Int>) -> [_PgParsedSelect.Conjunct] {
-        var result: [_PgParsedSelect.Conjunct] = []
+    private func conjuncts(_ range: Range<Int>) -> [_PostgresParsedSelect.Conjunct] {
+        var result: [_PostgresParsedSelect.Conjunct] = []
         var start = range.lowerBound
         var index = range.lowerBound
         while index <= range.upperBound {
@@ -405,7 +405,7 @@ struct _PgSelectParser {
         return result
     }
 
-    private func conjunct(_ range: Range<Int>) -> _PgParsedSelect.Conjunct {
+    private func conjunct(_ range: Range<Int>) -> _PostgresParsedSelect.Conjunct {
         var inner = range
         // ( a = b )
         while inner.count >= 2, tokens[inner.lowerBound].isPunctuation == "(", tokens[inner.upperBound - 1].isPunctuation == ")",
@@ -470,11 +470,11 @@ struct _PgSelectParser {
         guard range.count >= 2, keyword(at: range.lowerBound, "by") else { return }
         let terms = (range.lowerBound + 1)..<range.upperBound
         parsed.groupByText = source(terms)
-        var items: [_PgParsedSelect.SelectItem] = []
+        var items: [_PostgresParsedSelect.SelectItem] = []
         var start = terms.lowerBound
         for index in terms where index == terms.upperBound - 1 || (depths[index + 1] == 0 && tokens[index + 1].isPunctuation == ",") {
             let term = start..<(index + 1)
-            items.append(_PgParsedSelect.SelectItem(text: source(term), alias: nil, column: columnReference(term)))
+            items.append(_PostgresParsedSelect.SelectItem(text: source(term), alias: nil, column: columnReference(term)))
             start = index + 2
         }
         parsed.groupBy = items
@@ -482,8 +482,8 @@ struct _PgSelectParser {
 
     /// Every column reference in `range` (`name`, `qualifier.name`): identifiers not followed by
     /// `(` (a function) and not keywords, with the one before a `.` as its qualifier.
-    private func columnReferences(in range: Range<Int>) -> [_PgParsedSelect.ColumnReference] {
-        var references: [_PgParsedSelect.ColumnReference] = []
+    private func columnReferences(in range: Range<Int>) -> [_PostgresParsedSelect.ColumnReference] {
+        var references: [_PostgresParsedSelect.ColumnReference] = []
         var index = range.lowerBound
         while index < range.upperBound {
             defer { index += 1 }
@@ -494,16 +494,16 @@ struct _PgSelectParser {
                case let .identifier(column, _) = tokens[index + 2].kind {
                 if index + 4 < range.upperBound, tokens[index + 3].isPunctuation == ".", case let .identifier(last, _) = tokens[index + 4].kind {
                     // schema.table.column
-                    references.append(_PgParsedSelect.ColumnReference(qualifier: column, name: last))
+                    references.append(_PostgresParsedSelect.ColumnReference(qualifier: column, name: last))
                     index += 4
                 } else {
-                    references.append(_PgParsedSelect.ColumnReference(qualifier: name, name: column))
+                    references.append(_PostgresParsedSelect.ColumnReference(qualifier: name, name: column))
                     index += 2
                 }
                 continue
             }
             if !quoted, Self.reserved.contains(name) { continue }
-            references.append(_PgParsedSelect.ColumnReference(qualifier: nil, name: name))
+            references.append(_PostgresParsedSelect.ColumnReference(qualifier: nil, name: name))
         }
         return references
     }
@@ -520,7 +520,7 @@ struct _PgSelectParser {
         }
     }
 
-    private func orderTerm(_ range: Range<Int>) -> _PgParsedSelect.OrderTerm? {
+    private func orderTerm(_ range: Range<Int>) -> _PostgresParsedSelect.OrderTerm? {
         var end = range.upperBound
         var nulls: SortTerm.NullsOrder?
         var descending = false
@@ -542,7 +542,7 @@ struct _PgSelectParser {
         guard end > range.lowerBound else { return nil }
         if tokens[range.lowerBound..<end].contains(where: { $0.isKeyword("using") && depths[range.lowerBound] == 0 }) { return nil }
         let expression = range.lowerBound..<end
-        return _PgParsedSelect.OrderTerm(text: source(expression), column: columnReference(expression), descending: descending, nulls: nulls,
+        return _PostgresParsedSelect.OrderTerm(text: source(expression), column: columnReference(expression), descending: descending, nulls: nulls,
                                          collation: collation)
     }
 }

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// The engine's connection: every statement the engine runs, with server errors as
 /// ``PostgresLiveQueryError/server(_:sql:)`` naming the statement, and a time limit.
-struct _PgSession: Sendable {
+struct _PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
     /// How long a statement may go unanswered before its connection is closed under it.
@@ -15,15 +15,15 @@ struct _PgSession: Sendable {
     /// A new connection with `settings` run on it; one whose settings fail is closed (a connection
     /// must be closed before it goes), and the failure thrown.
     static func connect(_ configuration: PostgresConnection.Configuration, on eventLoop: (any EventLoop)? = nil, id: Int, logger: Logger,
-                        timeout: Duration, aborts: _StatementAborts? = nil, settings: [String]) async throws(PostgresLiveQueryError) -> _PgSession {
-        var session: _PgSession
+                        timeout: Duration, aborts: _StatementAborts? = nil, settings: [String]) async throws(PostgresLiveQueryError) -> _PostgresSession {
+        var session: _PostgresSession
         do {
             let connection = if let eventLoop {
                 try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
             } else {
                 try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
             }
-            session = _PgSession(connection: connection, logger: logger, timeout: timeout)
+            session = _PostgresSession(connection: connection, logger: logger, timeout: timeout)
         } catch {
             throw failure(error, sql: "connect")
         }
@@ -110,7 +110,7 @@ struct _PgSession: Sendable {
     static let controlTimeout: Duration = .seconds(5)
 
     /// This session with ``controlTimeout`` as its time limit, when that is shorter.
-    var control: _PgSession {
+    var control: _PostgresSession {
         var session = self
         session.timeout = min(timeout, Self.controlTimeout)
         return session

@@ -1,7 +1,7 @@
 import PostgresNIO
 
 /// A table as the catalog describes it: its columns (type, collation) and primary key.
-struct _PgTable: Sendable {
+struct _PostgresTable: Sendable {
     struct Column: Sendable, Equatable {
         var name: String
         var attnum: Int
@@ -30,10 +30,10 @@ struct _PgTable: Sendable {
 
     /// The table as `pgoutput` describes it (columns in order, replica identity flagged): what a
     /// relation message in the change stream must equal while its shape stays as planned.
-    var relation: _PgRelation {
+    var relation: _PostgresRelation {
         let ordered = columns.values.filter { !$0.isGenerated }.sorted { $0.attnum < $1.attnum }
-        return _PgRelation(oid: oid, schema: schema, name: name, columns: ordered.map {
-            _PgRelation.Column(name: $0.name, isKey: identityColumns.contains($0.attnum), typeOID: $0.typeOID)
+        return _PostgresRelation(oid: oid, schema: schema, name: name, columns: ordered.map {
+            _PostgresRelation.Column(name: $0.name, isKey: identityColumns.contains($0.attnum), typeOID: $0.typeOID)
         })
     }
 
@@ -43,9 +43,9 @@ struct _PgTable: Sendable {
     var key: Column? { primaryKey.count == 1 ? columns[primaryKey[0]] : nil }
 }
 
-enum _PgCatalog {
+enum _PostgresCatalog {
     /// The table `name` resolves to (with the connection's search path), or `nil`.
-    static func table(named name: String, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PgTable? {
+    static func table(named name: String, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> _PostgresTable? {
         var binds = PostgresBindings()
         binds.append(name)
         let found = try await session.rows("SELECT to_regclass($1)::oid::int8", binds)
@@ -54,7 +54,7 @@ enum _PgCatalog {
     }
 
     /// The table of `oid`, or `nil`.
-    static func table(oid: UInt32, _ session: _PgSession) async throws(PostgresLiveQueryError) -> _PgTable? {
+    static func table(oid: UInt32, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> _PostgresTable? {
         var binds = PostgresBindings()
         binds.append(Int64(oid))
         let found = try await session.rows("""
@@ -75,7 +75,7 @@ enum _PgCatalog {
         guard let relation = found.first else { return nil }
         let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed, identity) = try _PostgresPlan.decode(
             relation, as: (String, String, String, String?, String?, [String], [Int64], [Int64]).self)
-        var columns: [String: _PgTable.Column] = [:]
+        var columns: [String: _PostgresTable.Column] = [:]
         for row in try await session.rows("""
             SELECT a.attname::text, a.attnum::int8, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text,
                    \(locale), co.collprovider::text, a.attgenerated::text <> ''
@@ -84,7 +84,7 @@ enum _PgCatalog {
             """, binds) {
             let (column, attnum, type, typeName, collationName, collate, provider, generated) = try _PostgresPlan.decode(
                 row, as: (String, Int64, Int64, String, String?, String?, String?, Bool).self)
-            var info = _PgTable.Column(name: column, attnum: Int(attnum), typeOID: UInt32(truncatingIfNeeded: type), typeName: typeName,
+            var info = _PostgresTable.Column(name: column, attnum: Int(attnum), typeOID: UInt32(truncatingIfNeeded: type), typeName: typeName,
                                        collation: collate, collationName: collationName, provider: provider, isGenerated: generated)
             if collationName == "default" {
                 info.collation = databaseCollation
@@ -92,7 +92,7 @@ enum _PgCatalog {
             }
             columns[column] = info
         }
-        return _PgTable(oid: oid, schema: schema, name: name, kind: kind, columns: columns, primaryKey: primaryKey,
+        return _PostgresTable(oid: oid, schema: schema, name: name, kind: kind, columns: columns, primaryKey: primaryKey,
                         indexedColumns: Set(indexed.map(Int.init)), identityColumns: Set(identity.map(Int.init)))
     }
 
@@ -101,7 +101,7 @@ enum _PgCatalog {
     private static let locale = "coalesce(to_jsonb(co) ->> 'colllocale', to_jsonb(co) ->> 'colliculocale', co.collcollate::text)"
 
     /// The database's default collation: its `datcollate` and provider.
-    static func databaseCollation(_ session: _PgSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
+    static func databaseCollation(_ session: _PostgresSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
         guard let row = try await session.rows("""
             SELECT datcollate::text, coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') FROM pg_database d WHERE datname = current_database()
             """).first else { return (nil, nil) }
@@ -109,7 +109,7 @@ enum _PgCatalog {
     }
 
     /// The collation `name` (as ORDER BY … COLLATE names it): its `collcollate` and provider.
-    static func collation(named name: String, _ session: _PgSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
+    static func collation(named name: String, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> (collate: String?, provider: String?) {
         var binds = PostgresBindings()
         binds.append(name)
         guard let row = try await session.rows("""
