@@ -16,8 +16,8 @@ extension SQLValue {
 }
 
 extension WireValue {
-    /// The value as SQLite binds it.
-    var sql: SQLValue {
+    /// The value as SQLite binds it (and the PostgreSQL engine, through its request's values).
+    package var sql: SQLValue {
         switch self {
         case .null: .null
         case let .integer(value): .integer(value)

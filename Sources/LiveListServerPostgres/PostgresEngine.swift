@@ -56,42 +56,16 @@ public struct PostgresEngine: LiveQueryEngine {
             throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" is a SQLite request: publish it as SQL to serve it from PostgreSQL")
         }
         let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql.text) ?? (sql.text, [])
-        var binds = PostgresBindings()
-        for name in names {
+        let values = try names.map { name throws(WireError) in
             guard let value = sql.arguments[name] else {
                 throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(name), which no parameter declares")
             }
-            Self.bind(value, into: &binds)
+            return value.sql
         }
-        var request = PostgresLiveQueryRequest(sql: numbered, arguments: binds, identity: sql.identity, as: SQLValue.self, section: sql.section,
+        let request = PostgresLiveQueryRequest(sql: numbered, values: values, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
-        request.argumentValues = try names.map { name in
-            guard let value = sql.arguments[name] else { throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(name)") }
-            return Self.value(value)
-        }
         let live = try await PostgresLiveQuery.open(request, in: database)
         return _PostgresServedQuery(query: live, database: database, instance: instance)
-    }
-
-    /// The value as the request's bind of it.
-    static func value(_ value: WireValue) -> SQLValue {
-        switch value {
-        case .null: .null
-        case let .integer(number): .integer(number)
-        case let .real(number): .real(number)
-        case let .text(text): .text(SQLText(text))
-        case let .blob(bytes): .blob(bytes)
-        }
-    }
-
-    static func bind(_ value: WireValue, into binds: inout PostgresBindings) {
-        switch value {
-        case .null: binds.appendNull()
-        case let .integer(number): binds.append(number)
-        case let .real(number): binds.append(number)
-        case let .text(text): binds.append(text)
-        case let .blob(bytes): binds.append(ByteBuffer(bytes: bytes))
-        }
     }
 }
 

@@ -44,11 +44,14 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     /// A table request's boolean SQL expression over the table's columns.
     public var filter: String?
     /// The values of `$1`, `$2`… in the SELECT or the filter.
-    public var arguments: PostgresBindings
-    /// The arguments as values, when whoever made the request knows them (the server does):
-    /// queries that differ only in their arguments then re-read a round's rows in one statement.
-    /// Must bind as ``arguments`` does (integers as `int8`, reals as `float8`, text, bytes).
-    package var argumentValues: [SQLValue]?
+    public var arguments: PostgresBindings {
+        // Bindings set by hand are no longer the values they were made from.
+        didSet { argumentValues = nil }
+    }
+    /// The arguments as values, when the request was made from them
+    /// (``init(sql:values:identity:as:section:version:)``): queries that differ only in their
+    /// arguments then re-read a round's rows in one statement.
+    package private(set) var argumentValues: [SQLValue]?
     /// A table request's order; the identity breaks ties.
     public var sort: [SortTerm]
     /// Groups rows into sections by the first sort term: that term (as written in the ORDER BY,
@@ -90,6 +93,32 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
         sort = []
         self.section = section
         self.version = version
+    }
+
+    /// A request for the rows of a SELECT whose arguments are `values`: integers bound as `int8`,
+    /// reals as `float8`, text as `text`, blobs as `bytea`, NULL untyped (PostgreSQL infers its
+    /// type where it is used). Queries made so that differ only in their values re-read the rows a
+    /// commit touched in one statement (docs/POSTGRESQL.md), which bindings made by hand cannot.
+    /// - Parameters:
+    ///   - sql: A SELECT, with `$1`, `$2`… for `values`.
+    ///   - section: The first ORDER BY term, as written, when rows are grouped into sections.
+    ///   - version: An expression that changes whenever a row's content does (`m.revision`).
+    public init(sql: String, values: [SQLValue], identity: String? = nil, as type: ID.Type, section: String? = nil, version: String? = nil) {
+        var binds = PostgresBindings()
+        for value in values { Self.bind(value, into: &binds) }
+        self.init(sql: sql, arguments: binds, identity: identity, as: type, section: section, version: version)
+        argumentValues = values
+    }
+
+    /// Binds `value` as ``init(sql:values:identity:as:section:version:)`` does.
+    static func bind(_ value: SQLValue, into binds: inout PostgresBindings) {
+        switch value {
+        case .null: binds.appendNull()
+        case let .integer(number): binds.append(number)
+        case let .real(number): binds.append(number)
+        case let .text(text): binds.append(text.string)
+        case let .blob(bytes): binds.append(ByteBuffer(bytes: bytes))
+        }
     }
 
     /// The request as its parts, for logs and errors.

@@ -12,6 +12,7 @@ public struct PostgresRecordValues: Sendable, Hashable {
     /// The values, in the same order.
     public let values: [SQLValue]
 
+    /// Values of `columnNames`, in the same order.
     public init(columnNames: [String], values: [SQLValue]) {
         self.columnNames = columnNames
         self.values = values
@@ -58,13 +59,7 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
 
     /// The query followed.
     public let query: PostgresLiveQuery<ID>
-    /// The records behind the rows, loaded by page.
-    public let cache: RowCache<ID, Record>
-    /// The newest result received.
-    public private(set) var result: LiveResult<ID>
-    /// The newest failure, until an update or a successful retry clears it.
-    public private(set) var failure: LiveQueryError?
-    private let receivers = ListSourceReceivers<LiveSection, LiveRow<ID>>()
+    private let relay: _LiveQueryRelay<ID, Record>
     private var follower: Task<Void, Never>?
 
     /// Follows `query`; each row's record is `record(values)`, read in pages of `pageSize` rows
@@ -73,7 +68,7 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
                 record: @escaping @Sendable (PostgresRecordValues) throws -> Record) {
         self.query = query
         let names = query.columnNames
-        cache = RowCache(pageSize: pageSize, maximumPages: maximumPages, loader: { (ids: [ID]) async throws -> [ID: Result<Record, any Error>] in
+        let cache = RowCache<ID, Record>(pageSize: pageSize, maximumPages: maximumPages, loader: { (ids: [ID]) async throws -> [ID: Result<Record, any Error>] in
             // The rows as the query holds them now: `values(of:)` reads each at that content.
             let result = query.latestResult
             let rows = ids.compactMap { id in result.position(of: id).flatMap(result.row(at:)) }
@@ -81,13 +76,12 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
                 Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
             }
         })
-        result = query.latestResult
-        cache.update(result: result)
+        relay = _LiveQueryRelay(result: query.latestResult, cache: cache) { _ = try await query.upToDate() }
         let events = query.events
         follower = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
-                receive(event)
+                relay.receive(event)
             }
         }
     }
@@ -96,62 +90,26 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
         follower?.cancel()
     }
 
+    /// The records behind the rows, loaded by page.
+    public var cache: RowCache<ID, Record> { relay.cache }
+    /// The newest result received.
+    public var result: LiveResult<ID> { relay.result }
+    /// The newest failure, until an update or a successful retry (which asks for the query's
+    /// result, ``PostgresLiveQuery/upToDate()``) clears it.
+    public var failure: LiveQueryError? { relay.failure }
+
     /// The records behind the rows: the ``cache``.
-    public var records: RowCache<ID, Record> { cache }
+    public var records: RowCache<ID, Record> { relay.cache }
 
     /// Hands every event from now on to `receive`: first the newest result (and the failure, if
     /// the query failed since), then each update and failure as the query delivers it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<LiveSection, LiveRow<ID>>) -> Void) -> ListSourceSubscription {
-        receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
-        if let failure { receive(.failure(loadFailure(failure))) }
-        return receivers.add(receive)
+        relay.subscribe(receive)
     }
 
     /// The state once every commit made before the call is in it (``PostgresLiveQuery/upToDate()``).
     public func upToDate() async throws -> ListStateID? {
         try await query.upToDate().stateID
-    }
-
-    func receive(_ event: LiveQueryEvent<ID>) {
-        switch event {
-        case let .initial(result):
-            let same = result.stateID == self.result.stateID
-            self.result = result
-            failure = nil
-            cache.update(result: result)
-            receivers.send(same ? .recovered(isComplete: result.isComplete) : .initial(AnySectionedList(result), isComplete: result.isComplete))
-        case let .update(update):
-            // Updates the source has handed on already (the first state it read) are passed over.
-            if let state = update.result.stateID, state == result.stateID { return }
-            result = update.result
-            failure = nil
-            cache.update(result: update.result)
-            receivers.send(.changes(update.changeset, isComplete: update.result.isComplete))
-        case let .failure(error):
-            failure = error
-            receivers.send(.failure(loadFailure(error)))
-        }
-    }
-
-    private func loadFailure(_ error: LiveQueryError) -> LoadFailure {
-        LoadFailure(error) { [weak self] in
-            Task { @MainActor in self?.retry() }
-        }
-    }
-
-    /// Asks for the query's result; success clears the failure (an update clears it too).
-    private func retry() {
-        let query = query
-        Task { [weak self] in
-            do {
-                _ = try await query.upToDate()
-                guard let self, failure != nil else { return }
-                failure = nil
-                receivers.send(.recovered(isComplete: result.isComplete))
-            } catch {
-                self?.receive(.failure(.underlying(error)))
-            }
-        }
     }
 }
 
@@ -168,6 +126,7 @@ public struct PostgresRecordError: Error, Sendable, CustomStringConvertible {
     /// The column.
     public var column: String
 
+    /// The error for `column`.
     public init(column: String) { self.column = column }
 
     public var description: String { "the column \"\(column)\" is missing or holds a value the record cannot take" }

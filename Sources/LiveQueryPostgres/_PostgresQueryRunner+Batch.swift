@@ -36,12 +36,18 @@ extension _PostgresQueryRunner {
 
     func takeBatched() -> Bool {
         guard !absorbed.contains(where: { !$0.lookups.isEmpty }) else { return false }
-        batchedWork = takeBatchedWork()
-        return batchedWork != nil
+        let work = takeWork(commits: absorbed)
+        absorbed = []
+        guard case .reread = work.action else {
+            giveBack(work)
+            return false
+        }
+        batchedWork = work
+        return true
     }
 
     func appendBatchRow(to binds: inout PostgresBindings) {
-        for value in request.argumentValues ?? [] { _RereadBatch.bind(value, into: &binds) }
+        for value in request.argumentValues ?? [] { PostgresLiveQueryRequest<ID>.bind(value, into: &binds) }
         guard case let .reread(rows) = batchedWork?.action else {
             binds.append([String]())
             return
@@ -60,5 +66,17 @@ extension _PostgresQueryRunner {
         defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
         let reads = _PrefetchedReads(entries: _PostgresRows.entries(rows, plan, &keys))
         return try await finishApply(work, round: round, session, guarded: false, start: .now, prefetched: reads)
+    }
+
+    /// Puts back work taken and not carried out (its round ended first): its commits wait for the
+    /// next round, and the tracker's decision is made again then.
+    func giveBack(_ work: Work) {
+        absorbed = work.commits + absorbed
+        switch work.action {
+        case let .reread(rows): for row in rows.sorted() { _ = tracker.state.touched(row) }
+        case let .refetch(reason): tracker.state.needsRefetch(reason)
+        case .none: break
+        }
+        if work.replan { needsPlan = true }
     }
 }

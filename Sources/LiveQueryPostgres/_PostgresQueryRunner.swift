@@ -291,38 +291,32 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 guard tracker.state.touched(row) else { return }
             }
         }
-        for lookup in plan.joins {
-            let table = plan.roles[lookup.role].table
-            guard let tuples = commit.touched[table.oid] else { continue }
-            for tuple in tuples {
-                guard let key = Self.key(of: tuple, in: relations[table.oid], column: lookup.key) else {
-                    tracker.state.needsRefetch(.undescribedChanges)
-                    return
-                }
-                entry.lookups[lookup.role, default: []].insert(Self.text(of: key))
-            }
-            let pending = absorbed.reduce(entry.lookups[lookup.role]?.count ?? 0) { $0 + ($1.lookups[lookup.role]?.count ?? 0) }
-            if pending > refetchThreshold {
-                tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
-                return
-            }
+        // Joined and aggregated tables' changed keys: resolved to the rows they reach when applied.
+        let lookedUp = plan.joins.map { ($0.role, $0.key) } + plan.children.map { ($0.role, $0.key) }
+        for (role, key) in lookedUp {
+            guard noteLookups(role: role, key: key, of: commit, relations, into: &entry) else { return }
         }
-        for child in plan.children {
-            let table = plan.roles[child.role].table
-            guard let tuples = commit.touched[table.oid] else { continue }
-            for tuple in tuples {
-                guard let key = Self.key(of: tuple, in: relations[table.oid], column: child.key) else {
-                    tracker.state.needsRefetch(.undescribedChanges)
-                    return
-                }
-                entry.lookups[child.role, default: []].insert(Self.text(of: key))
+    }
+
+    /// Notes the keys `commit` changed in `role`'s table for the lookup that resolves them;
+    /// `false` when the query refetches instead (a change without its key, or too many of them).
+    private func noteLookups(role: Int, key column: _PostgresTable.Column, of commit: _DecodedCommit, _ relations: _KnownRelations,
+                             into entry: inout _AbsorbedCommit) -> Bool {
+        let table = plan.roles[role].table
+        guard let tuples = commit.touched[table.oid] else { return true }
+        for tuple in tuples {
+            guard let key = Self.key(of: tuple, in: relations[table.oid], column: column) else {
+                tracker.state.needsRefetch(.undescribedChanges)
+                return false
             }
-            let pending = absorbed.reduce(entry.lookups[child.role]?.count ?? 0) { $0 + ($1.lookups[child.role]?.count ?? 0) }
-            if pending > refetchThreshold {
-                tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
-                return
-            }
+            entry.lookups[role, default: []].insert(Self.text(of: key))
         }
+        let pending = absorbed.reduce(entry.lookups[role]?.count ?? 0) { $0 + ($1.lookups[role]?.count ?? 0) }
+        guard pending <= refetchThreshold else {
+            tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
+            return false
+        }
+        return true
     }
 
     /// The value of `column` (a key column) in a change's key tuple, as the index holds it.
@@ -395,37 +389,13 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// Takes the work for an apply, now: what commits absorbed later (while it is read apart) do
     /// waits for the next.
-    private func takeWork(commits: [_AbsorbedCommit]) -> Work {
+    func takeWork(commits: [_AbsorbedCommit]) -> Work {
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
         let replan = needsPlan
         needsPlan = false
         if replan, action == .none { action = .refetch(.schemaChanged) }
         return Work(commits: commits, action: action, replan: replan)
-    }
-
-    /// Takes the work of an apply whose rows are re-read with other queries', now; `nil` (and
-    /// nothing taken) unless its action is a re-read.
-    func takeBatchedWork() -> Work? {
-        let work = takeWork(commits: absorbed)
-        absorbed = []
-        guard case .reread = work.action else {
-            giveBack(work)
-            return nil
-        }
-        return work
-    }
-
-    /// Puts back work taken and not carried out (its round ended first): its commits wait for the
-    /// next round, and the tracker's decision is made again then.
-    func giveBack(_ work: Work) {
-        absorbed = work.commits + absorbed
-        switch work.action {
-        case let .reread(rows): for row in rows.sorted() { _ = tracker.state.touched(row) }
-        case let .refetch(reason): tracker.state.needsRefetch(reason)
-        case .none: break
-        }
-        if work.replan { needsPlan = true }
     }
 
     func detach() {

@@ -55,15 +55,4 @@ enum _RereadBatch {
         }
         return kinds
     }
-
-    /// A value bound as the server binds a query's argument (int8, float8, text, bytea).
-    static func bind(_ value: SQLValue, into binds: inout PostgresBindings) {
-        switch value {
-        case .null: binds.appendNull()
-        case let .integer(number): binds.append(number)
-        case let .real(number): binds.append(number)
-        case let .text(text): binds.append(text.string)
-        case let .blob(bytes): binds.append(ByteBuffer(bytes: bytes))
-        }
-    }
 }

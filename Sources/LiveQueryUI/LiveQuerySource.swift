@@ -17,21 +17,13 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
 
     /// The query followed.
     public let query: LiveQuery<ID>
-    /// The records behind the rows, loaded by page.
-    public let cache: RowCache<ID, Record>
-    /// The newest result received.
-    public private(set) var result: LiveResult<ID>
-    /// The newest failure, until an update or a successful retry clears it.
-    public private(set) var failure: LiveQueryError?
-    private let receivers = ListSourceReceivers<LiveSection, LiveRow<ID>>()
+    private let relay: _LiveQueryRelay<ID, Record>
     private var follower: Task<Void, Never>?
 
     /// Follows `query`; its rows' records come from `cache`.
     public init(query: LiveQuery<ID>, cache: RowCache<ID, Record>) {
         self.query = query
-        self.cache = cache
-        result = query.latestResult
-        cache.update(result: result)
+        relay = _LiveQueryRelay(result: query.latestResult, cache: cache) { try await query.checkForExternalChanges() }
         follower = query.follow(with: self) { owner, event in owner.receive(event) }
     }
 
@@ -39,63 +31,30 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
         follower?.cancel()
     }
 
+    /// The records behind the rows, loaded by page.
+    public var cache: RowCache<ID, Record> { relay.cache }
+    /// The newest result received.
+    public var result: LiveResult<ID> { relay.result }
+    /// The newest failure, until an update or a successful retry (which looks for changes again,
+    /// ``LiveQuery/LiveQuery/checkForExternalChanges()``) clears it.
+    public var failure: LiveQueryError? { relay.failure }
+
     /// The records behind the rows: the ``cache``.
-    public var records: RowCache<ID, Record> { cache }
+    public var records: RowCache<ID, Record> { relay.cache }
 
     /// Hands every event from now on to `receive`: first the newest result (and the failure, if
     /// the query failed since), then each update and failure as the query delivers it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<LiveSection, LiveRow<ID>>) -> Void) -> ListSourceSubscription {
-        receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
-        if let failure { receive(.failure(loadFailure(failure))) }
-        return receivers.add(receive)
+        relay.subscribe(receive)
     }
+
+    /// Takes an event as if the query had delivered it.
+    func receive(_ event: LiveQueryEvent<ID>) { relay.receive(event) }
 
     /// The state once every commit made before the call is in it: this process's, other
     /// connections' and other processes' (see ``LiveQuery/LiveQuery/upToDate()``).
     public func upToDate() async throws -> ListStateID? {
         try await query.upToDate().stateID
-    }
-
-    func receive(_ event: LiveQueryEvent<ID>) {
-        switch event {
-        case let .initial(result):
-            let same = result.stateID == self.result.stateID
-            self.result = result
-            failure = nil
-            cache.update(result: result)
-            receivers.send(same ? .recovered(isComplete: result.isComplete) : .initial(AnySectionedList(result), isComplete: result.isComplete))
-        case let .update(update):
-            result = update.result
-            failure = nil
-            cache.update(result: update.result)
-            receivers.send(.changes(update.changeset, isComplete: update.result.isComplete))
-        case let .failure(error):
-            failure = error
-            receivers.send(.failure(loadFailure(error)))
-        }
-    }
-
-    private func loadFailure(_ error: LiveQueryError) -> LoadFailure {
-        // A terminal failure: the query has stopped; only reopening the database helps.
-        guard !error.isTerminal else { return LoadFailure(error, retry: {}) }
-        return LoadFailure(error) { [weak self] in
-            Task { @MainActor in self?.retry() }
-        }
-    }
-
-    /// Looks for changes again; success clears the failure (an update it finds clears it too).
-    private func retry() {
-        let query = query
-        Task { [weak self] in
-            do throws(LiveQueryError) {
-                try await query.checkForExternalChanges()
-                guard let self, failure != nil else { return }
-                failure = nil
-                receivers.send(.recovered(isComplete: result.isComplete))
-            } catch {
-                self?.receive(.failure(error))
-            }
-        }
     }
 }
 

@@ -11,11 +11,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresBatchTests {
     static func request(_ sql: String, _ values: [SQLValue]) -> PostgresLiveQueryRequest<Int64> {
-        var binds = PostgresBindings()
-        for value in values { _RereadBatch.bind(value, into: &binds) }
-        var request = PostgresLiveQueryRequest(sql: sql, arguments: binds, identity: "id", as: Int64.self)
-        request.argumentValues = values
-        return request
+        PostgresLiveQueryRequest(sql: sql, values: values, identity: "id", as: Int64.self)
     }
 
     /// `sql` with its `$n` written as literals, for the oracle's SELECT.
@@ -102,6 +98,17 @@ struct PostgresBatchTests {
             }
             await follower.stop()
         }
+    }
+}
+
+/// A request made from values keeps them for batches; bindings set by hand afterwards drop them.
+@Suite struct PostgresRequestValuesTests {
+    @Test("values bind as the request's arguments; setting the arguments by hand forgets the values")
+    func valuesAndBindings() {
+        var request = PostgresLiveQueryRequest(sql: "SELECT id FROM t WHERE a = $1 AND b = $2", values: [.integer(1), .text("x")], as: Int64.self)
+        #expect(request.argumentValues == [.integer(1), .text("x")] && request.arguments.count == 2)
+        request.arguments = PostgresBindings()
+        #expect(request.argumentValues == nil)
     }
 }
 

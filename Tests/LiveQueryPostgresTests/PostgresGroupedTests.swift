@@ -44,14 +44,7 @@ struct PostgresGroupedTests {
             for step in 0..<50 {
                 try await PostgresSQLTests.randomTransaction(writer, &random)
                 for (sql, columns, query, follower) in queries {
-                    let result = try await query.upToDate()
-                    let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: columns)
-                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed), \(query.statistics)")
-                    let values = try await query.values(of: result.rows(in: 0..<result.count))
-                    let shown = result.rows(in: 0..<result.count).map { row in values[row.id].map { $0.map(PostgresSQLTests.text) } }
-                    #expect(shown == expected.map { Optional($0) }, "values at step \(step): \(sql), seed \(seed)")
-                    await follower.waitFor(result)
-                    await MainActor.run { #expect(follower.view.violations.isEmpty, "\(sql), seed \(seed)") }
+                    try await PostgresSQLTests.expectEqualsSelect(query, sql, columns: columns, follower, writer, "step \(step): \(sql), seed \(seed)")
                 }
             }
             for (sql, _, query, follower) in queries {

@@ -80,6 +80,20 @@ struct PostgresSQLTests {
         }
     }
 
+    /// After `query.upToDate()`: its ids and every value equal `sql`'s rows, and the strict view
+    /// following it took every changeset.
+    static func expectEqualsSelect(_ query: PostgresLiveQuery<Int64>, _ sql: String, columns: Int, _ follower: PostgresListFollower<Int64>,
+                                   _ writer: PostgresConnection, _ context: String) async throws {
+        let result = try await query.upToDate()
+        let expected = try await expectedRows(writer, sql, columns: columns)
+        #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "\(context), \(query.statistics)")
+        let values = try await query.values(of: result.rows(in: 0..<result.count))
+        let shown = result.rows(in: 0..<result.count).map { row in values[row.id].map { $0.map(text) } }
+        #expect(shown == expected.map { Optional($0) }, "values, \(context)")
+        await follower.waitFor(result)
+        await MainActor.run { #expect(follower.view.violations.isEmpty, "\(context)") }
+    }
+
     static let joined = """
         SELECT m.id, m.subject, c.name AS sender, co.name AS company, m.received, m.meta, m.score
         FROM message m JOIN contact c ON c.id = m.contact_id LEFT JOIN company co ON co.id = c.company_id
@@ -108,16 +122,9 @@ struct PostgresSQLTests {
             for step in 0..<50 {
                 try await Self.randomTransaction(writer, &random)
                 for (sql, query, follower) in queries {
-                    let result = try await query.upToDate()
                     // The list breaks ties by the identity, as the SELECT must to be compared with it.
-                    let expected = try await Self.expectedRows(writer, sql + ", m.id", columns: 7)
-                    let diagnostics = await database.engine.diagnostics
-                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed), \(query.statistics), \(diagnostics)")
-                    let values = try await query.values(of: result.rows(in: 0..<result.count))
-                    let shown = result.rows(in: 0..<result.count).map { row in values[row.id].map { $0.map(Self.text) } }
-                    #expect(shown == expected.map { Optional($0) }, "values at step \(step): \(sql), seed \(seed)")
-                    await follower.waitFor(result)
-                    await MainActor.run { #expect(follower.view.violations.isEmpty, "\(sql), seed \(seed)") }
+                    try await Self.expectEqualsSelect(query, sql + ", m.id", columns: 7, follower, writer,
+                                                      "step \(step): \(sql), seed \(seed), \(await database.engine.diagnostics)")
                 }
             }
             let sectioned = queries[0].1.latestResult
