@@ -146,13 +146,13 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "LiveQueryTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"),
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         // The Swift client without a server: its list model and the decoding of rows into records.
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "ScratchPostgres",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "ScratchPostgres", "OwnThread",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,8 +163,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
+        // Blocking calls from async code, each on a thread of its own (tests and benchmarks).
+        .target(name: "OwnThread"),
         // A throwaway PostgreSQL cluster (initdb, pg_ctl) for the tests and the benchmarks.
         .target(name: "ScratchPostgres", dependencies: [
+            "OwnThread",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -199,7 +202,7 @@ let package = Package(
         ]),
         // Runs the built `livelist` binary, as scripts and CI do.
         .testTarget(name: "LiveListCLITests", dependencies: [
-            "livelist", "livelist-allocations", .product(name: "GRDB", package: "GRDB.swift"),
+            "livelist", "livelist-allocations", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import OwnThread
 import Logging
 import PostgresNIO
 #if canImport(Glibc)
@@ -137,7 +138,7 @@ public enum PostgresCluster {
     /// Runs `body` while no other test uses the cluster through this: suites run in parallel, and a
     /// test that looks at the WAL (or counts the server's work) must see its own commits only.
     public static func exclusively<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
-        await turns.take()
+        try await turns.take()
         do {
             let value = try await body()
             await turns.give()
@@ -158,8 +159,14 @@ public enum PostgresCluster {
     }
 
     /// Restarts the cluster (`pg_ctl restart`, fast mode): every connection is cut, temporary
-    /// slots go, the WAL and persistent slots stay.
-    public static func restart() throws(ClusterUnavailable) {
+    /// slots go, the WAL and persistent slots stay. `pg_ctl` is waited for on a thread of its
+    /// own: a fast stop waits for the replication streams of this process to confirm what they
+    /// were sent, which needs the cooperative pool that a blocking wait would hold.
+    public static func restart() async throws {
+        try await onOwnThread("livelist.pg_ctl") { try restartBlocking() }
+    }
+
+    private static func restartBlocking() throws(ClusterUnavailable) {
         guard let bin = binaries() else { throw ClusterUnavailable(description: "no pg_ctl") }
         try run([bin + "/pg_ctl", "-D", folder + "/data", "-l", folder + "/log", "-w", "-t", "60", "-m", "fast", "stop"], asServerUser: true)
         do {
@@ -228,24 +235,39 @@ final class _ClusterStartup: @unchecked Sendable {
     }
 }
 
-/// One test at a time on the cluster, in the order they asked.
+/// One test at a time on the cluster, in the order they asked. A test cancelled while it waits
+/// (its time limit ran out) leaves the line and throws, instead of waiting on and then running
+/// cancelled.
 actor _Turns {
     private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextTicket: UInt64 = 0
 
-    func take() async {
+    func take() async throws {
+        try Task.checkCancellation()
         if !busy {
             busy = true
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        let ticket = nextTicket
+        nextTicket += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { waiting.append((ticket, $0)) }
+        } onCancel: {
+            Task { await self.leave(ticket) }
+        }
     }
 
     func give() {
         if waiting.isEmpty {
             busy = false
         } else {
-            waiting.removeFirst().resume()
+            waiting.removeFirst().continuation.resume()
         }
+    }
+
+    private func leave(_ ticket: UInt64) {
+        guard let index = waiting.firstIndex(where: { $0.ticket == ticket }) else { return }
+        waiting.remove(at: index).continuation.resume(throwing: CancellationError())
     }
 }

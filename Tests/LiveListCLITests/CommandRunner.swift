@@ -1,8 +1,9 @@
 import Foundation
+import OwnThread
 
 /// Runs the `livelist` binary that `swift test` built next to the test bundle.
 struct CommandRunner {
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var standardOutput: String
         var standardError: String
@@ -18,7 +19,13 @@ struct CommandRunner {
         return directory.appendingPathComponent("livelist")
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs the command to its end on a thread of its own: a wait on the test's thread would hold
+    /// one of the cooperative pool's few threads (see `onOwnThread`) for the command's whole run.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await onOwnThread { try runBlocking(arguments, environment: environment) }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -33,6 +40,38 @@ struct CommandRunner {
         return Result(status: process.terminationStatus,
                       standardOutput: String(decoding: outputData, as: UTF8.self),
                       standardError: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// What `handle` gives up to its first line break, within `seconds` (the line a starting
+    /// server prints), read on a thread of its own.
+    static func firstLine(of handle: FileHandle, within seconds: TimeInterval) async -> String {
+        await onOwnThread {
+            var text = ""
+            let deadline = Date().addingTimeInterval(seconds)
+            while !text.contains("\n"), Date() < deadline {
+                let data = handle.availableData
+                if data.isEmpty { break }   // the end: the process closed it
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }
+    }
+
+    /// SIGTERM, then the exit waited for on a thread of its own (a graceful shutdown takes its
+    /// drain time); the exit status.
+    static func terminate(_ process: Process) async -> Int32 {
+        let owned = OwnedProcess(process: process)
+        return await onOwnThread {
+            owned.process.terminate()
+            owned.process.waitUntilExit()
+            return owned.process.terminationStatus
+        }
+    }
+
+    /// A process handed to the thread that waits for it.
+    /// `@unchecked Sendable`: the test that started it does not touch it until the wait returns.
+    private struct OwnedProcess: @unchecked Sendable {
+        let process: Process
     }
 
     /// Writes `text` to a fresh temporary file and returns its path.

@@ -1,4 +1,5 @@
 import Foundation
+import OwnThread
 import GRDB
 import Testing
 
@@ -33,7 +34,7 @@ struct DocumentedConfigTests {
     static let unsetSecret = "LIVELIST_DOCUMENTED_CONFIG_UNSET_SECRET"
 
     @Test("Every YAML block of docs/SERVER.md and the README starts `livelist serve --config`, with documented keys only")
-    func documentedFilesStart() throws {
+    func documentedFilesStart() async throws {
         let documented = Set(try Self.documentedKeys().map { $0.key })
         var checked: [String] = []
         for file in ["docs/SERVER.md", "README.md"] {
@@ -45,7 +46,7 @@ struct DocumentedConfigTests {
                 for key in Self.keys(in: block.text) where !documented.contains(key) {
                     Issue.record("\(source): \"\(key)\" is not a key docs/SERVER.md's tables document")
                 }
-                try Self.start(block.text, schema: Self.schema(before: index, in: blocks), source: source)
+                try await Self.start(block.text, schema: Self.schema(before: index, in: blocks), source: source)
                 checked.append(source)
             }
         }
@@ -55,13 +56,13 @@ struct DocumentedConfigTests {
     }
 
     @Test("Every key in docs/SERVER.md's tables is read by the loader, at the level its table says")
-    func documentedKeysAreRead() throws {
+    func documentedKeysAreRead() async throws {
         let keys = try Self.documentedKeys()
         for (heading, _) in Self.levels {
             #expect(keys.contains { $0.heading == heading }, "docs/SERVER.md has no table of keys under \"### \(heading)\"")
         }
         // The configuration without a wrong value loads, and stops at the secret it lacks.
-        let control = try Self.refuse(Self.configuration(setting: nil))
+        let control = try await Self.refuse(Self.configuration(setting: nil))
         #expect(control.contains("must hold the HS256 secret"), "\(control)")
         for (heading, key) in keys {
             guard let prefix = Self.levels[heading] else {
@@ -72,7 +73,7 @@ struct DocumentedConfigTests {
             // A mapping where a scalar or a list goes is one wrong shape, a list where a mapping goes the other.
             var answers: [String] = []
             for value in ["{bad: 1}", "[bad]"] where !answers.contains(where: { $0.hasSuffix(" at \(place)\n") }) {
-                answers.append(try Self.refuse(Self.configuration(setting: (heading, key, value))))
+                answers.append(try await Self.refuse(Self.configuration(setting: (heading, key, value))))
             }
             #expect(answers.contains { $0.hasSuffix(" at \(place)\n") },
                     "docs/SERVER.md documents \"\(key)\" (\(heading)), but a wrong value there is not refused at \(place): \(answers)")
@@ -238,7 +239,7 @@ struct DocumentedConfigTests {
 
     // MARK: - Running `livelist serve`
 
-    struct Run {
+    struct Run: Sendable {
         var status: Int32
         var output: String
         var errors: String
@@ -249,7 +250,15 @@ struct DocumentedConfigTests {
     /// Runs `livelist` in `directory` until it exits or, with `untilListening`, until it prints
     /// the line that says it listens (then stops it with SIGTERM); stopped after `timeout`.
     static func livelist(_ arguments: [String], environment: [String: String], in directory: URL, untilListening: Bool,
-                         timeout: TimeInterval = 60) throws -> Run {
+                         timeout: TimeInterval = 60) async throws -> Run {
+        // On a thread of its own: the server's start is polled for seconds (see `onOwnThread`).
+        try await onOwnThread {
+            try livelistBlocking(arguments, environment: environment, in: directory, untilListening: untilListening, timeout: timeout)
+        }
+    }
+
+    private static func livelistBlocking(_ arguments: [String], environment: [String: String], in directory: URL, untilListening: Bool,
+                                         timeout: TimeInterval) throws -> Run {
         let outputFile = directory.appendingPathComponent("stdout-\(UUID().uuidString)")
         let errorFile = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
@@ -295,19 +304,19 @@ struct DocumentedConfigTests {
     /// block's queries, and stops with status 0. A block that names a `database` and has a
     /// schema is served from that database, made from the schema, and its SQL must prepare there;
     /// any other over an empty SQLite database given with `--db`.
-    static func start(_ yaml: String, schema: String?, source: String) throws {
+    static func start(_ yaml: String, schema: String?, source: String) async throws {
         let directory = try temporaryDirectory()
         let file = directory.appendingPathComponent("serve.yaml")
         try Data(yaml.utf8).write(to: file)
         var arguments = ["serve", "--config", file.path, "--port", "0"]
         if let database = value(of: "database", in: yaml, topLevel: true), let schema {
             let queue = try DatabaseQueue(path: directory.appendingPathComponent(database).path)
-            try queue.write { db in try db.execute(sql: schema) }
+            try await queue.write { db in try db.execute(sql: schema) }
             let queries = Self.statements(in: yaml)
             #expect(!queries.isEmpty, "\(source): no sql read")
             for sql in queries {
                 do {
-                    try queue.read { db in _ = try db.makeStatement(sql: sql) }
+                    try await queue.read { db in _ = try db.makeStatement(sql: sql) }
                 } catch {
                     Issue.record("\(source): its SQL does not prepare on the schema shown with it: \(sql): \(error)")
                 }
@@ -316,7 +325,7 @@ struct DocumentedConfigTests {
         } else {
             let database = directory.appendingPathComponent("empty.sqlite").path
             let queue = try DatabaseQueue(path: database)
-            try queue.write { db in try db.execute(sql: "PRAGMA user_version = 1") }
+            try await queue.write { db in try db.execute(sql: "PRAGMA user_version = 1") }
             try queue.close()
             arguments += ["--db", database]
         }
@@ -326,7 +335,7 @@ struct DocumentedConfigTests {
         }
         let names = queryNames(in: yaml)
         #expect(!names.isEmpty, "\(source): no query names read")
-        let run = try livelist(arguments, environment: environment, in: directory, untilListening: true)
+        let run = try await livelist(arguments, environment: environment, in: directory, untilListening: true)
         let expected = "(" + names.sorted().joined(separator: ", ") + ")"
         #expect(run.listening?.hasSuffix(expected) == true, "\(source): \(expected) expected; stdout: \(run.output) stderr: \(run.errors)")
         #expect(run.status == 0, "\(source): exit status \(run.status); stderr: \(run.errors)")
@@ -379,13 +388,13 @@ struct DocumentedConfigTests {
 
     /// What `livelist serve --config` says of `yaml` when it refuses it (exit status 2, one line
     /// on standard error); an issue when it does otherwise.
-    static func refuse(_ yaml: String) throws -> String {
+    static func refuse(_ yaml: String) async throws -> String {
         let directory = try temporaryDirectory()
         let file = directory.appendingPathComponent("serve.yaml")
         try Data(yaml.utf8).write(to: file)
         var environment = ProcessInfo.processInfo.environment
         environment[unsetSecret] = nil
-        let run = try livelist(["serve", "--config", file.path, "--port", "0"], environment: environment, in: directory,
+        let run = try await livelist(["serve", "--config", file.path, "--port", "0"], environment: environment, in: directory,
                                untilListening: false, timeout: 30)
         #expect(run.status == 2 && run.listening == nil, "\(yaml): exit status \(run.status), stdout: \(run.output)")
         #expect(run.errors.split(separator: "\n").count == 1, "\(run.errors)")

@@ -19,7 +19,7 @@ struct ServeCommandTests {
     }
 
     @Test("A configuration file with a missing field, an undeclared placeholder or a claim without tokens is one clear line and exit status 2")
-    func badConfigurations() throws {
+    func badConfigurations() async throws {
         let database = try Self.database()
         let cases: [(String, String)] = [
             ("queries:\n  - name: inbox\n", "missing \"sql\""),
@@ -30,7 +30,7 @@ struct ServeCommandTests {
         ]
         for (yaml, expected) in cases {
             let file = try CommandRunner.temporaryFile(yaml, name: "serve.yaml")
-            let result = try CommandRunner.run(["serve", "--config", file, "--db", database, "--port", "0"])
+            let result = try await CommandRunner.run(["serve", "--config", file, "--db", database, "--port", "0"])
             #expect(result.status == 2, "\(yaml)")
             #expect(result.standardError.contains(expected), "\(result.standardError)")
             #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
@@ -62,11 +62,7 @@ struct ServeCommandTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         // The first line names the bound port and the published queries.
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while !text.contains("\n"), Date() < deadline {
-            text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        }
+        let text = await CommandRunner.firstLine(of: output.fileHandleForReading, within: 60)
         #expect(text.contains("(mine)"), "\(text)")
         let address = try #require(text.range(of: "ws://127.0.0.1:"))
         let port = try #require(Int(text[address.upperBound...].prefix { $0.isNumber }))
@@ -74,13 +70,11 @@ struct ServeCommandTests {
         let (data, _) = try await URLSession.shared.data(from: url)
         let health = String(decoding: data, as: UTF8.self)
         #expect(health.contains("\"status\":\"ok\""))
-        process.terminate()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(await CommandRunner.terminate(process) == 0)
     }
 
     @Test("livelist demo --remote shows a `serve --demo` server's list headlessly: batches applied, a script, 0 inconsistencies against a fresh subscription, exit 0")
-    func remoteDemo() throws {
+    func remoteDemo() async throws {
         let directory = URL(fileURLWithPath: try CommandRunner.temporaryFile("", name: "placeholder")).deletingLastPathComponent()
         let server = Process()
         server.executableURL = CommandRunner.executable
@@ -90,28 +84,22 @@ struct ServeCommandTests {
         server.standardOutput = output
         try server.run()
         defer { if server.isRunning { server.terminate() } }
-        var text = ""
-        let deadline = Date().addingTimeInterval(120)
-        while !text.contains("\n"), Date() < deadline {
-            text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        }
+        let text = await CommandRunner.firstLine(of: output.fileHandleForReading, within: 120)
         let address = try #require(text.range(of: "ws://127.0.0.1:"))
         let port = try #require(Int(text[address.upperBound...].prefix { $0.isNumber }))
-        let result = try CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:\(port)/live", "--headless", "--duration", "3"])
+        let result = try await CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:\(port)/live", "--headless", "--duration", "3"])
         let lines = result.standardOutput.split(separator: "\n")
         #expect(result.status == 0, "\(result.standardOutput.suffix(2_000)) \(result.standardError)")
         let summary = try #require(lines.last.map(String.init))
         #expect(summary.hasPrefix("demo: ") && summary.contains(" 0 inconsistencies"), "\(summary)")
         #expect(!summary.hasPrefix("demo: 0 batches"), "\(summary)")
         #expect(lines.contains { $0.hasPrefix("script: filter") } && lines.contains { $0.hasPrefix("script: sort") })
-        server.terminate()
-        server.waitUntilExit()
-        #expect(server.terminationStatus == 0)
+        #expect(await CommandRunner.terminate(server) == 0)
     }
 
     @Test("livelist demo --remote with no server there is one line naming the address, and exit status 2")
-    func remoteDemoWithoutServer() throws {
-        let result = try CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:9/live", "--headless", "--duration", "1"])
+    func remoteDemoWithoutServer() async throws {
+        let result = try await CommandRunner.run(["demo", "--remote", "ws://127.0.0.1:9/live", "--headless", "--duration", "1"])
         #expect(result.status == 2)
         #expect(result.standardError.contains("ws://127.0.0.1:9/live"), "\(result.standardError)")
         #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")

@@ -3,6 +3,7 @@ import GRDB
 import ListTesting
 import LiveListServer
 import LiveListWire
+import OwnThread
 import Testing
 
 /// Clients no library would be: silent sockets, slow headers, half-closed sockets, a client that
@@ -11,14 +12,6 @@ import Testing
 @Suite("Hostile clients", .serialized, .timeLimit(.minutes(3)))
 struct HostileClientTests {
     static let subscribe = #"{"type":"subscribe","sub":1,"query":"inbox","window":[0,2000]}"#
-
-    /// Runs `body` on a thread of its own (blocking socket calls), waiting for it without
-    /// holding a thread of the test's executor.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
 
     @Test("a socket that sends nothing, one that sends its head a byte at a time, and one half-closed are closed after requestHeadTimeout; a prompt client is served")
     func requestHeadDeadline() async throws {
@@ -37,7 +30,7 @@ struct HostileClientTests {
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }
-        let closed = try await Self.blocking {
+        let closed = try await onOwnThread {
             try [silent, slow, halfClosed].map { try $0.isClosedByServer(within: 5) }
         }
         slowSender.cancel()
@@ -59,7 +52,7 @@ struct HostileClientTests {
             return message + [UInt8](repeating: 0x20, count: size - message.count)
         }
         func codeAfter(_ send: @escaping @Sendable (RawConnection) throws -> Void) async throws -> UInt16? {
-            try await Self.blocking {
+            try await onOwnThread {
                 let connection = try RawConnection(port: port)
                 defer { connection.close() }
                 #expect(try connection.upgrade().contains("101"))
@@ -209,12 +202,20 @@ struct HostileClientTests {
         let port = fixture.port
         // Stops reading once upgraded and subscribed: the window's 2,000 rows of 2 KB fill its
         // small socket buffer and the server's queue towards it.
-        let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
-        #expect(try stalled.upgrade().contains("101"))
-        try stalled.sendFrame(opcode: 0x1, Array(Self.subscribe.utf8))
-        let silent = try RawConnection(port: port)
-        let slowHeader = try RawConnection(port: port)
-        try slowHeader.send("GET /live HTTP/1.1\r\nHost: 127")
+        // Socket calls that wait for the server, each on a thread of its own (see `onOwnThread`).
+        let (stalled, upgrade) = try await onOwnThread {
+            let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
+            let upgrade = try stalled.upgrade()
+            try stalled.sendFrame(opcode: 0x1, Array(Self.subscribe.utf8))
+            return (stalled, upgrade)
+        }
+        #expect(upgrade.contains("101"))
+        let (silent, slowHeader) = try await onOwnThread {
+            let silent = try RawConnection(port: port)
+            let slowHeader = try RawConnection(port: port)
+            try slowHeader.send("GET /live HTTP/1.1\r\nHost: 127")
+            return (silent, slowHeader)
+        }
         // The server keeps writing to the stalled client until its queue is full.
         for round in 0..<5 {
             try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET sender = ? WHERE id % 3 = 0", arguments: ["r\(round)"]) }

@@ -3,6 +3,7 @@ import ListTesting
 import LiveListClient
 import LiveListWire
 import Logging
+import OwnThread
 import PostgresNIO
 import ScratchPostgres
 import Testing
@@ -26,7 +27,19 @@ final class AuditedTransport: RemoteTransport, @unchecked Sendable {
     private var resuming: Set<Int> = []
     private var resumedFrom: [Int: WireVersion] = [:]
     private(set) var resetReasons: [String] = []
+    /// The last frames each way (`>` sent, `<` received), cut to 600 bytes: printed for a client
+    /// that fails its check, to say what it was told.
+    private var frames: [String] = []
     private let base = WebSocketTransport()
+
+    var lastFrames: [String] { lock.withLock { frames } }
+
+    private func log(_ direction: String, _ frame: String) {
+        lock.withLock {
+            frames.append(direction + " " + String(frame.prefix(600)))
+            if frames.count > 40 { frames.removeFirst(frames.count - 40) }
+        }
+    }
 
     init(_ target: String) { self.target = target }
 
@@ -65,6 +78,7 @@ final class AuditedTransport: RemoteTransport, @unchecked Sendable {
     }
 
     private func sent(_ frame: String) {
+        log(">", frame)
         guard case let .subscribe(subscription)? = try? ClientMessage.decode(Array(frame.utf8)) else { return }
         lock.withLock {
             held[subscription.sub] = subscription.resume?.version
@@ -77,6 +91,7 @@ final class AuditedTransport: RemoteTransport, @unchecked Sendable {
     }
 
     private func received(_ frame: String) {
+        log("<", frame)
         guard let message = try? ServerMessage.decode(Array(frame.utf8)) else { return }
         lock.withLock {
             switch message {
@@ -273,6 +288,10 @@ struct PostgresFaultOracleTests {
                 for entry in watched {
                     let mismatch = entry.client.mismatch(oracles[entry.query.name] ?? ([], []))
                     Issue.record("\(step): \(entry.query.name) on \(entry.home): \(mismatch ?? "equal"), \(entry.client.remote.connectionState)")
+                    if mismatch != nil {
+                        print("\(step): \(entry.query.name) on \(entry.home), window \(entry.client.remote.model.window), its last frames:\n"
+                              + entry.transport.lastFrames.joined(separator: "\n"))
+                    }
                 }
                 throw error
             }
@@ -288,12 +307,12 @@ struct PostgresFaultOracleTests {
             let batches = (0..<count).map { _ in (randomStatements(&random), random.next(upTo: 5) == 0) }
             let psqlBatches = (0..<count / 2).map { _ in randomStatements(&random) }
             let database = databaseName
-            async let external: Void = Task.detached {
+            async let external: Void = onOwnThread {
                 for statements in psqlBatches {
                     _ = try? PostgresCluster.run([psql, "-h", cluster.folder, "-U", "postgres", "-d", database, "-q",
                                                   "-c", (["BEGIN"] + statements + ["COMMIT"]).joined(separator: ";")], asServerUser: false)
                 }
-            }.value
+            }
             for (statements, rollback) in batches {
                 do {
                     try await writer.query("BEGIN", logger: PostgresCluster.logger)
@@ -338,14 +357,16 @@ struct PostgresFaultOracleTests {
                 // Under writes from another process: some of them land, some fail with the server gone.
                 let batches = (0..<12).map { _ in randomStatements(&random) }
                 let database = databaseName
-                let during = Task.detached {
-                    for statements in batches {
-                        _ = try? PostgresCluster.run([psql, "-h", cluster.folder, "-U", "postgres", "-d", database, "-q",
-                                                      "-c", (["BEGIN"] + statements + ["COMMIT"]).joined(separator: ";")], asServerUser: false)
+                let during = Task {
+                    await onOwnThread {
+                        for statements in batches {
+                            _ = try? PostgresCluster.run([psql, "-h", cluster.folder, "-U", "postgres", "-d", database, "-q",
+                                                          "-c", (["BEGIN"] + statements + ["COMMIT"]).joined(separator: ";")], asServerUser: false)
+                        }
                     }
                 }
                 try await Task.sleep(for: .milliseconds(30))
-                try PostgresCluster.restart()
+                try await PostgresCluster.restart()
                 await during.value
                 try? await writer.close()
                 writer = try await PostgresConnection.connect(configuration: configuration, id: 9, logger: PostgresCluster.logger)
@@ -393,7 +414,7 @@ struct PostgresFaultOracleTests {
         }
         print("PostgreSQL faults seed \(seed): \(faults.map { "\($0)" }.joined(separator: ", "))\n" + summary.joined(separator: "\n"))
         let stopping = ContinuousClock.now
-        for instance in instances { #expect(instance.terminate() == 0, "a graceful shutdown on SIGTERM: \(instance.log)") }
+        for instance in instances { #expect(await instance.terminate() == 0, "a graceful shutdown on SIGTERM: \(instance.log)") }
         print("PostgreSQL faults seed \(seed): rounds took \(timings.joined(separator: ", ")); the instances stopped in \(stopping.duration(to: .now))")
         try await writer.query(PostgresQuery(unsafeSQL: "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()"),
                                logger: PostgresCluster.logger)

@@ -3,6 +3,7 @@ import ListTesting
 import LiveListClient
 import LiveListWire
 import Logging
+import OwnThread
 import PostgresNIO
 import ScratchPostgres
 import Testing
@@ -70,14 +71,18 @@ final class ServeProcess: @unchecked Sendable {
         pid = 0
     }
 
-    /// SIGTERM: a graceful shutdown; its exit status.
-    func terminate() -> Int32 {
+    /// SIGTERM: a graceful shutdown, waited for on a thread of its own (it takes the drain
+    /// time); its exit status.
+    func terminate() async -> Int32 {
         guard pid > 0 else { return -1 }
+        let pid = pid
+        self.pid = 0
         Glibc.kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        pid = 0
-        return (status >> 8) & 0xFF
+        return await onOwnThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            return (status >> 8) & 0xFF
+        }
     }
 }
 
@@ -238,8 +243,9 @@ struct PostgresServersTests {
                 for index in 0..<count {
                     let statements = Self.randomStatements(&random)
                     if index % 3 == 2 {
-                        try PostgresCluster.run([psql, "-h", cluster.folder, "-U", "postgres", "-d", databaseName, "-v", "ON_ERROR_STOP=1", "-q",
-                                                 "-c", (["BEGIN"] + statements + ["COMMIT"]).joined(separator: ";")], asServerUser: false)
+                        let command = [psql, "-h", cluster.folder, "-U", "postgres", "-d", databaseName, "-v", "ON_ERROR_STOP=1", "-q",
+                                       "-c", (["BEGIN"] + statements + ["COMMIT"]).joined(separator: ";")]
+                        _ = try await onOwnThread { try PostgresCluster.run(command, asServerUser: false) }
                     } else {
                         try await writer.query("BEGIN", logger: PostgresCluster.logger)
                         for statement in statements { try await writer.query(PostgresQuery(unsafeSQL: statement), logger: PostgresCluster.logger) }
@@ -273,7 +279,7 @@ struct PostgresServersTests {
             try await quiet("after the restart")
 
             // PostgreSQL itself restarts: every connection of both instances is cut; they reconnect and catch up.
-            try PostgresCluster.restart()
+            try await PostgresCluster.restart()
             let newWriter = try await PostgresConnection.connect(configuration: configuration, id: 9, logger: PostgresCluster.logger)
             try? await writer.close()
             do {
@@ -292,7 +298,7 @@ struct PostgresServersTests {
                     #expect(client.view.violations.isEmpty)
                     client.remote.stop()
                 }
-                #expect(b.terminate() == 0, "a graceful shutdown on SIGTERM")
+                #expect(await b.terminate() == 0, "a graceful shutdown on SIGTERM")
                 a.kill()
                 // The instances' persistent slots outlive them until dropped, as a retired instance's must be.
                 let slots = try await Self.strings(newWriter, "SELECT slot_name::text FROM pg_replication_slots WHERE database = current_database() ORDER BY 1")
@@ -316,11 +322,11 @@ struct PostgresServersTests {
             let server = try await ServeProcess.start(["--demo", "--postgres", PostgresCluster.url(cluster, database: configuration.database ?? ""),
                                                        "--rows", "3000", "--writes-per-second", "80"])
             defer { server.kill() }
-            let output = try PostgresCluster.run([ServeProcess.executable, "demo", "--remote", server.url, "--headless", "--duration", "3"],
-                                                 asServerUser: false)
+            let command = [ServeProcess.executable, "demo", "--remote", server.url, "--headless", "--duration", "3"]
+            let output = try await onOwnThread { try PostgresCluster.run(command, asServerUser: false) }
             let summary = output.split(separator: "\n").last.map(String.init) ?? ""
             #expect(summary.hasPrefix("demo: ") && summary.contains(" 0 inconsistencies") && !summary.hasPrefix("demo: 0 batches"), "\(summary)")
-            #expect(server.terminate() == 0, "\(server.log)")
+            #expect(await server.terminate() == 0, "\(server.log)")
         }
     }
 }

@@ -6,97 +6,99 @@ import PostgresNIO
 import ScratchPostgres
 import Testing
 
-/// Queries that differ only in their arguments re-read a round's rows in one statement, and each
-/// list still equals its own SELECT; a batch that fails leaves each query to read on its own.
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
-struct PostgresBatchTests {
-    static func request(_ sql: String, _ values: [SQLValue]) -> PostgresLiveQueryRequest<Int64> {
-        PostgresLiveQueryRequest(sql: sql, values: values, identity: "id", as: Int64.self)
-    }
-
-    /// `sql` with its `$n` written as literals, for the oracle's SELECT.
-    static func literal(_ sql: String, _ values: [SQLValue]) -> String {
-        var text = sql
-        for (index, value) in values.enumerated().reversed() {
-            let literal = switch value {
-            case let .integer(number): String(number)
-            case let .text(text): PostgresSQLTests.quoted(text.string)
-            default: "NULL"
-            }
-            text = text.replacingOccurrences(of: "$\(index + 1)", with: literal)
+extension PostgresDatabaseTests {
+    /// Queries that differ only in their arguments re-read a round's rows in one statement, and each
+    /// list still equals its own SELECT; a batch that fails leaves each query to read on its own.
+    @Suite(.timeLimit(.minutes(3)))
+    struct PostgresBatchTests {
+        static func request(_ sql: String, _ values: [SQLValue]) -> PostgresLiveQueryRequest<Int64> {
+            PostgresLiveQueryRequest(sql: sql, values: values, identity: "id", as: Int64.self)
         }
-        return text
-    }
 
-    @Test("argument sets of one SELECT re-read together, each equal to its SELECT after every commit")
-    func batchesFollowExactly() async throws {
-        try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema) { _, writer, database in
-            let shapes: [(String, [[SQLValue]])] = [
-                ("SELECT m.id, m.subject, m.revision FROM message m WHERE m.contact_id = $1 ORDER BY m.subject, m.id",
-                 (1...5).map { [.integer(Int64($0))] }),
-                ("SELECT c.id, c.name FROM contact c WHERE c.name <> $1 AND c.company_id <= $2 ORDER BY c.name, c.id",
-                 [["n1", 3], ["n2", 5], ["Zoë", 6]].map { [.text(SQLText($0[0] as? String ?? "")), .integer(Int64($0[1] as? Int ?? 0))] }),
-                // A many-to-one join: a contact's rename reaches each argument set's messages.
-                ("SELECT m.id, c.name AS sender, m.subject FROM message m JOIN contact c ON c.id = m.contact_id WHERE m.contact_id <= $1 ORDER BY c.name, m.id",
-                 [3, 6, 9].map { [.integer(Int64($0))] }),
-                // Grouped: the aggregated rows' moves are looked up once for every argument set.
-                ("SELECT c.id, c.name, count(m.id) AS n FROM contact c LEFT JOIN message m ON m.contact_id = c.id WHERE c.company_id <= $1 GROUP BY c.id ORDER BY count(m.id) DESC, c.id",
-                 [2, 4, 6].map { [.integer(Int64($0))] }),
-            ]
-            var queries: [(String, PostgresLiveQuery<Int64>)] = []
-            for (sql, sets) in shapes {
-                for values in sets {
-                    let query = try await PostgresLiveQuery.open(Self.request(sql, values), in: database)
-                    #expect(query.mode == .incremental)
-                    queries.append((Self.literal(sql, values), query))
+        /// `sql` with its `$n` written as literals, for the oracle's SELECT.
+        static func literal(_ sql: String, _ values: [SQLValue]) -> String {
+            var text = sql
+            for (index, value) in values.enumerated().reversed() {
+                let literal = switch value {
+                case let .integer(number): String(number)
+                case let .text(text): PostgresSQLTests.quoted(text.string)
+                default: "NULL"
                 }
+                text = text.replacingOccurrences(of: "$\(index + 1)", with: literal)
             }
-            let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-            print("PostgreSQL batch oracle seed \(seed) (LIVELIST_SEED replays it)")
-            var random = SeededRandomNumberGenerator(seed: seed)
-            for step in 0..<40 {
-                try await PostgresSQLTests.randomTransaction(writer, &random)
-                for (sql, query) in queries {
+            return text
+        }
+
+        @Test("argument sets of one SELECT re-read together, each equal to its SELECT after every commit")
+        func batchesFollowExactly() async throws {
+            try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema) { _, writer, database in
+                let shapes: [(String, [[SQLValue]])] = [
+                    ("SELECT m.id, m.subject, m.revision FROM message m WHERE m.contact_id = $1 ORDER BY m.subject, m.id",
+                     (1...5).map { [.integer(Int64($0))] }),
+                    ("SELECT c.id, c.name FROM contact c WHERE c.name <> $1 AND c.company_id <= $2 ORDER BY c.name, c.id",
+                     [["n1", 3], ["n2", 5], ["Zoë", 6]].map { [.text(SQLText($0[0] as? String ?? "")), .integer(Int64($0[1] as? Int ?? 0))] }),
+                    // A many-to-one join: a contact's rename reaches each argument set's messages.
+                    ("SELECT m.id, c.name AS sender, m.subject FROM message m JOIN contact c ON c.id = m.contact_id WHERE m.contact_id <= $1 ORDER BY c.name, m.id",
+                     [3, 6, 9].map { [.integer(Int64($0))] }),
+                    // Grouped: the aggregated rows' moves are looked up once for every argument set.
+                    ("SELECT c.id, c.name, count(m.id) AS n FROM contact c LEFT JOIN message m ON m.contact_id = c.id WHERE c.company_id <= $1 GROUP BY c.id ORDER BY count(m.id) DESC, c.id",
+                     [2, 4, 6].map { [.integer(Int64($0))] }),
+                ]
+                var queries: [(String, PostgresLiveQuery<Int64>)] = []
+                for (sql, sets) in shapes {
+                    for values in sets {
+                        let query = try await PostgresLiveQuery.open(Self.request(sql, values), in: database)
+                        #expect(query.mode == .incremental)
+                        queries.append((Self.literal(sql, values), query))
+                    }
+                }
+                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+                print("PostgreSQL batch oracle seed \(seed) (LIVELIST_SEED replays it)")
+                var random = SeededRandomNumberGenerator(seed: seed)
+                for step in 0..<40 {
+                    try await PostgresSQLTests.randomTransaction(writer, &random)
+                    for (sql, query) in queries {
+                        let result = try await query.upToDate()
+                        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: query.columnNames.count)
+                        #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
+                    }
+                }
+                let batches = await database.engine.batchesRead
+                let diagnostics = await database.engine.diagnostics
+                #expect(batches > 0, "\(diagnostics)")
+                for (sql, query) in queries { #expect(query.statistics.refetches <= 1, "\(sql): \(query.statistics)") }
+            }
+        }
+
+        @Test("a batch whose statement fails puts its work back: the failing query says so, the others stay exact")
+        func failingBatch() async throws {
+            try await PostgresBehaviourTests.withDatabase("""
+                CREATE TABLE t (id bigint PRIMARY KEY, x bigint NOT NULL, label text COLLATE "C");
+                INSERT INTO t SELECT g, g % 4, 'l' || g FROM generate_series(1, 20) g;
+                """) { _, writer, database in
+                // Divides by zero once a row with x = $1 + 10 comes.
+                let sql = "SELECT id, label FROM t WHERE 100 / (x - ($1 + 10)) <> 0 ORDER BY label, id"
+                var queries: [(Int64, PostgresLiveQuery<Int64>)] = []
+                for k in Int64(0)..<3 {
+                    queries.append((k, try await PostgresLiveQuery.open(Self.request(sql, [.integer(k)]), in: database)))
+                }
+                let follower = await PostgresListFollower(queries[1].1)
+                try await PG.execute(writer, "UPDATE t SET label = label || '!' WHERE id <= 3")
+                for (_, query) in queries { _ = try await query.upToDate() }
+                let batchesBefore = await database.engine.batchesRead
+                #expect(batchesBefore > 0)
+                // x = 11 fails the query of k = 1 only.
+                try await PG.execute(writer, "UPDATE t SET x = 11, label = 'eleven' WHERE id = 5")
+                for (k, query) in queries where k != 1 {
                     let result = try await query.upToDate()
-                    let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: query.columnNames.count)
-                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
+                    let expected = try await PostgresSQLTests.expectedRows(writer, Self.literal(sql, [.integer(k)]), columns: 2)
+                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "k = \(k)")
                 }
+                try await within("the failing query's failure", seconds: 10) {
+                    while follower.failures.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                await follower.stop()
             }
-            let batches = await database.engine.batchesRead
-            let diagnostics = await database.engine.diagnostics
-            #expect(batches > 0, "\(diagnostics)")
-            for (sql, query) in queries { #expect(query.statistics.refetches <= 1, "\(sql): \(query.statistics)") }
-        }
-    }
-
-    @Test("a batch whose statement fails puts its work back: the failing query says so, the others stay exact")
-    func failingBatch() async throws {
-        try await PostgresBehaviourTests.withDatabase("""
-            CREATE TABLE t (id bigint PRIMARY KEY, x bigint NOT NULL, label text COLLATE "C");
-            INSERT INTO t SELECT g, g % 4, 'l' || g FROM generate_series(1, 20) g;
-            """) { _, writer, database in
-            // Divides by zero once a row with x = $1 + 10 comes.
-            let sql = "SELECT id, label FROM t WHERE 100 / (x - ($1 + 10)) <> 0 ORDER BY label, id"
-            var queries: [(Int64, PostgresLiveQuery<Int64>)] = []
-            for k in Int64(0)..<3 {
-                queries.append((k, try await PostgresLiveQuery.open(Self.request(sql, [.integer(k)]), in: database)))
-            }
-            let follower = await PostgresListFollower(queries[1].1)
-            try await PG.execute(writer, "UPDATE t SET label = label || '!' WHERE id <= 3")
-            for (_, query) in queries { _ = try await query.upToDate() }
-            let batchesBefore = await database.engine.batchesRead
-            #expect(batchesBefore > 0)
-            // x = 11 fails the query of k = 1 only.
-            try await PG.execute(writer, "UPDATE t SET x = 11, label = 'eleven' WHERE id = 5")
-            for (k, query) in queries where k != 1 {
-                let result = try await query.upToDate()
-                let expected = try await PostgresSQLTests.expectedRows(writer, Self.literal(sql, [.integer(k)]), columns: 2)
-                #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "k = \(k)")
-            }
-            try await within("the failing query's failure", seconds: 10) {
-                while follower.failures.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            await follower.stop()
         }
     }
 }

@@ -8,92 +8,94 @@ import PostgresNIO
 import ScratchPostgres
 import Testing
 
-/// A PostgreSQL live query through the same `ListController` a SQLite query and a served list use:
-/// `upToDate()` returns with the controller holding another session's commits, the visible records
-/// equal the SELECT, and a row whose record cannot be made fails alone.
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
-struct PostgresListControllerTests {
-    struct Subject: Sendable, Equatable {
-        var id: Int64
-        var subject: String
-    }
-
-    nonisolated static func subject(_ row: PostgresRecordValues) throws -> Subject {
-        guard case let .integer(id)? = row["id"] else { throw PostgresRecordError(column: "id") }
-        guard case let .text(text)? = row["subject"], text.string != "spam" else { throw PostgresRecordError(column: "subject") }
-        return Subject(id: id, subject: text.string)
-    }
-
-    @Test("upToDate returns with the controller holding another session's commits; visible records equal the SELECT; a bad row fails alone")
-    func controllerOverPostgres() async throws {
-        try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema) { _, writer, database in
-            let sql = "SELECT m.id, m.subject FROM message m ORDER BY m.subject, m.id"
-            let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: sql, as: Int64.self), in: database)
-            try await Self.exercise(query, sql: sql, writer)
-            await query.cancel()
+extension PostgresDatabaseTests {
+    /// A PostgreSQL live query through the same `ListController` a SQLite query and a served list use:
+    /// `upToDate()` returns with the controller holding another session's commits, the visible records
+    /// equal the SELECT, and a row whose record cannot be made fails alone.
+    @Suite(.timeLimit(.minutes(3)))
+    struct PostgresListControllerTests {
+        struct Subject: Sendable, Equatable {
+            var id: Int64
+            var subject: String
         }
-    }
 
-    @MainActor
-    static func exercise(_ query: PostgresLiveQuery<Int64>, sql: String, _ writer: PostgresConnection) async throws {
-        let controller = ListController(source: PostgresLiveQuerySource(query: query, pageSize: 10, record: Self.subject))
-        let (view, _) = controller.cells.attachHeadlessView(viewportRows: 12)
-        view.layoutIfNeeded()
-        var random = SeededRandomNumberGenerator(seed: SeededRandomNumberGenerator.testSeed("postgres controller"))
-        for round in 0..<8 {
-            try await PostgresSQLTests.randomTransaction(writer, &random)
-            try await within("round \(round)") { _ = try await controller.upToDate() }
+        nonisolated static func subject(_ row: PostgresRecordValues) throws -> Subject {
+            guard case let .integer(id)? = row["id"] else { throw PostgresRecordError(column: "id") }
+            guard case let .text(text)? = row["subject"], text.string != "spam" else { throw PostgresRecordError(column: "subject") }
+            return Subject(id: id, subject: text.string)
+        }
+
+        @Test("upToDate returns with the controller holding another session's commits; visible records equal the SELECT; a bad row fails alone")
+        func controllerOverPostgres() async throws {
+            try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema) { _, writer, database in
+                let sql = "SELECT m.id, m.subject FROM message m ORDER BY m.subject, m.id"
+                let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: sql, as: Int64.self), in: database)
+                try await Self.exercise(query, sql: sql, writer)
+                await query.cancel()
+            }
+        }
+
+        @MainActor
+        static func exercise(_ query: PostgresLiveQuery<Int64>, sql: String, _ writer: PostgresConnection) async throws {
+            let controller = ListController(source: PostgresLiveQuerySource(query: query, pageSize: 10, record: Self.subject))
+            let (view, _) = controller.cells.attachHeadlessView(viewportRows: 12)
+            view.layoutIfNeeded()
+            var random = SeededRandomNumberGenerator(seed: SeededRandomNumberGenerator.testSeed("postgres controller"))
+            for round in 0..<8 {
+                try await PostgresSQLTests.randomTransaction(writer, &random)
+                try await within("round \(round)") { _ = try await controller.upToDate() }
+                let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2)
+                let model = controller.presenter.model
+                #expect(model.itemCount == expected.count, "round \(round): the controller holds the commits when upToDate returns")
+                let ids = (0..<model.itemCount(inSection: 0)).map { String(model.item(at: ItemPath(section: 0, item: $0)).id) }
+                #expect(ids == expected.map { $0[0] ?? "" }, "round \(round)")
+            }
+            try await PG.execute(writer, "UPDATE message SET subject = 'spam' WHERE id = (SELECT min(id) FROM message)")
+            try await within("the spam row") { _ = try await controller.upToDate() }
             let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2)
-            let model = controller.presenter.model
-            #expect(model.itemCount == expected.count, "round \(round): the controller holds the commits when upToDate returns")
-            let ids = (0..<model.itemCount(inSection: 0)).map { String(model.item(at: ItemPath(section: 0, item: $0)).id) }
-            #expect(ids == expected.map { $0[0] ?? "" }, "round \(round)")
-        }
-        try await PG.execute(writer, "UPDATE message SET subject = 'spam' WHERE id = (SELECT min(id) FROM message)")
-        try await within("the spam row") { _ = try await controller.upToDate() }
-        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2)
-        try await within("the view caught up, records or failures shown") {
-            while !(controller.presenter.phase == .idle && view.visibleItems.allSatisfy({ path in
-                switch view.cellContent(at: path) {
-                case .record?, .placeholder(_, .failed)?: true
-                default: false
+            try await within("the view caught up, records or failures shown") {
+                while !(controller.presenter.phase == .idle && view.visibleItems.allSatisfy({ path in
+                    switch view.cellContent(at: path) {
+                    case .record?, .placeholder(_, .failed)?: true
+                    default: false
+                    }
+                })) {
+                    controller.cells.visibleRangeDidChange(view.visibleItems)
+                    try await Task.sleep(for: .milliseconds(20))
                 }
-            })) {
-                controller.cells.visibleRangeDidChange(view.visibleItems)
-                try await Task.sleep(for: .milliseconds(20))
             }
-        }
-        var failed = 0
-        for path in view.visibleItems {
-            let modelPath = try #require(controller.presenter.displayed.modelPath(ofDisplayed: path))
-            // One section: the item is the flat position.
-            let position = modelPath.item
-            let row = expected[position]
-            if let record = controller.record(at: path) {
-                #expect(String(record.id) == row[0] && record.subject == row[1])
-            } else {
-                #expect(row[1] == "spam", "only the spam row fails: \(row)")
-                failed += 1
+            var failed = 0
+            for path in view.visibleItems {
+                let modelPath = try #require(controller.presenter.displayed.modelPath(ofDisplayed: path))
+                // One section: the item is the flat position.
+                let position = modelPath.item
+                let row = expected[position]
+                if let record = controller.record(at: path) {
+                    #expect(String(record.id) == row[0] && record.subject == row[1])
+                } else {
+                    #expect(row[1] == "spam", "only the spam row fails: \(row)")
+                    failed += 1
+                }
             }
-        }
-        #expect(failed <= 1)
-        // The spam row, wherever it is in the list: its record fails alone, naming the column.
-        let spam = try #require(expected.firstIndex { $0[1] == "spam" })
-        let cache = controller.source.cache
-        // A row of the same page of 10 loads beside it. (A page load under way when a row changed
-        // leaves that row for the page's next request: ask until both have settled.)
-        let mate = spam % 10 == 0 ? spam + 1 : spam - 1
-        try await within("the spam row's page settled") {
-            while true {
-                _ = cache.rows(in: min(spam, mate)..<max(spam, mate) + 1)
-                await cache.waitForLoads()
-                let mateLoaded = mate >= expected.count || { if case .loaded? = cache.rows(in: mate..<mate + 1).first { true } else { false } }()
-                if cache.rowFailure(atPosition: spam) != nil, mateLoaded { return }
-                try await Task.sleep(for: .milliseconds(20))
+            #expect(failed <= 1)
+            // The spam row, wherever it is in the list: its record fails alone, naming the column.
+            let spam = try #require(expected.firstIndex { $0[1] == "spam" })
+            let cache = controller.source.cache
+            // A row of the same page of 10 loads beside it. (A page load under way when a row changed
+            // leaves that row for the page's next request: ask until both have settled.)
+            let mate = spam % 10 == 0 ? spam + 1 : spam - 1
+            try await within("the spam row's page settled") {
+                while true {
+                    _ = cache.rows(in: min(spam, mate)..<max(spam, mate) + 1)
+                    await cache.waitForLoads()
+                    let mateLoaded = mate >= expected.count || { if case .loaded? = cache.rows(in: mate..<mate + 1).first { true } else { false } }()
+                    if cache.rowFailure(atPosition: spam) != nil, mateLoaded { return }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
+            let failure = try #require(cache.rowFailure(atPosition: spam), "the spam row at \(spam) failed")
+            #expect(failure.message.contains("\"subject\""), "\(failure.message)")
+            controller.stop()
         }
-        let failure = try #require(cache.rowFailure(atPosition: spam), "the spam row at \(spam) failed")
-        #expect(failure.message.contains("\"subject\""), "\(failure.message)")
-        controller.stop()
     }
 }

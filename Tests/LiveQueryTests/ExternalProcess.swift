@@ -1,4 +1,5 @@
 import Foundation
+import OwnThread
 
 /// The `sqlite3` shell as another process writing to the same database file.
 enum ExternalProcess {
@@ -18,20 +19,6 @@ enum ExternalProcess {
     /// the lock the shell waits for.
     static func run(_ sql: String, on path: String) async throws {
         try await onOwnThread { try runBlocking(sql, on: path) }
-    }
-
-    /// Runs `body` on a new thread and resumes with its result.
-    private static func onOwnThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                do {
-                    try body()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
     }
 
     private static func runBlocking(_ sql: String, on path: String) throws {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListDiff
 import ListTesting
+import OwnThread
 import Testing
 @testable import LiveQuery
 
@@ -220,13 +221,17 @@ struct LiveQueryExactnessTests {
         // One transaction: three autocommit statements could be seen as two commits by the file watch.
         let writes = "BEGIN; INSERT INTO item(id, name) VALUES (6, CAST(X'FF41' AS TEXT)); INSERT INTO item(id, name) VALUES (7, CAST(X'FF42' AS TEXT)); INSERT INTO item(id, name) VALUES (8, CAST(X'C3' AS TEXT)); COMMIT;"
         if let sqlite3 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: sqlite3)
-            // The query's connection may hold the file for a moment (a busy machine): wait for it.
-            process.arguments = ["-cmd", ".timeout 10000", path, writes]
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            // The query's connection may hold the file for a moment (a busy machine): wait for it,
+            // on a thread of its own.
+            let status = try await onOwnThread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: sqlite3)
+                process.arguments = ["-cmd", ".timeout 10000", path, writes]
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(status == 0)
         } else {
             try await DatabaseQueue(path: path, configuration: TestDatabase.patient).write { db in try db.execute(sql: writes) }
         }
