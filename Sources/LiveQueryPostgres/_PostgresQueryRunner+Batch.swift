@@ -20,7 +20,11 @@ extension _PostgresQueryRunner {
         do throws(PostgresLiveQueryError) {
             try await lookUpJoinedRows(&commits, session, &cache)
         } catch {
-            if error.isLostConnection { throw error }
+            if error.isLostConnection {
+                // The commits wait for the next round, as in `apply(round:_:guarded:)`.
+                absorbed = commits + absorbed
+                throw error
+            }
             // As an apply whose lookups fail: the query says so, and reads its result again later.
             _ = tracker.state.committed()
             fail(error, before: commits.first?.end)

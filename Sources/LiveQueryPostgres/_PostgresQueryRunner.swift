@@ -420,11 +420,21 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             absorbed = []
             if commits.contains(where: { !$0.lookups.isEmpty }) {
                 var cache = _RoundLookups()
-                if let error = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
-                    try await lookUpJoinedRows(&commits, session, &cache)
-                }) {
+                let failure: PostgresLiveQueryError?
+                do throws(PostgresLiveQueryError) {
+                    failure = try await inSavepoint(session, guarded: guarded, { () throws(PostgresLiveQueryError) in
+                        try await lookUpJoinedRows(&commits, session, &cache)
+                    })
+                } catch {
+                    // The connection went: the commits wait for the next round, with the rows found
+                    // so far. Looked up again there, a joined row is read anew; a group move made
+                    // here is not seen again, but the group it left is among those rows already.
+                    absorbed = commits + absorbed
+                    throw error
+                }
+                if let failure {
                     _ = tracker.state.committed()
-                    fail(error, before: commits.first?.end)
+                    fail(failure, before: commits.first?.end)
                     return guarded
                 }
             }
@@ -458,15 +468,21 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             return true
         }
         var applied: UInt64?
-        let failure = try await inSavepoint(session, guarded: guarded) { () throws(PostgresLiveQueryError) in
-            if work.replan {
-                // A table's shape changed: its columns, their types and collations are read
-                // again, and the result fetched with the new plan.
-                let fresh = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, session)
-                plan = fresh
-                tracker.layout = fresh.layout
+        let failure: PostgresLiveQueryError?
+        do throws(PostgresLiveQueryError) {
+            failure = try await inSavepoint(session, guarded: guarded) { () throws(PostgresLiveQueryError) in
+                if work.replan {
+                    // A table's shape changed: its columns, their types and collations are read
+                    // again, and the result fetched with the new plan.
+                    let fresh = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, session)
+                    plan = fresh
+                    tracker.layout = fresh.layout
+                }
+                try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied, prefetched: prefetched)
             }
-            try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied, prefetched: prefetched)
+        } catch {
+            lostConnection(during: work, applied: applied)
+            throw error
         }
         if let error = failure {
             // A plan that could not be made is made again next time.
@@ -476,6 +492,21 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         }
         lastFailure = nil
         return true
+    }
+
+    /// The connection went while `work` was carried out (the engine reconnects, and the round is
+    /// run again): nothing of it is lost. Work not begun is put back as it was; when steps were
+    /// applied (`applied`: the end of the last), the later commits are put back and the result is
+    /// read again whole — what was read after the steps (the rows of groups that entered the
+    /// result) is not there.
+    func lostConnection(during work: Work, applied: UInt64?) {
+        guard let applied else {
+            giveBack(work)
+            return
+        }
+        absorbed = work.commits.filter { $0.end > applied } + absorbed
+        tracker.state.failed()
+        if work.replan { needsPlan = true }
     }
 
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result
@@ -525,9 +556,10 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
                 let entries = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session)
+                // Both read before either is kept: the keys must stay those of the index until it is replaced.
+                let links = try await Self.childLinks(plan, groups: entries.compactMap { fresh.identity(of: $0.rowid) }, session)
                 keys = fresh
-                let groups = entries.compactMap { fresh.identity(of: $0.rowid) }
-                childLinks = try await Self.childLinks(plan, groups: groups, session)
+                childLinks = links
                 // Following, the refetch is one step of the round's commits; after a failure (commits
                 // may have been missed) the result read holds at the round's position.
                 let following = positionsLock.withLock { positions.isFollowing }

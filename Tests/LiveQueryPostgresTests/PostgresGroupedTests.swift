@@ -56,6 +56,56 @@ extension PostgresDatabaseTests {
             }
         }
 
+        @Test("the engine's connections cut again and again in the middle of rounds: no commit is lost to grouped and joined lists, whose values equal the SELECT")
+        func connectionsCutMidRound() async throws {
+            try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema, timeout: .seconds(5)) { configuration, writer, database in
+                try await PG.execute(writer, "SET TimeZone = 'UTC'")
+                let sqls = [Self.requests[0], Self.requests[2], PostgresSQLTests.joined + " ORDER BY c.name, m.received DESC, m.id"]
+                var queries: [(String, Int, PostgresLiveQuery<Int64>, PostgresListFollower<Int64>)] = []
+                for sql in sqls {
+                    let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: sql, identity: "id", as: Int64.self), in: database)
+                    #expect(query.mode == .incremental, "\(sql): \(query.mode)")
+                    queries.append((sql, query.columnNames.count, query, await PostgresListFollower(query)))
+                }
+                let writerProcess = try await PG.int64s(writer, "SELECT pg_backend_pid()::int8").first ?? 0
+                let cutter = try await PostgresConnection.connect(configuration: configuration, id: 77, logger: PG.logger)
+                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+                print("PostgreSQL cut-connections seed \(seed) (LIVELIST_SEED replays it)")
+                var random = SeededRandomNumberGenerator(seed: seed)
+                for phase in 0..<4 {
+                    // The engine's reading connections (not its replication stream, not the writer),
+                    // cut every few milliseconds while commits come, each inside a transaction —
+                    // a round, between the commits it took and the rows it read.
+                    let cutting = Task {
+                        var cuts = 0
+                        while !Task.isCancelled {
+                            try? await PG.execute(cutter, """
+                                SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() \
+                                AND pid NOT IN (pg_backend_pid(), \(writerProcess)) AND backend_type = 'client backend' \
+                                AND state IN ('active', 'idle in transaction')
+                                """)
+                            cuts += 1
+                            try? await Task.sleep(for: .milliseconds(Int.random(in: 1...8)))
+                        }
+                        return cuts
+                    }
+                    for _ in 0..<50 {
+                        try await PostgresSQLTests.randomTransaction(writer, &random)
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 0...4, using: &random)))
+                    }
+                    cutting.cancel()
+                    let cuts = await cutting.value
+                    for (sql, columns, query, follower) in queries {
+                        _ = try await PG.upToDate(query, within: 30)
+                        try await PostgresSQLTests.expectEqualsSelect(query, sql, columns: columns, follower, writer,
+                                                                      "phase \(phase) (\(cuts) cuts): \(sql), seed \(seed)")
+                    }
+                }
+                try? await cutter.close()
+                for (_, _, _, follower) in queries { await follower.stop() }
+            }
+        }
+
         @Test("a commit to an aggregated table reads the groups it touched: a move reads two, wherever the list is long")
         func readsTheGroupsTouched() async throws {
             try await PostgresBehaviourTests.withDatabase("""
