@@ -55,7 +55,14 @@ extension _PostgresDatabaseRunner {
                     member.runner.giveBackBatched()
                     continue
                 }
-                aborted = try await !member.runner.finishBatched(mine, round: through, session)
+                do throws(PostgresLiveQueryError) {
+                    aborted = try await !member.runner.finishBatched(mine, round: through, session)
+                } catch {
+                    // The connection went (this member put its work back): the members not
+                    // finished put theirs back too, for the next round.
+                    for batch in batches { for member in batch { member.runner.giveBackBatched() } }
+                    throw error
+                }
                 applied.insert(member.key)
             }
         }

@@ -56,7 +56,7 @@ extension PostgresDatabaseTests {
             }
         }
 
-        @Test("the engine's connections cut again and again in the middle of rounds: no commit is lost to grouped and joined lists, whose values equal the SELECT")
+        @Test("the engine's connections cut again and again in the middle of rounds: no commit is lost to grouped, joined and batched lists, whose values equal the SELECT")
         func connectionsCutMidRound() async throws {
             try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema, timeout: .seconds(5)) { configuration, writer, database in
                 try await PG.execute(writer, "SET TimeZone = 'UTC'")
@@ -66,6 +66,17 @@ extension PostgresDatabaseTests {
                     let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: sql, identity: "id", as: Int64.self), in: database)
                     #expect(query.mode == .incremental, "\(sql): \(query.mode)")
                     queries.append((sql, query.columnNames.count, query, await PostgresListFollower(query)))
+                }
+                // Argument sets of one grouped SELECT, re-read together in one statement (a batch).
+                let batched = """
+                    SELECT c.id, c.name, count(m.id) AS n FROM contact c LEFT JOIN message m ON m.contact_id = c.id \
+                    WHERE c.company_id <= $1 GROUP BY c.id ORDER BY count(m.id) DESC, c.id
+                    """
+                for limit in [2, 4, 6] {
+                    let query = try await PostgresLiveQuery.open(PostgresBatchTests.request(batched, [.integer(Int64(limit))]), in: database)
+                    #expect(query.mode == .incremental)
+                    queries.append((PostgresBatchTests.literal(batched, [.integer(Int64(limit))]), query.columnNames.count, query,
+                                    await PostgresListFollower(query)))
                 }
                 let writerProcess = try await PG.int64s(writer, "SELECT pg_backend_pid()::int8").first ?? 0
                 let cutter = try await PostgresConnection.connect(configuration: configuration, id: 77, logger: PG.logger)
