@@ -60,18 +60,11 @@ struct CommandRunner {
     /// SIGTERM, then the exit waited for on a thread of its own (a graceful shutdown takes its
     /// drain time); the exit status.
     static func terminate(_ process: Process) async -> Int32 {
-        let owned = OwnedProcess(process: process)
-        return await onOwnThread {
-            owned.process.terminate()
-            owned.process.waitUntilExit()
-            return owned.process.terminationStatus
+        await onOwnThread {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
         }
-    }
-
-    /// A process handed to the thread that waits for it.
-    /// `@unchecked Sendable`: the test that started it does not touch it until the wait returns.
-    private struct OwnedProcess: @unchecked Sendable {
-        let process: Process
     }
 
     /// Writes `text` to a fresh temporary file and returns its path.
