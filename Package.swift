@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
+        .library(name: "LiveQueryCore", targets: ["LiveQueryCore"]),
         .library(name: "LiveQuery", targets: ["LiveQuery"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
         .library(name: "LiveQueryUI", targets: ["LiveQueryUI"]),
         .library(name: "LiveListUIKit", targets: ["LiveListUIKit"]),
         .library(name: "LiveListWire", targets: ["LiveListWire"]),
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
+        .library(name: "LiveListServerSQLite", targets: ["LiveListServerSQLite"]),
         .library(name: "LiveListClient", targets: ["LiveListClient"]),
         .library(name: "LiveQueryPostgres", targets: ["LiveQueryPostgres"]),
         .library(name: "LiveListServerPostgres", targets: ["LiveListServerPostgres"]),
@@ -44,8 +46,12 @@ let package = Package(
     targets: [
         .target(name: "ListDiff"),
         .target(name: "ListPresenter", dependencies: ["ListDiff"]),
+        // What a live query is whatever its engine: the index, tracking, results, events, the row
+        // cache and what feeds a presenter. No database, no GRDB.
+        .target(name: "LiveQueryCore", dependencies: ["ListDiff", "ListPresenter"]),
+        // SQLite's engine, through GRDB.
         .target(name: "LiveQuery", dependencies: [
-            "ListDiff",
+            "ListDiff", "LiveQueryCore",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
         ]),
@@ -53,7 +59,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The PostgreSQL engine: planning, PostgreSQL's order, capture through the replication stream.
         .target(name: "LiveQueryPostgres", dependencies: [
-            "ListDiff", "ListPresenter", "LiveQuery", "LiveQueryUI", "CLibPQ",
+            "ListDiff", "ListPresenter", "LiveQueryCore", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -62,7 +68,7 @@ let package = Package(
         ]),
         // A live query, its row cache, a presenter and a cell source as one object for list views.
         .target(name: "LiveQueryUI", dependencies: [
-            "ListDiff", "ListPresenter", "LiveQuery",
+            "ListDiff", "ListPresenter", "LiveQueryCore", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
@@ -71,8 +77,7 @@ let package = Package(
         .target(name: "LiveListWire", dependencies: ["ListDiff"]),
         // Published live queries over WebSocket, embeddable in an app's Hummingbird router.
         .target(name: "LiveListServer", dependencies: [
-            "ListDiff", "LiveQuery", "LiveListWire",
-            .product(name: "GRDB", package: "GRDB.swift"),
+            "ListDiff", "LiveQueryCore", "LiveListWire",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -83,9 +88,15 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
         ]),
+        // The server over SQLite: its engine and the GRDB-database conveniences.
+        .target(name: "LiveListServerSQLite", dependencies: [
+            "ListDiff", "LiveQuery", "LiveListWire", "LiveListServer",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The server over PostgreSQL: the one module that needs both Hummingbird and postgres-nio.
         .target(name: "LiveListServerPostgres", dependencies: [
-            "ListDiff", "LiveQuery", "LiveListWire", "LiveListServer", "LiveQueryPostgres",
+            "ListDiff", "LiveQueryCore", "LiveListWire", "LiveListServer", "LiveQueryPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // A remote live query with the local one's shape, for ListPresenter; no database, no diff.
@@ -100,7 +111,7 @@ let package = Package(
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: [
-            "ListDiff", "LiveListWire", "LiveListServer", "LiveListClient",
+            "ListDiff", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
@@ -123,6 +134,7 @@ let package = Package(
                 "ListPresenter",
                 "LiveQuery",
                 "LiveListServer",
+                "LiveListServerSQLite",
                 "LiveListServerPostgres",
                 "LiveQueryPostgres",
                 "LiveListClient",
@@ -146,13 +158,14 @@ let package = Package(
         .testTarget(name: "ListDiffTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "ListTestingTests", dependencies: ["ListDiff", "ListTesting"]),
         .testTarget(name: "LiveQueryTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         // The Swift client without a server: its list model and the decoding of rows into records.
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListClient", "ScratchPostgres", "OwnThread",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListServerSQLite",
+            "LiveListClient", "ScratchPostgres", "OwnThread",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -172,13 +185,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryPostgres", "ScratchPostgres",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQueryPostgres", "ScratchPostgres",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ListPresenterTests", dependencies: ["ListDiff", "ListPresenter", "ListTesting"]),
         .testTarget(name: "LiveQueryUITests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveQueryUI", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Compiles every Swift block of the README, docs/, the DocC catalogs and the doc comments,
         // one file each (Examples/), with only the imports it shows.
@@ -186,7 +199,8 @@ let package = Package(
             name: "DocumentationTests",
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
-                "LiveListWire", "LiveListServer", "LiveListClient", "LiveQueryPostgres", "LiveListServerPostgres",
+                "LiveQueryCore", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveQueryPostgres",
+                "LiveListServerPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

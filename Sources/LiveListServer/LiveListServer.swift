@@ -1,9 +1,8 @@
 import Foundation
-import GRDB
 import Hummingbird
 import HummingbirdWebSocket
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -18,11 +17,15 @@ import NIOWebSocket
 /// ``ChannelWebSocketRequestContext``), a commit's frames are written to all the connections of an
 /// event loop in one hop to that loop; with any other context, through a task per connection.
 ///
+/// Over SQLite, LiveListServerSQLite gives the server a GRDB database
+/// (`LiveListServer(database:queries:)`); over PostgreSQL, LiveListServerPostgres its engine.
+///
 /// ```swift
 /// import GRDB
 /// import Hummingbird
 /// import HummingbirdWebSocket
 /// import LiveListServer
+/// import LiveListServerSQLite
 ///
 /// func run(_ dbPool: DatabasePool) async throws {
 ///     let server = LiveListServer(database: dbPool, queries: [
@@ -75,8 +78,6 @@ public final class LiveListServer: Sendable {
         public var resumeWait: Duration = .seconds(10)
         /// How long after a failed read of rows the subscribers that lack them get their list again.
         public var readRetryDelay: Duration = .milliseconds(250)
-        /// The live queries' options, for a server made with ``LiveListServer/init(database:queries:configuration:logger:)``.
-        public var liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))
         /// How long shutdown waits for clients to take their close (1001) and go, before it
         /// closes every connection still open (one that stopped reading, one that never sent a
         /// request). Also how long a closing WebSocket waits for its peer's close frame.
@@ -108,16 +109,8 @@ public final class LiveListServer: Sendable {
     let openChannels = _OpenChannels()
     let logger: Logger
 
-    /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
-    /// beside writes), with ``SQLiteEngine``. Commits by other processes reach subscribers when the
-    /// database has a change log (`ChangeTracking`); without one they are refetched.
-    public convenience init(database: any DatabaseWriter, queries: [PublishedQuery], configuration: Configuration = Configuration(),
-                            logger: Logger = Logger(label: "livelist.server")) {
-        self.init(engine: SQLiteEngine(database: database, options: configuration.liveQueryOptions), queries: queries,
-                  configuration: configuration, logger: logger)
-    }
-
-    /// A server of `queries` opened by `engine`: ``SQLiteEngine``, `PostgresEngine` (of
+    /// A server of `queries` opened by `engine`: `SQLiteEngine` (of LiveListServerSQLite, which
+    /// also gives `init(database:queries:options:configuration:logger:)`), `PostgresEngine` (of
     /// `LiveListServerPostgres`, whose versions every server over the same database shares), or an
     /// app's own.
     public init(engine: any LiveQueryEngine, queries: [PublishedQuery], configuration: Configuration = Configuration(),

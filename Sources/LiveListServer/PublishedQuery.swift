@@ -1,6 +1,5 @@
-import GRDB
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 /// A query the server publishes under a name. Clients name it and give arguments for its
 /// parameters; they never send SQL.
@@ -23,8 +22,10 @@ public struct PublishedQuery: Sendable {
         /// A SELECT made from the arguments, for any engine: for a query whose shape (its sort, say)
         /// depends on them.
         case madeSQL(@Sendable (_ arguments: [String: WireValue]) throws -> SQL)
-        /// A SQLite request made from the arguments (``SQLiteEngine`` only).
-        case sqliteRequest(@Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>)
+        /// A request in one engine's own terms, made from the arguments: for SQLite, a GRDB-built
+        /// `LiveQueryRequest<SQLValue>` (`PublishedQuery(name:parameters:request:)` of
+        /// LiveListServerSQLite). Another engine refuses it with `queryFailed`.
+        case engineRequest(@Sendable (_ arguments: [String: WireValue]) throws -> any Sendable)
     }
 
     /// A SELECT as an engine runs it: its `:name` placeholders' values, and how its rows are
@@ -54,14 +55,14 @@ public struct PublishedQuery: Sendable {
         }
     }
 
-    /// The SELECT for validated `arguments` (`nil` for a SQLite request).
+    /// The SELECT for validated `arguments` (`nil` for an engine's own request).
     public func sql(for arguments: [String: WireValue]) throws -> SQL? {
         switch definition {
         case let .sql(text, identity, section, version):
             SQL(text, arguments: arguments, identity: identity, section: section, version: version)
         case let .madeSQL(make):
             try make(arguments)
-        case .sqliteRequest:
+        case .engineRequest:
             nil
         }
     }
@@ -80,12 +81,11 @@ public struct PublishedQuery: Sendable {
         definition = .madeSQL(sql)
     }
 
-    /// Publishes a SQLite request made from the arguments (one for each parameter, by name).
-    public init(name: String, parameters: [QueryParameter] = [],
-                request: @escaping @Sendable (_ arguments: [String: WireValue]) throws -> LiveQueryRequest<SQLValue>) {
+    /// Publishes a query of any definition; see ``Definition``.
+    public init(name: String, parameters: [QueryParameter] = [], definition: Definition) {
         self.name = name
         self.parameters = parameters
-        definition = .sqliteRequest(request)
+        self.definition = definition
     }
 
     /// Publishes a SELECT whose `:name` placeholders are the parameters; `identity`, `section`

@@ -1,5 +1,5 @@
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 extension SQLValue {
     /// The value as the protocol carries it. Text is sent as its string; text that is not valid

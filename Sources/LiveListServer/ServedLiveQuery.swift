@@ -1,6 +1,6 @@
 import ListDiff
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 /// A live query as a server publishes it, whatever its engine: its events, the values of its
 /// rows, and what its versions are. ``LiveQueryEngine/open(_:arguments:)`` makes one per
@@ -85,7 +85,7 @@ extension ServedLiveQuery {
     }
 }
 
-/// What opens the live queries a server publishes: SQLite's (``SQLiteEngine``), PostgreSQL's
+/// What opens the live queries a server publishes: SQLite's (`SQLiteEngine` of LiveListServerSQLite), PostgreSQL's
 /// (`PostgresEngine`, in `LiveListServerPostgres`), or an app's own.
 public protocol LiveQueryEngine: Sendable {
     /// Opens `query` with validated `arguments` (one per parameter, by name). A request the

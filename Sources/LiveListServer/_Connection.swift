@@ -1,6 +1,6 @@
 import Foundation
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import Logging
 import NIOCore
 

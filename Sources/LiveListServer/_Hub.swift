@@ -1,6 +1,6 @@
 import ListDiff
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import Logging
 
 /// What identifies a shared live query: the published query and its validated arguments.

@@ -1,7 +1,7 @@
 import Foundation
 import ListDiff
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import Logging
 import NIOCore
 

@@ -1,5 +1,5 @@
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import Logging
 
 /// The shared live queries, one per (query, arguments), opened on the first subscription, kept

@@ -1,5 +1,5 @@
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 /// How a shared live query names the versions of its results on the wire.
 ///

@@ -1,5 +1,5 @@
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 /// The contents of rows lately sent, by identity and content token, so that rows shared by many
 /// windows and many commits are read and converted once. Bounded: past `capacity` rows it starts

@@ -1,6 +1,6 @@
 import ListDiff
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 
 /// A change of a live query's result from one state to another (one commit's, or several
 /// composed), made ready for the wire once for every subscriber: the identities of the rows it

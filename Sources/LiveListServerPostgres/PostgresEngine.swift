@@ -1,7 +1,7 @@
 import ListDiff
 import LiveListServer
 import LiveListWire
-import LiveQuery
+import LiveQueryCore
 import LiveQueryPostgres
 import PostgresNIO
 
@@ -53,7 +53,7 @@ public struct PostgresEngine: LiveQueryEngine {
             throw WireError(sub: nil, code: .badArguments, message: "\(error)")
         }
         guard let sql = made else {
-            throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" is a SQLite request: publish it as SQL to serve it from PostgreSQL")
+            throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" is another engine's request: publish it as SQL to serve it from PostgreSQL")
         }
         let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql.text) ?? (sql.text, [])
         let values = try names.map { name throws(WireError) in

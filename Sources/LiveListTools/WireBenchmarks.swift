@@ -5,6 +5,7 @@ import ListPresenter
 import ListTesting
 import LiveListClient
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
 import Logging
@@ -241,11 +242,9 @@ final class WireServer: Sendable {
         logger.logLevel = .warning
         // The whole index before the first reset, so that no "rest of the first fetch" update lands
         // among the timed commits (the figures are for a warm live query; the cold open is extra).
-        var configuration = LiveListServer.Configuration()
-        configuration.liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: nil, firstScreenRows: nil)
         let server = LiveListServer(database: pool, queries: [
             PublishedQuery(name: "items", sql: WireBenchmarks.sql, version: "version"),
-        ], configuration: configuration, logger: logger)
+        ], options: LiveQueryOptions(dataVersionPollInterval: nil, firstScreenRows: nil), logger: logger)
         let serverLogger = logger
         return try waitFor { try await start(server, logger: serverLogger) }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListTesting
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
 import Logging
@@ -104,12 +105,12 @@ public enum WireMemory {
         var logger = Logger(label: "bench.memory")
         logger.logLevel = .warning
         var configuration = LiveListServer.Configuration()
-        // The whole index at once; another connection's commits noticed within milliseconds.
-        configuration.liveQueryOptions = LiveQueryOptions(dataVersionPollInterval: external ? .milliseconds(5) : nil, firstScreenRows: nil)
         // Every version kept (the growth is what keeping them costs, not a limit's), or none.
         configuration.resumeBufferSize = keeps ? commits + 1_000 : 0
         configuration.resumeBufferBytes = 1 << 40
         let server = LiveListServer(database: pool, queries: [PublishedQuery(name: "items", sql: sql, version: "version")],
+                                    // The whole index at once; another connection's commits noticed within milliseconds.
+                                    options: LiveQueryOptions(dataVersionPollInterval: external ? .milliseconds(5) : nil, firstScreenRows: nil),
                                     configuration: configuration, logger: logger)
         let serverLogger = logger
         let served = try waitFor { try await WireServer.start(server, logger: serverLogger) }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveQueryCore
 
 extension LiveQuery {
     /// Hands every event from now on — `.initial` with the current result first — to `receive`

@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 extension LiveQuery {
     /// A ``RowCache`` loader that reads this query's rows as `Record`s, with the request's own
@@ -25,7 +26,7 @@ extension LiveQuery {
         let index = core.index
         return { ids in
             let layout = index.current.layout
-            guard let records = layout.records else { return [:] }
+            guard let records = layout.recordQuery else { return [:] }
             let idsByKey = records.keys(of: ids, in: index, layout: layout)
             guard !idsByKey.isEmpty else { return [:] }
             return try await reader.read { db in

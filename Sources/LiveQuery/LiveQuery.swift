@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ListDiff
+import LiveQueryCore
 
 /// A query over SQLite whose result follows the database: every commit that changes the result
 /// yields one changeset, in commit order, computed from the rows the transaction touched — not by

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListDiff
 import Observation
+import LiveQueryCore
 
 /// A live query and its rows as records, for a view that binds to it: SwiftUI reads it under
 /// observation tracking and redraws what depends on what changed — the result, the latest

@@ -1,5 +1,5 @@
 import Foundation
-import LiveQuery
+import LiveQueryCore
 
 /// A PostgreSQL live query's event with the commit position it is at: what a server needs to
 /// name each result alike on every instance (``PostgresLiveQuery/positionedEvents()``).

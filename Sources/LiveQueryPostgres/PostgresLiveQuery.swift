@@ -1,5 +1,5 @@
 import ListDiff
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// A query over PostgreSQL whose result follows the database: every committed transaction that

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// What a PostgreSQL live query shows, as a value: any SELECT with `$n` arguments, or a table, a

@@ -1,7 +1,6 @@
 import ListDiff
 import ListPresenter
-import LiveQuery
-import LiveQueryUI
+import LiveQueryCore
 
 /// A row's values as a ``PostgresLiveQuery`` reads them for a cell: the SELECT's columns, by
 /// name or position (numbers, text, bytes and booleans as PostgreSQL sends them; other types in

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// A round re-reads together the rows of queries that share their SELECT and differ in their

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 
 /// PostgreSQL's `ORDER BY` over a live query's sort terms, then its identity (part of the key
 /// when it is not the row key), then the row key — the engine's half of the result index.

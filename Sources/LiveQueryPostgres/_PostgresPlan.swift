@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// How one request is read and kept, made from the catalog when the query opens

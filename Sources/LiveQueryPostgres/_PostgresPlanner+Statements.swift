@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 extension _PostgresPlanner {

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// Makes a request's plan (``_PostgresPlan``): reads the SELECT, has the server check it and name

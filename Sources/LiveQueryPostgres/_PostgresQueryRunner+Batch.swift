@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// A published query with arguments is opened once per set of arguments (`WHERE folder_id =

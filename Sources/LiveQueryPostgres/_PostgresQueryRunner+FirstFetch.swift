@@ -1,6 +1,6 @@
 import Foundation
 import ListDiff
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// The rest of a first fetch: the index's builder where rows need no key assigned, else the rows.
@@ -90,7 +90,7 @@ extension _PostgresQueryRunner {
                 builder = whole
             }
         }
-        if let failure { tracker.reportFailure(.underlying(failure)) }
+        if let failure { tracker.reportFailure(LiveQueryError(failure)) }
         if builder == nil { lastFailure = .now }
         // Commits lost meanwhile (a failure) leave the start unknown: the round's position then.
         pending = builder == nil ? nil : .read(from: tracker.state.isBehind ? round : buildTouch ?? openedFrom)

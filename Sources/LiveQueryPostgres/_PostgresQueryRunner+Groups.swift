@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// A query grouped by its base table's key (`SELECT f.id, count(i.id) … GROUP BY f.id`) is followed

@@ -1,6 +1,6 @@
 import Foundation
 import ListDiff
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// What the engine asks of one open query, whatever its identity type.
@@ -515,7 +515,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         pending = nil
         positionsLock.withLock { positions.failed(heldThrough: before.map { $0 - 1 }) }
         if lastFailure == nil {
-            tracker.reportFailure(.underlying(error))
+            tracker.reportFailure(LiveQueryError(error))
         } else {
             tracker.state.failed()
         }
@@ -652,7 +652,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         absorbed = []
         positionsLock.withLock { positions.pendingFrom = nil }
         positionsLock.withLock { positions.failed(heldThrough: heldThrough) }
-        tracker.reportFailure(.underlying(error))
+        tracker.reportFailure(LiveQueryError(error))
     }
 
     func finish() {

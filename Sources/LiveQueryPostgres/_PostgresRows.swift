@@ -1,5 +1,5 @@
 import Foundation
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// A row of a query as the index needs it, decoded where it arrives (only this is held, not the

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 
 /// A SELECT read into the parts a live query needs — its tables and joins, its filter and its
 /// sort terms — with every part kept as the text it was written in, to be handed back to the

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import NIOCore
 
 /// A PostgreSQL type a live query orders, groups or identifies rows by, and how its values are

@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 import PostgresNIO
 
 /// One statement that re-reads the rows of several queries that share their SELECT and differ in

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GRDB
 import LiveListServer
+import LiveListServerSQLite
 import LiveListServerPostgres
 import LiveListTools
 import LiveListWire

@@ -25,7 +25,8 @@ enum DocumentedExamples {
 
     /// The examples folder, relative to the package root.
     /// The modules whose doc comments hold examples.
-    static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer", "LiveListServerPostgres", "LiveListClient",
+    static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer",
+                          "LiveListServerSQLite", "LiveListServerPostgres", "LiveListClient",
                           "LiveQueryPostgres"]
     static let folder = "Tests/DocumentationTests/Examples"
     /// What a developer runs when an example file is missing, stale or left over.

@@ -3,6 +3,7 @@ import GRDB
 import HummingbirdWSClient
 import ListDiff
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
 import Logging

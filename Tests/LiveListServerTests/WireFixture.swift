@@ -4,6 +4,7 @@ import Hummingbird
 import ListDiff
 import LiveListClient
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
 import ListTesting

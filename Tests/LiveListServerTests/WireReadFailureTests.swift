@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HummingbirdWSClient
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import Logging
 import ServiceLifecycle

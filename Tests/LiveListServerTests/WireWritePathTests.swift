@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import ListTesting
 import LiveListClient
 @testable import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
 import Logging
 import ServiceLifecycle

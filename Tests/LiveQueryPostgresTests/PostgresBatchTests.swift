@@ -1,6 +1,6 @@
 import Foundation
 import ListTesting
-import LiveQuery
+import LiveQueryCore
 @testable import LiveQueryPostgres
 import PostgresNIO
 import ScratchPostgres

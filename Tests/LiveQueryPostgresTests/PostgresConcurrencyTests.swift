@@ -1,7 +1,7 @@
 import Foundation
 import ListDiff
 import ListTesting
-import LiveQuery
+import LiveQueryCore
 @testable import LiveQueryPostgres
 import Logging
 import PostgresNIO

@@ -2,7 +2,7 @@ import Foundation
 import ListDiff
 import ListPresenter
 import ListTesting
-import LiveQuery
+import LiveQueryCore
 import LiveQueryPostgres
 import PostgresNIO
 import ScratchPostgres

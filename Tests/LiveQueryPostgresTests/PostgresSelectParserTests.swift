@@ -1,4 +1,4 @@
-import LiveQuery
+import LiveQueryCore
 @testable import LiveQueryPostgres
 import Testing
 

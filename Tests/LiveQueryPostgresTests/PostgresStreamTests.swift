@@ -1,5 +1,5 @@
 import Foundation
-import LiveQuery
+import LiveQueryCore
 @testable import LiveQueryPostgres
 import PostgresNIO
 import ScratchPostgres

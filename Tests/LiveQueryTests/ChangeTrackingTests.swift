@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Other processes' commits, read from the change log: incremental, exact, not applied twice,
 /// bounded, and loud when the log is broken.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Another connection's commit wakes a live query through the file watcher alone (no poll): no
 /// commit may wait for the next one to be seen — not one published after the look its writes

@@ -3,6 +3,7 @@ import GRDB
 import ListDiff
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The first hour of a GRDB/UIKit developer (issue 17): each finding of that review, as a test
 /// that failed on the code it was written against.

@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// A query opens with its first screen and indexes the rest off the caller's path; commits that
 /// land meanwhile are not lost, and the list grows below what it shows, without a jump.

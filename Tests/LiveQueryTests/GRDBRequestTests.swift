@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 struct Artist: Codable, FetchableRecord, TableRecord, Sendable {
     var id: Int64
@@ -182,7 +183,7 @@ struct GRDBRequestTests {
         await #expect {
             _ = try await LiveQuery.open(LiveQueryRequest(Track.filter(Column("nope") == 1)), in: pool)
         } throws: { error in
-            guard case let .invalidSQL(databaseError) = error as? LiveQueryError else { return false }
+            guard let error = error as? LiveQueryError, case .invalidSQL = error, let databaseError = error.databaseError else { return false }
             return databaseError.resultCode == .SQLITE_ERROR && databaseError.sql?.contains("nope") == true
                 && databaseError.message?.contains("nope") == true
         }

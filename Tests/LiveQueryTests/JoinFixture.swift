@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ListTesting
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// A music library: tracks meet at most one album, albums at most one artist. Keys of every
 /// storage class; names that SQLite compares differently from Swift.

@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Identities that repeat or do not decode, coming and going under random transactions: after
 /// every commit the list equals the SELECT minus exactly the rows the result reports as left out

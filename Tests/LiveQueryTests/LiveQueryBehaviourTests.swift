@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 @MainActor
 struct LiveQueryBehaviourTests {
@@ -110,13 +111,13 @@ struct LiveQueryBehaviourTests {
             if case .unknownColumn(table: "item", column: "missing") = error { true } else { false }
         }),
         (LiveQueryRequest<Int64>(table: "item", filter: .init("score >>> 1"), sort: [SortTerm("score")]), "a syntax error", { @Sendable (error: LiveQueryError) in
-            if case let .invalidSQL(databaseError) = error { databaseError.resultCode == .SQLITE_ERROR } else { false }
+            if case .invalidSQL = error, let databaseError = error.databaseError { databaseError.resultCode == .SQLITE_ERROR } else { false }
         }),
         (LiveQueryRequest<Int64>(table: "item", filter: .init("nosuchcolumn = 1"), sort: [SortTerm("score")]), "no such filter column", { @Sendable (error: LiveQueryError) in
-            if case let .invalidSQL(databaseError) = error { databaseError.message?.contains("nosuchcolumn") == true } else { false }
+            if case .invalidSQL = error, let databaseError = error.databaseError { databaseError.message?.contains("nosuchcolumn") == true } else { false }
         }),
         (LiveQueryRequest<Int64>(table: "item", filter: .init("score = ?"), sort: [SortTerm("score")]), "a missing argument", { @Sendable (error: LiveQueryError) in
-            if case let .invalidSQL(databaseError) = error { databaseError.resultCode == .SQLITE_MISUSE } else { false }
+            if case .invalidSQL = error, let databaseError = error.databaseError { databaseError.resultCode == .SQLITE_MISUSE } else { false }
         }),
         (LiveQueryRequest<Int64>(table: "item", sort: [SortTerm("score"), SortTerm("grp")], section: "grp"), "a section after the first term", { @Sendable (error: LiveQueryError) in
             if case .invalidRequest(.sectionNotFirstSortTerm(section: "grp", firstTerm: "score")) = error { true } else { false }

@@ -4,6 +4,7 @@ import ListDiff
 import Observation
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// What NSFetchedResultsController users reach for, and every way a live query delivers: any
 /// number of `events` consumers, the main-actor callback, and the observable model.

@@ -5,6 +5,7 @@ import ListTesting
 import OwnThread
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// One test per way a live list used to differ from SQLite (issue #10), each against a fresh
 /// SELECT.
@@ -367,7 +368,7 @@ struct LiveQueryExactnessTests {
             _ = try await Self.open(LiveQueryRequest(table: "item", filter: .init("score > ? AND nope = ?", arguments: [1, "x"]), sort: [SortTerm("name")]), queue)
             Issue.record("expected an error")
         } catch let error as LiveQueryError {
-            guard case let .invalidSQL(databaseError) = error else { throw error }
+            guard case .invalidSQL = error, let databaseError = error.databaseError else { throw error }
             #expect(databaseError.sql?.contains("nope = ?") == true && databaseError.arguments == [1, "x"]
                 && databaseError.message?.contains("nope") == true && databaseError.resultCode == .SQLITE_ERROR)
             #expect(error.description.contains("\"x\""), "\(error)")

@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Collects events delivered synchronously on the writer's queue.
 final class EventLog<ID: LiveIdentity>: @unchecked Sendable {

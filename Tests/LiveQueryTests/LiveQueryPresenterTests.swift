@@ -5,6 +5,7 @@ import ListPresenter
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// A live query's changesets through the presenter's direct path and, for comparison, its
 /// results through the diff path: both strict views must end every commit showing what a fresh

@@ -3,6 +3,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The engine seam, exercised by an engine that is not SQLite: an in-memory table with its own
 /// order (score descending, then the row key), its own filter (scores below zero are out) and

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The other connection of ``OpenRaceTests``: commits one row at a time, on a thread of its own,
 /// until stopped; counts its commits.

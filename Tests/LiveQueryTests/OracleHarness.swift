@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// A row as a fresh SELECT returns it: identity and section key as stored, and its content.
 struct OracleRow {

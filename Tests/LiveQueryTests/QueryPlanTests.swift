@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The plan's choice of how to fetch a large result: scanning the base table and letting SQLite
 /// sort beats walking an index that serves the ORDER BY but not the columns (a table lookup per

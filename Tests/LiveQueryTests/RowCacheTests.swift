@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Counts the loader's calls and fails on demand.
 final class LoaderProbe: @unchecked Sendable {

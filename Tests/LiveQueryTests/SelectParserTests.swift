@@ -1,6 +1,7 @@
 import GRDB
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The tokenizer and the SELECT parser, case by case: what they read of a statement SQLite has
 /// already accepted, and which shapes they leave to a refetch.

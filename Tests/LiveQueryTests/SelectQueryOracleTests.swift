@@ -4,6 +4,7 @@ import ListDiff
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// Live queries written as SQL — joins, TEXT and UUID identities, and every shape that refetches —
 /// under random writes to every table they read: after every commit the strict headless view,

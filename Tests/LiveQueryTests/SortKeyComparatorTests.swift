@@ -3,6 +3,7 @@ import GRDB
 import ListTesting
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The comparator against SQLite's own ORDER BY, over random values of every storage class.
 struct SortKeyComparatorTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import LiveQuery
+@testable import LiveQueryCore
 
 /// The core's decisions, without a database: events in, actions out.
 @Suite("Tracking state")

@@ -102,7 +102,7 @@ struct LiveQueryControllerTests {
     func failureRetryClears() async throws {
         let fixture = try await Self.start(rows: 30, viewportRows: 5)
         let controller = fixture.controller
-        controller.source.receive(.failure(.databaseBusy(DatabaseError(resultCode: .SQLITE_BUSY, message: "locked by a test"))))
+        controller.source.receive(.failure(.databaseBusy(DatabaseFailure(DatabaseError(resultCode: .SQLITE_BUSY, message: "locked by a test"), message: "locked by a test"))))
         guard case let .state(block) = controller.cells.content(at: ItemPath(section: 0, item: 0)) else {
             Issue.record("expected the list's error row on top")
             return

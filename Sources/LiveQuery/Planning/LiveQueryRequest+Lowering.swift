@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// A table request — a table, a filter, sort terms, section and version columns — is a SELECT
 /// written for the user: lowered to one here, it is planned by the one planner every request

@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// What a live query shows, as a value. Describe it once; ``LiveQuery`` runs it. Three forms:
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// Plans for a SELECT given as SQL or as a GRDB request.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// A validated request: the SQL that fetches it, how to read and compare its rows, which changes
 /// concern it, and whether it can be maintained incrementally (and why not).
@@ -257,8 +258,8 @@ struct QueryPlan: Sendable {
         throws(LiveQueryError) -> [RefetchReason.Shape]
     {
         guard let tokens = _SQLTokenizer.tokens(sql) else {
-            throw LiveQueryError.invalidSQL(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier", sql: sql,
-                                                          arguments: arguments))
+            throw LiveQueryError.invalidSQL(DatabaseFailure(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier",
+                                                                          sql: sql, arguments: arguments)))
         }
         let calls = _SQLTokenizer.functionCalls(tokens)
         var shapes: [RefetchReason.Shape] = []
@@ -294,4 +295,9 @@ extension QueryPlan.Columns {
         for value in values { digest.combine(value) }
         return IndexEntry(key: key, rowid: rowid, token: digest.value)
     }
+}
+
+extension _ResultLayout {
+    /// How SQLite loads this layout's rows as records.
+    var recordQuery: QueryPlan.RecordQuery? { records as? QueryPlan.RecordQuery }
 }

@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// A SELECT compiled by SQLite: its SQL and arguments, result column names and origins.
 struct _CompiledSelect {

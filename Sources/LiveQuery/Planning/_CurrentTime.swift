@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LiveQueryCore
 
 /// When SQL reads the clock: CURRENT_TIME, CURRENT_DATE and CURRENT_TIMESTAMP, and SQLite's
 /// date and time functions given the time value `'now'` (in any case, as SQLite compares it) —

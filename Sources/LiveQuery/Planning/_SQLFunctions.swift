@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// The SQL functions a connection knows, as SQLite reports them (`pragma_function_list`): which
 /// names aggregate, with how many arguments, and which scalar functions SQLite does not flag

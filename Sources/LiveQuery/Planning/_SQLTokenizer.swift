@@ -1,3 +1,5 @@
+import LiveQueryCore
+
 /// Splits SQL into tokens the way SQLite's tokenizer does, for what LiveList must know about a
 /// statement without compiling it itself: which functions a filter calls, where the clauses of a
 /// SELECT begin. Comments are dropped; quoted identifiers and literals are single tokens.

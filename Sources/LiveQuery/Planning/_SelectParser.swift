@@ -1,3 +1,5 @@
+import LiveQueryCore
+
 /// The structure of a SELECT that LiveList needs to maintain it incrementally: its result
 /// columns, its tables and joins, its WHERE clause and its ORDER BY terms, as spans of the source
 /// text. Anything outside the shape it can maintain (GROUP BY, DISTINCT, aggregates, window

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// Decides whether a compiled SELECT can be maintained incrementally and, if so, writes the
 /// statements that fetch it, re-read changed rows and load records, and the lookups that map a

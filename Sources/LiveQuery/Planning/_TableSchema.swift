@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// What a live query must know about a table: its columns, how to reach its rowid, its primary
 /// key and its unique indexes (rows a REPLACE can delete without telling anyone).

@@ -2,6 +2,7 @@
 import GRDB
 import Hummingbird
 import LiveListServer
+import LiveListServerSQLite
 
 /// A music library's playlists, one user's at a time, served beside the app's own routes.
 func serverDocRoutes(_ dbPool: DatabasePool, configuration: LiveListServer.Configuration) -> Router<LiveListRequestContext> {

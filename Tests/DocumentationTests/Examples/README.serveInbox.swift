@@ -3,6 +3,7 @@ import GRDB
 import Hummingbird
 import HummingbirdWebSocket
 import LiveListServer
+import LiveListServerSQLite
 
 func serveInbox(_ dbPool: DatabasePool) async throws {
     let server = LiveListServer(database: dbPool, queries: [

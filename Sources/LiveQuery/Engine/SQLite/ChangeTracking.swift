@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// The change log every writer feeds — this app, its extensions, other processes, the `sqlite3`
 /// shell — so that live queries follow other connections' commits incrementally instead of

@@ -1,9 +1,10 @@
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 extension LiveQuery {
     /// The names of the query's own columns, in the order of ``exactPayloads(of:reader:)``'s values.
-    package var payloadColumnNames: [String] { core.index.current.layout.records?.columnNames ?? [] }
+    package var payloadColumnNames: [String] { core.index.current.layout.recordQuery?.columnNames ?? [] }
 
     /// The column values of `rows`, read with the request's own SQL and kept only where the row
     /// read now has the content token the result holds for it (``LiveRow/version``): a row that
@@ -15,7 +16,7 @@ extension LiveQuery {
     package func exactPayloads(of rows: [LiveRow<ID>], reader: any DatabaseReader) async throws -> [ID: [SQLValue]] {
         let index = core.index
         let layout = index.current.layout
-        guard let records = layout.records, !rows.isEmpty else { return [:] }
+        guard let records = layout.recordQuery, !rows.isEmpty else { return [:] }
         let versions = Dictionary(rows.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first })
         let idsByKey = records.keys(of: versions.keys, in: index, layout: layout)
         guard !idsByKey.isEmpty else { return [:] }

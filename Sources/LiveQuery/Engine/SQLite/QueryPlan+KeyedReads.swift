@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 extension QueryPlan.RecordQuery {
     /// The keys the record and payload statements find `ids` by — the base table's rowid, or the

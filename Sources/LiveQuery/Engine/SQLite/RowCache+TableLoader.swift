@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// The row cache's loader for a SQLite table.
 extension RowCache {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// Values as SQLite and GRDB read and bind them.
 extension SQLValue {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LiveQueryCore
 
 /// One live query's reading of the change log (``ChangeTracking``): where it stands, which
 /// entries are its own connection's (applied already, at their commit), its registered position,

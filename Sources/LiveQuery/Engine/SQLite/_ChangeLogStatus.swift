@@ -1,3 +1,5 @@
+import LiveQueryCore
+
 /// Why a live query does not read every other connection's commit from the change log
 /// (``ChangeTracking``), for its notes and its refetch reasons.
 enum _ChangeLogStatus: Sendable, Equatable {

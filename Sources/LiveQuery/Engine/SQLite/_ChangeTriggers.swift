@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// TEMP triggers on the query's own connection that report what SQLite's update hook leaves out
 /// (docs/SQLITE-FACTS.md, change tracking §3 and §6): the old rowid of an UPDATE that changes it, the

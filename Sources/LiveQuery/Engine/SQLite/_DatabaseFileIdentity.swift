@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LiveQueryCore
 
 /// Which file sits at a path (device and inode): a connection keeps reading the file it opened
 /// even after another one replaces it at the path, so a live query compares identities to tell.

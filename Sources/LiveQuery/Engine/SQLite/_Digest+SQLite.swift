@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import LiveQueryCore
 
 /// Digests of values read straight from SQLite's statements.
 extension _Digest {

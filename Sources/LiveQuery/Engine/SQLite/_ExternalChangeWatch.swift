@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LiveQueryCore
 
 /// Runs a live query's check for other connections' commits on the writer's queue soon after
 /// the database's files change (``_FileChangeMonitor``), one at a time however many events a

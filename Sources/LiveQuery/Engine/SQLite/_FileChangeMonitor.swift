@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LiveQueryCore
 
 /// Calls `onChange` soon after the database file, its WAL or its rollback journal is written:
 /// inotify on Linux, DispatchSource file-system events on Apple platforms. Other connections'

@@ -1,3 +1,5 @@
+import LiveQueryCore
+
 /// How a change to a joined table reaches the result rows that meet the changed row: TEMP
 /// triggers on the joined table run a lookup from the base table along the join's key equalities
 /// (the query's own ON conjuncts, so SQLite compares as the query does) and report every base

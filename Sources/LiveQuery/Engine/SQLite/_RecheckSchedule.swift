@@ -1,3 +1,5 @@
+import LiveQueryCore
+
 /// When a live query looks again for another connection's commit after a file event. In WAL
 /// mode a commit is written to the WAL (which raises file events) and then published in the
 /// shared-memory index (which raises none): a look woken by the writes can come before the

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LiveQueryCore
 
 /// Commits by other connections and processes: read from the change log when the database has
 /// one covering the query's tables (``ChangeTracking``), refetched otherwise. On the writer's queue.

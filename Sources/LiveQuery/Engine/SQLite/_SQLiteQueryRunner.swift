@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import ListDiff
+import LiveQueryCore
 
 /// SQLite's runner of one live query: a GRDB transaction observer that collects the rowids each
 /// transaction touches (from SQLite's update hook and from the query's TEMP triggers) and feeds

@@ -1,4 +1,5 @@
 import GRDB
+import LiveQueryCore
 
 /// SQLite's side of the engine seam (``_EngineReads``): a plan's statements run on a connection.
 /// A read that fails because the schema changed since the plan was made throws
@@ -13,11 +14,11 @@ struct _SQLiteReads: _EngineReads {
     /// query planned it is ``LiveQueryError/schemaChanged(_:)`` — by the schema's version, not by
     /// SQLite's message.
     static func classify(_ failure: LiveQueryError, _ db: Database, plannedSchemaVersion: Int?) -> LiveQueryError {
-        guard case let .database(databaseError) = failure, databaseError.resultCode == .SQLITE_ERROR,
+        guard case let .database(databaseFailure) = failure, (databaseFailure.error as? DatabaseError)?.resultCode == .SQLITE_ERROR,
               let planned = plannedSchemaVersion else { return failure }
         do {
             guard let now = try Int.fetchOne(db, sql: "PRAGMA schema_version"), now != planned else { return failure }
-            return .schemaChanged(databaseError)
+            return .schemaChanged(databaseFailure)
         } catch {
             return failure   // unreadable, the version cannot tell: the failure goes as it is
         }

@@ -59,7 +59,7 @@ package struct _TrackingState: Sendable {
     }
 
     package var isStopped: Bool { phase == .stopped }
-    var isBuilding: Bool {
+    package var isBuilding: Bool {
         if case .building = phase { return true }
         return false
     }
@@ -129,7 +129,7 @@ package struct _TrackingState: Sendable {
     package mutating func failed() { isBehind = true }
 
     /// The whole result was fetched again: the index is up to date.
-    mutating func refetched() { isBehind = false }
+    package mutating func refetched() { isBehind = false }
 
     /// A look for other connections' commits found none: a query left behind catches up now.
     package func nothingCommittedElsewhere() -> Action {
@@ -139,10 +139,10 @@ package struct _TrackingState: Sendable {
 
     /// Whether other connections' commits are looked for now (not while the first fetch is read:
     /// they are seen by the first look after it).
-    var looksForOtherCommits: Bool { phase == .following }
+    package var looksForOtherCommits: Bool { phase == .following }
 
     /// The rest of the first fetch arrived (`succeeded`) or failed.
-    mutating func buildFinished(succeeded: Bool) -> BuildCompletion {
+    package mutating func buildFinished(succeeded: Bool) -> BuildCompletion {
         guard case let .building(touched, refetch) = phase else { return .abandoned }
         phase = .following
         guard succeeded else {
@@ -154,7 +154,7 @@ package struct _TrackingState: Sendable {
     }
 
     /// A new request replaces the current one: a build under way belongs to the old one.
-    mutating func requestChanged() {
+    package mutating func requestChanged() {
         if case .building = phase { phase = .following }
     }
 

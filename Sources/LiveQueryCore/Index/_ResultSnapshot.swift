@@ -14,8 +14,9 @@ package struct _ResultLayout: Sendable {
     /// Whether sections are in fetch order rather than ordered by `sections` (a refetched
     /// result whose order LiveList cannot reproduce): lookups by section key then scan.
     let sectionsArePositional: Bool
-    /// How to load the content of this layout's rows as records.
-    var records: QueryPlan.RecordQuery?
+    /// How the engine loads the content of this layout's rows as records (SQLite's is a
+    /// `QueryPlan.RecordQuery`); the core only carries it along with the layout.
+    package var records: (any Sendable)?
 
     var isSectioned: Bool { sections != nil }
 
@@ -32,7 +33,7 @@ package struct _ResultLayout: Sendable {
         return sections.sectionKey(of: entry.key.first)
     }
 
-    func identity(of entry: IndexEntry) -> SQLValue {
+    package func identity(of entry: IndexEntry) -> SQLValue {
         identityIsRowid ? .integer(entry.rowid) : entry.key.last
     }
 }
@@ -96,16 +97,16 @@ enum _SectionsSnapshot: Sendable {
 package struct _ResultSnapshot: Sendable {
     let rows: _TreeSnapshot<IndexEntry>
     let sections: _SectionsSnapshot
-    let stateID: ListStateID
-    let layout: _ResultLayout
+    package let stateID: ListStateID
+    package let layout: _ResultLayout
     /// The index that published it, for identity lookups (exact on the newest state).
     let index: _LiveIndex?
     /// Whether it holds every row (not only the first screen of a query still being indexed).
     let isComplete: Bool
     /// The rows of the SQL result this state leaves out (their identity is invalid or taken).
-    let leftOut: LeftOutRows
+    package let leftOut: LeftOutRows
 
-    var count: Int { rows.count }
+    package var count: Int { rows.count }
 
     var sectionCount: Int { sections.count }
 

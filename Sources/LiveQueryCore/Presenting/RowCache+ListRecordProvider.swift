@@ -1,6 +1,5 @@
 import ListDiff
 import ListPresenter
-import LiveQuery
 
 /// A row cache is the record provider of a ``ListPresenter/ListCellSource`` over a live query's
 /// rows: records are found by identity and version, loads go by page, a failed page's

@@ -13,19 +13,25 @@ import Darwin
 /// ``_SectionOrdering`` of a sectioned result).
 package struct SortKeyComparator: _RowOrdering {
     /// One term's direction, NULLs placement and collation.
-    struct Rule: _SectionOrdering {
-        var descending: Bool
-        var nullsFirst: Bool
-        var collation: SortTerm.Collation
+    package struct Rule: _SectionOrdering {
+        package var descending: Bool
+        package var nullsFirst: Bool
+        package var collation: SortTerm.Collation
 
-        func sectionKey(of value: SQLValue) -> SQLValue { SortKeyComparator.sectionKey(value, collation) }
+        package init(descending: Bool, nullsFirst: Bool, collation: SortTerm.Collation) {
+            self.descending = descending
+            self.nullsFirst = nullsFirst
+            self.collation = collation
+        }
 
-        func compare(_ lhs: SQLValue, _ rhs: SQLValue) -> Int { SortKeyComparator.compare(lhs, rhs, self) }
+        package func sectionKey(of value: SQLValue) -> SQLValue { SortKeyComparator.sectionKey(value, collation) }
+
+        package func compare(_ lhs: SQLValue, _ rhs: SQLValue) -> Int { SortKeyComparator.compare(lhs, rhs, self) }
     }
 
-    var rules: [Rule]
+    package var rules: [Rule]
 
-    init(terms: [SortTerm], collations: [SortTerm.Collation]) {
+    package init(terms: [SortTerm], collations: [SortTerm.Collation]) {
         rules = zip(terms, collations).map { term, collation in
             let descending = term.direction == .descending
             let nullsFirst = term.nulls.map { $0 == .first } ?? !descending

@@ -1,5 +1,6 @@
-import ListDiff
 import GRDB
+import ListDiff
+import LiveListServer
 import LiveListWire
 import LiveQuery
 
@@ -13,7 +14,7 @@ public struct SQLiteEngine: LiveQueryEngine {
     public var options: LiveQueryOptions
 
     /// An engine over `database`.
-    public init(database: any DatabaseWriter, options: LiveQueryOptions = LiveQueryOptions(dataVersionPollInterval: .milliseconds(250))) {
+    public init(database: any DatabaseWriter, options: LiveQueryOptions = LiveListServer.sqliteOptions) {
         self.database = database
         self.options = options
     }
@@ -21,8 +22,12 @@ public struct SQLiteEngine: LiveQueryEngine {
     public func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
         let request: LiveQueryRequest<SQLValue>
         do {
-            if case let .sqliteRequest(make) = query.definition {
-                request = try make(arguments)
+            if case let .engineRequest(make) = query.definition {
+                guard let made = try make(arguments) as? LiveQueryRequest<SQLValue> else {
+                    throw WireError(sub: nil, code: .queryFailed,
+                                    message: "query \"\(query.name)\" is another engine's request, not a SQLite LiveQueryRequest<SQLValue>")
+                }
+                request = made
             } else if let sql = try query.sql(for: arguments) {
                 var bound: [String: (any DatabaseValueConvertible)?] = [:]
                 for (name, value) in sql.arguments { bound[name] = value.sql.databaseValue }

@@ -15,7 +15,7 @@ import ListDiff
 /// - Complexity: O(log n) for a row or a section by position, O(log n + k) for k rows in a
 ///   range; ``path(ofItem:)`` is O(log n) on the newest result of a query.
 public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
-    let storage: _ResultSnapshot
+    package let storage: _ResultSnapshot
 
     package init(_ storage: _ResultSnapshot) {
         self.storage = storage

@@ -164,7 +164,7 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
                 after = index.replaceAll(with: fresh).after
             }
         } catch {
-            reportFailure(LiveQueryError.from(error, sql: nil))
+            reportFailure(error as? LiveQueryError ?? .underlying(error))
         }
         let changes = next == .none ? Self.appendedRows(from: before, to: after) : Self.diff(before, after)
         let changeset = LiveChangeset<ID>(changes: changes, from: LiveResult<ID>(before), to: LiveResult<ID>(after))

@@ -27,7 +27,7 @@ package typealias _IdentityCanonicalizer = @Sendable (SQLValue) -> SQLValue?
 /// applies transactions under it, identity lookups from other threads take it).
 package final class _LiveIndex: @unchecked Sendable {
     private let lock = NSLock()
-    let source: UInt64
+    package let source: UInt64
     private var layout: _ResultLayout
     private var rows: _CountedTree<IndexEntry>
     private var sectionTree: _CountedTree<SectionEntry>?
@@ -58,7 +58,7 @@ package final class _LiveIndex: @unchecked Sendable {
     /// Builds the index of `entries`, already in `layout`'s order (or in fetch order, numbered
     /// by `rowid`, for a refetched result). Entries whose identity does not decode, or repeats
     /// one before them, are left out (see ``initialProblems``).
-    convenience init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, identityType: String = "SQLValue",
+    package convenience init(layout: _ResultLayout, canonicalIdentity: @escaping _IdentityCanonicalizer, identityType: String = "SQLValue",
                      sorted entries: [IndexEntry], isComplete: Bool = true) {
         var builder = _IndexBuilder(layout: layout, canonicalIdentity: canonicalIdentity)
         for entry in entries { builder.append(entry) }
@@ -133,7 +133,7 @@ package final class _LiveIndex: @unchecked Sendable {
     }
 
     /// The current row whose canonical identity is `identity`. O(log n).
-    func entry(ofIdentity identity: SQLValue) -> IndexEntry? {
+    package func entry(ofIdentity identity: SQLValue) -> IndexEntry? {
         lock.withLock {
             if layout.identityIsRowid {
                 guard case let .integer(rowid) = identity else { return nil }
@@ -419,7 +419,7 @@ package final class _LiveIndex: @unchecked Sendable {
     }
 
     /// A builder for this index's rows (its identity rules), under `layout`.
-    func makeBuilder(layout: _ResultLayout) -> _IndexBuilder {
+    package func makeBuilder(layout: _ResultLayout) -> _IndexBuilder {
         _IndexBuilder(layout: layout, canonicalIdentity: canonicalIdentity)
     }
 }

@@ -1,6 +1,5 @@
 import ListDiff
 import ListPresenter
-import LiveQuery
 
 /// What a live query's ``ListPresenter/ListSource`` keeps and does, whatever its engine (SQLite's
 /// ``LiveQuerySource``, PostgreSQL's `PostgresLiveQuerySource`): the newest result and failure, the

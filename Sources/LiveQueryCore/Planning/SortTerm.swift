@@ -23,7 +23,7 @@ public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
         /// the refetch-and-diff path.
         case custom(String)
 
-        var sqlName: String {
+        package var sqlName: String {
             switch self {
             case .binary: "BINARY"
             case .nocase: "NOCASE"
@@ -53,7 +53,7 @@ public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
     public var description: String { sql(collation: collation) }
 
     /// The term as SQL, with `collation` spelled out when given.
-    func sql(collation: Collation?) -> String {
+    package func sql(collation: Collation?) -> String {
         var text = column.quotedIdentifier
         if let collation { text += " COLLATE \(collation.sqlName)" }
         text += direction == .ascending ? " ASC" : " DESC"
@@ -64,5 +64,5 @@ public struct SortTerm: Hashable, Sendable, CustomStringConvertible {
 
 extension String {
     /// The string as an SQL identifier in double quotes.
-    var quotedIdentifier: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    package var quotedIdentifier: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 }
