@@ -15,14 +15,13 @@ extension _PostgresDatabaseRunner {
     func round(then: ((UInt64, _CommitLog) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> Bool {
         guard hadSession else { throw .connectionClosed }
         let session = try await connectedReader()
-        if lostCommits {
+        if let missed = streamState.takeMissedCommits() {
             // Commits may have been missed between the last session and the new slot: every query
             // says so (unless this outage was told already) and reads its result again.
-            if !outageReported {
+            if missed == .tellQueries {
                 for runner in runners { runner.lostTrack(.slotLost(slotName), heldThrough: progress.applied) }
             }
             for runner in runners { attend(runner) }
-            lostCommits = false
         }
         try await session.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         snapshotsTaken += 1

@@ -44,15 +44,10 @@ actor _PostgresDatabaseRunner {
     /// Every commit that ends at or before `progress.applied` is applied to every following query.
     nonisolated let progress = _EngineProgress()
     var log = _CommitLog()
-    /// Whether the stream's first session was taken: a new slot after it means commits may have
-    /// been missed.
-    var hadSession = false
-    /// The slot was made again after a session: the queries refetch in the next round.
-    var lostCommits = false
-    /// Whether the queries were told of the outage under way (once per outage).
-    var outageReported = false
-    /// When rounds started failing (or the stream was lost) in the outage under way.
-    var troubleSince: ContinuousClock.Instant?
+    /// The stream's sessions (a new slot after the first means commits may have been missed) and
+    /// the outage under way.
+    var streamState = _StreamState()
+    var hadSession: Bool { streamState.hadSession }
     /// The WAL's page size (`wal_block_size`) and segment size (`wal_segment_size`, in bytes).
     var walBlockSize: UInt64 = 8_192
     var walSegmentSize: UInt64 = 16 << 20
@@ -83,10 +78,6 @@ actor _PostgresDatabaseRunner {
     let contents: _ContentsConnection
     /// What names this database's positions (the cluster, its timeline, the database).
     nonisolated let identity = _PositionIdentity()
-
-    /// How long the queries wait, through an outage, before they are told (their lists may be
-    /// stale): a restart of PostgreSQL or a brief network cut is usually over before.
-    static let outageGrace: Duration = .seconds(5)
 
     init(configuration: PostgresConnection.Configuration, slot: PostgresLiveDatabase.Slot, publication: String, refetchThreshold: Int,
          timeout: Duration, logger: Logger) {
@@ -241,14 +232,14 @@ actor _PostgresDatabaseRunner {
             }
         }
         if let reached = inbox.quietlyReached() { progress.applied = reached.value }
-        recovered()
+        streamState.recovered()
         stream.confirm(PostgresLSN(progress.applied))
         return nil
     }
 
     /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
     private var needsRound: Bool {
-        lostCommits || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(lanesBusy && $0.refetches) }
+        streamState.sessions == .commitsMayBeMissed || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(lanesBusy && $0.refetches) }
     }
 
     /// A query the next round has work for.
@@ -267,7 +258,7 @@ actor _PostgresDatabaseRunner {
                     inbox.take()
                     continue
                 }
-                guard hadSession, !lostCommits, concerned(by: commit).isEmpty, !attention.values.contains(where: { $0.needsRound }) else { return }
+                guard streamState.sessions == .following, concerned(by: commit).isEmpty, !attention.values.contains(where: { $0.needsRound }) else { return }
                 inbox.take()
                 var taken = commit
                 relations.absorb(&taken)
@@ -283,13 +274,8 @@ actor _PostgresDatabaseRunner {
     func restarted(_ start: _StreamStart) {
         sessionsStarted += 1
         identity.name = start.positionsName
-        if hadSession {
-            lostCommits = true
-        } else {
-            progress.applied = start.position.value
-        }
+        if streamState.sessionStarted() { progress.applied = start.position.value }
         log.restart(at: start.position.value)
-        hadSession = true
     }
 
     /// The open queries that read a table the commit changed, truncated or described.
@@ -302,34 +288,24 @@ actor _PostgresDatabaseRunner {
     }
 
     /// A round failed (`error`), or the stream is lost (`nil`): how soon to try again. The queries
-    /// are told once per outage — at once for a failure that is not a lost connection, after
-    /// ``outageGrace`` for one that is.
+    /// are told once per outage (``_StreamState/trouble(at:lostAt:lostConnection:)``).
     private func noteTrouble(_ error: PostgresLiveQueryError?) -> Duration? {
-        let now = ContinuousClock.now
-        let since = troubleSince ?? now
-        troubleSince = since
         var cause = error
-        if cause == nil, case let .lost(lostAt, lost) = inbox.session {
+        var lostAt: ContinuousClock.Instant?
+        if cause == nil, case let .lost(at, lost) = inbox.session {
             cause = lost
-            troubleSince = min(since, lostAt)
+            lostAt = at
         }
-        let lostConnection = cause?.isLostConnection ?? true
-        if !outageReported, !lostConnection || (troubleSince ?? since).duration(to: now) >= Self.outageGrace {
+        let (tell, retryIn) = streamState.trouble(at: .now, lostAt: lostAt, lostConnection: cause?.isLostConnection ?? true)
+        if tell {
             let told = cause ?? .connectionClosed
             logger.warning("live queries behind the database", metadata: ["error": "\(told)"])
             for runner in runners {
                 runner.lostTrack(told, heldThrough: progress.applied)
                 attend(runner)
             }
-            outageReported = true
         }
-        return min(max(.milliseconds(50), since.duration(to: now) / 4), .seconds(1))
-    }
-
-    /// A pump went through: the outage, if any, is over.
-    private func recovered() {
-        troubleSince = nil
-        outageReported = false
+        return retryIn
     }
 
     // MARK: - Queries
