@@ -74,13 +74,11 @@ public final class RemoteLiveQuery {
     private let transport: any RemoteTransport
     private var connection: RemoteConnection?
     private var task: Task<Void, Never>?
-    private var sub = 0
+    /// The subscription's number, whether it was answered, the arguments to go back to.
+    private var subscription = _RemoteSubscription()
+    private var sub: Int { subscription.sub }
     private var wanted: Range<Int>
     private var failure: LoadFailure?
-    /// Between a subscription request and its first answer: an error then refuses the subscription.
-    private var awaitingSubscription = false
-    /// The arguments the server last accepted, while new ones are on their way.
-    private var acceptedArguments: [String: WireValue]?
     /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
     private var pendingSyncs: [Int: CheckedContinuation<Void, any Error>] = [:]
     private var lastSync = 0
@@ -117,7 +115,7 @@ public final class RemoteLiveQuery {
     /// any commit — or a reset when they differ by more than a reset costs.
     public func setArguments(_ arguments: [String: WireValue]) {
         guard arguments != self.arguments else { return }
-        acceptedArguments = acceptedArguments ?? self.arguments
+        subscription.argumentsChanged(from: self.arguments)
         self.arguments = arguments
         guard connectionState == .live, let connection else { return }
         connection.send(ClientMessage.arguments(sub: sub, arguments).encoded())
@@ -170,13 +168,11 @@ public final class RemoteLiveQuery {
     }
 
     private func subscribe(on connection: RemoteConnection) {
-        sub += 1
+        subscription.subscribe()
         let request = WireSubscription(sub: sub, query: query, arguments: arguments, window: WireWindow(wanted), resume: model.resume)
         // The server sends the rows of this window from now on; rows the client kept elsewhere
         // would never be brought up to date.
         model.didSubscribe(window: wanted)
-        awaitingSubscription = true
-        acceptedArguments = nil
         connection.send(ClientMessage.subscribe(request).encoded())
         resendSyncs(on: connection)
     }
@@ -199,18 +195,8 @@ public final class RemoteLiveQuery {
         do {
             let output = try model.receive(message)
             messagesApplied += 1
-            switch message {
-            case .reset:
-                awaitingSubscription = false
-                acceptedArguments = nil
-                // A reset after dropped frames (a slow client): a `synced` may have gone with them.
-                resendSyncs(on: connection)
-            case let .changes(changes):
-                awaitingSubscription = false
-                // Changes from one live query to another answer new arguments.
-                if changes.from.epoch != changes.to.epoch { acceptedArguments = nil }
-            default: break
-            }
+            // A reset after dropped frames (a slow client): a `synced` may have gone with them.
+            if subscription.applied(message) { resendSyncs(on: connection) }
             if connectionState != .live {
                 connectionState = .live
                 failure = nil
@@ -242,31 +228,29 @@ public final class RemoteLiveQuery {
     }
 
     private func recover(from error: RemoteListError, on connection: RemoteConnection) -> Bool {
-        switch error {
-        case let .server(wireError) where wireError.code == .behind:
+        switch subscription.recovery(from: error) {
+        case .reconnect:
             // This server has not reached the version the list holds (another showed it): connect
             // again, with backoff — behind a load balancer, perhaps to another one.
             connection.close()
             return true
-        case let .server(wireError) where wireError.code == .queryFailed || (!awaitingSubscription && wireError.code != .queryClosed):
-            // The subscription goes on: a failed read, or a request of this client refused (new
-            // arguments that do not fit keep the old ones).
-            if wireError.code == .badArguments, let accepted = acceptedArguments { arguments = accepted }
+        case let .goOn(restoring, failsSyncs):
+            if let restoring { arguments = restoring }
             let failure = LoadFailure(error, retry: {})
             self.failure = failure
             // A failed read fails the looks waiting (the server answers a failed look so too).
-            if wireError.code == .queryFailed { failSyncs(error) }
+            if failsSyncs { failSyncs(error) }
             send(.failure(failure))
             return true
-        case let .server(wireError):
+        case let .refused(wireError):
             connectionState = .refused(wireError)
             failSyncs(error)
             send(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
             connection.close()
             return false
-        case .versionGap, .inconsistent, .connection, .malformed:
+        case let .resubscribe(startOver):
             // Start the subscription over: a gap resumes from the version held, a contradiction resets.
-            if case .inconsistent = error { model = RemoteListModel() }
+            if startOver { model = RemoteListModel() }
             connection.send(ClientMessage.unsubscribe(sub: sub).encoded())
             subscribe(on: connection)
             return true
