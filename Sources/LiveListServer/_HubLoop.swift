@@ -52,7 +52,19 @@ final class _HubLoop {
     /// Feeds an input to this loop after a delay (a retry).
     let schedule: @Sendable (_Hub.Input, Duration) -> Void
 
-    var result: LiveResult<SQLValue>?
+    /// Where the hub is: before the live query's first result, with the inputs that need it
+    /// waiting in arrival order; or following, with the result every subscriber is brought to.
+    enum Phase {
+        case awaitingFirstResult(deferred: [_Hub.Input])
+        case following(LiveResult<SQLValue>)
+    }
+
+    private(set) var phase = Phase.awaitingFirstResult(deferred: [])
+    /// The result every subscriber is brought to; `nil` before the first.
+    var result: LiveResult<SQLValue>? {
+        if case let .following(result) = phase { return result }
+        return nil
+    }
     var sequence: UInt64 = 0
     /// The version every subscriber holds: the one the last message for the current result named
     /// (stored, never worked out again, so every `changes` starts where the last one ended).
@@ -70,8 +82,6 @@ final class _HubLoop {
     /// The subscribers by window and subscription number, as `publish` sends to them: kept
     /// between commits, made again after the subscriptions change.
     private var groups: [Range<Int>: [Int: [_Subscriber]]]?
-    /// Subscriptions that came before the first result, handled once it is there.
-    var waiting: [_Hub.Input] = []
     /// Rows of the current result sent without their values (they changed again before they
     /// were read): every later message brings them to the windows that show them, until a read
     /// finds them as the result holds them — a row changed and changed back within one commit's
@@ -116,23 +126,17 @@ final class _HubLoop {
         switch input {
         case let .event(event): await handle(event)
         case let .subscribe(subscriber, window, resume):
-            guard result != nil else {
-                waiting.append(input)
-                return
-            }
+            guard !deferredUntilFirstResult(input) else { return }
             await subscribe(subscriber, window: window, resume: resume)
         case let .resubscribe(subscriber, window, resume, attempt):
             // Still wanted: not unsubscribed (or moved) meanwhile.
             guard pendingResumes.remove(subscriber.key) != nil else { return }
             await subscribe(subscriber, window: window, resume: resume, attempt: attempt)
         case let .switchIn(subscriber, window, from):
-            guard result != nil else {
-                waiting.append(input)
-                return
-            }
+            guard !deferredUntilFirstResult(input) else { return }
             await switchIn(subscriber, window: window, from: from)
         case let .detach(subscriber, reply):
-            waiting.removeAll { $0.subscriber === subscriber }
+            dropDeferred(of: subscriber)
             pendingResumes.remove(subscriber.key)
             guard let result, let subscription = subscriptions.removeValue(forKey: subscriber.key) else {
                 reply.resume(returning: nil)
@@ -143,16 +147,13 @@ final class _HubLoop {
         case let .unsubscribe(subscriber):
             pendingResumes.remove(subscriber.key)
             subscriptions[subscriber.key] = nil
-            waiting.removeAll { $0.subscriber === subscriber }
+            dropDeferred(of: subscriber)
         case let .acknowledge(subscriber):
             guard subscriptions[subscriber.key] != nil else { return }
             subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
                                                                     insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody())
         case let .sync(subscriber, id, state):
-            guard result != nil else {
-                waiting.append(input)
-                return
-            }
+            guard !deferredUntilFirstResult(input) else { return }
             // Looked up in what the hub kept once, at arrival; later results mark it as they pass it.
             let reached = state.map { state in self.result?.stateID == state || buffer.contains { $0.fromState == state } } ?? true
             pendingSyncs.append((subscriber, id, state, reached))
@@ -161,6 +162,21 @@ final class _HubLoop {
                 await reset(subscriber, reason: reason)
             }
         }
+    }
+
+    /// Keeps `input` for the first result when there is none yet; `false` when there is one.
+    private func deferredUntilFirstResult(_ input: _Hub.Input) -> Bool {
+        guard case var .awaitingFirstResult(deferred) = phase else { return false }
+        deferred.append(input)
+        phase = .awaitingFirstResult(deferred: deferred)
+        return true
+    }
+
+    /// Forgets the inputs of `subscriber` waiting for the first result.
+    private func dropDeferred(of subscriber: _Subscriber) {
+        guard case var .awaitingFirstResult(deferred) = phase else { return }
+        deferred.removeAll { $0.subscriber === subscriber }
+        phase = .awaitingFirstResult(deferred: deferred)
     }
 
     /// Answers the `sync`s whose state was reached: the subscriber was sent its result (or a later
@@ -191,17 +207,17 @@ final class _HubLoop {
     private func handle(_ event: ServedLiveQueryEvent) async {
         switch event {
         case let .initial(initial, position):
-            result = initial
+            let deferred: [_Hub.Input]
+            if case let .awaitingFirstResult(waiting) = phase { deferred = waiting } else { deferred = [] }
+            phase = .following(initial)
             announced = version(at: position)
-            let waiting = self.waiting
-            self.waiting = []
-            for input in waiting { await handle(input) }
+            for input in deferred { await handle(input) }
         case let .unchanged(position):
             await announce(WireVersion(epoch: versions.epoch, sequence: position), observedAt: Int64(Date().timeIntervalSince1970 * 1_000_000))
         case let .update(update, position):
-            guard let old = result else { return }
+            guard case let .following(old) = phase else { return }
             let fromVersion = version
-            result = update.result
+            phase = .following(update.result)
             if let passed = old.stateID {
                 for index in pendingSyncs.indices where pendingSyncs[index].state == passed { pendingSyncs[index].reached = true }
             }
