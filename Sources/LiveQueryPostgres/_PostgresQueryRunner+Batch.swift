@@ -7,22 +7,21 @@ import PostgresNIO
 /// (`_RereadBatch`), so its cost grows with the published queries, not with their argument sets.
 extension _PostgresQueryRunner {
     var batchKey: String? {
-        guard !isDetached, !needsPlan, !hasRest, !tracker.isBuilding, !tracker.state.isBehind, lastFailure == nil, !absorbed.isEmpty,
+        guard !isDetached, !work.needsPlan, !hasRest, !tracker.isBuilding, !tracker.state.isBehind, work.lastFailure == nil, !work.absorbed.isEmpty,
               let template = plan.rereadBatchSQL,
               let values = request.argumentValues, let kinds = _RereadBatch.kinds(of: values) else { return nil }
         return kinds + "\u{0}" + template
     }
 
     func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool {
-        guard absorbed.contains(where: { !$0.lookups.isEmpty }) else { return true }
-        var commits = absorbed
-        absorbed = []
+        guard work.hasLookups else { return true }
+        var commits = work.takeCommits()
         do throws(PostgresLiveQueryError) {
             try await lookUpJoinedRows(&commits, session, &cache)
         } catch {
             if error.isLostConnection {
                 // The commits wait for the next round, as in `apply(round:_:guarded:)`.
-                absorbed = commits + absorbed
+                work.putBack(commits)
                 throw error
             }
             // As an apply whose lookups fail: the query says so, and reads its result again later.
@@ -34,19 +33,18 @@ extension _PostgresQueryRunner {
             commits[index].lookups = [:]
             commits[index].joinsResolved = true
         }
-        absorbed = commits
+        work.putBack(commits)
         return true
     }
 
     func takeBatched() -> Bool {
-        guard !absorbed.contains(where: { !$0.lookups.isEmpty }) else { return false }
-        let work = takeWork(commits: absorbed)
-        absorbed = []
-        guard case .reread = work.action else {
-            giveBack(work)
+        guard !work.hasLookups else { return false }
+        let taken = takeWork(commits: work.takeCommits())
+        guard case .reread = taken.action else {
+            giveBack(taken)
             return false
         }
-        batchedWork = work
+        batchedWork = taken
         return true
     }
 
@@ -60,27 +58,27 @@ extension _PostgresQueryRunner {
     }
 
     func giveBackBatched() {
-        if let work = batchedWork { giveBack(work) }
+        if let taken = batchedWork { giveBack(taken) }
         batchedWork = nil
     }
 
     func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
-        guard let work = batchedWork else { return true }
+        guard let taken = batchedWork else { return true }
         batchedWork = nil
-        defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
+        defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
         let reads = _PrefetchedReads(entries: _PostgresRows.entries(rows, plan, &keys))
-        return try await finishApply(work, round: round, session, guarded: false, start: .now, prefetched: reads)
+        return try await finishApply(taken, round: round, session, guarded: false, start: .now, prefetched: reads)
     }
 
     /// Puts back work taken and not carried out (its round ended first): its commits wait for the
     /// next round, and the tracker's decision is made again then.
-    func giveBack(_ work: Work) {
-        absorbed = work.commits + absorbed
-        switch work.action {
+    func giveBack(_ taken: Work) {
+        work.putBack(taken.commits)
+        switch taken.action {
         case let .reread(rows): for row in rows.sorted() { _ = tracker.state.touched(row) }
         case let .refetch(reason): tracker.state.needsRefetch(reason)
         case .none: break
         }
-        if work.replan { needsPlan = true }
+        if taken.replan { work.planAgain() }
     }
 }

@@ -91,7 +91,7 @@ extension _PostgresQueryRunner {
             }
         }
         if let failure { tracker.reportFailure(LiveQueryError(failure)) }
-        if builder == nil { lastFailure = .now }
+        if builder == nil { _ = work.failed(at: .now) }
         // Commits lost meanwhile (a failure) leave the start unknown: the round's position then.
         pending = builder == nil ? nil : .read(from: tracker.state.isBehind ? round : buildTouch ?? openedFrom)
         tracker.finishBuild(builder, reads)

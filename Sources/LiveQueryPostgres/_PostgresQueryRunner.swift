@@ -110,12 +110,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         get { planLock.withLock { storedPlan } }
         set { planLock.withLock { storedPlan = newValue } }
     }
-    /// Whether a table's shape changed since the plan was made: the next round plans again.
-    var needsPlan = false
+    /// The commits absorbed and not applied, a plan to make again, the last failure.
+    var work = _QueryWork()
+    var needsPlan: Bool { work.needsPlan }
+    var absorbed: [_AbsorbedCommit] { work.absorbed }
     let tracker: _LiveTracker<ID>
     var keys: _RowKeys
-    /// The commits absorbed since the last round applied, in commit order.
-    var absorbed: [_AbsorbedCommit] = []
     /// Past this many rows touched in one round, a refetch is cheaper.
     private let refetchThreshold: Int
     let positionsLock = NSLock()
@@ -128,8 +128,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var buildTouch: UInt64?
     /// Where the first screen's whole result holds from when no commit touched it meanwhile.
     let openedFrom: UInt64
-    /// When the last apply failed; `nil` once one succeeds.
-    var lastFailure: ContinuousClock.Instant?
     /// The rest of the first fetch, once read (in the snapshot the first screen was read in), and
     /// who waits for the whole result; under ``restLock``.
     let restLock = NSLock()
@@ -171,10 +169,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     var needsRound: Bool {
         if isDetached { return false }
-        if !absorbed.isEmpty || needsPlan || hasRest { return true }
-        guard tracker.state.isBehind else { return false }
-        // A query that keeps failing tries again once a second.
-        return lastFailure.map { $0.duration(to: .now) >= .seconds(1) } ?? true
+        return work.needsRound(isBehind: tracker.state.isBehind, hasRest: hasRest, at: .now)
     }
 
     static func canonicalizer() -> _IdentityCanonicalizer { { ID(identityValue: $0)?.identityValue } }
@@ -259,9 +254,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let end = commit.endLSN.value
         if tracker.isBuilding { buildTouch = end }
         var entry = _AbsorbedCommit(end: end)
-        defer { absorbed.append(entry) }
+        defer { work.absorb(entry, reshaped: !commit.reshaped.isDisjoint(with: read)) }
         positionsLock.withLock { if positions.pendingFrom == nil { positions.pendingFrom = end } }
-        if !commit.reshaped.isDisjoint(with: read) { needsPlan = true }
         guard tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)
@@ -392,32 +386,29 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     func takeWork(commits: [_AbsorbedCommit]) -> Work {
         var action = tracker.state.committed()
         if action == .none { action = tracker.state.nothingCommittedElsewhere() }
-        let replan = needsPlan
-        needsPlan = false
+        let replan = work.takeReplan()
         if replan, action == .none { action = .refetch(.schemaChanged) }
         return Work(commits: commits, action: action, replan: replan)
     }
 
     func detach() {
         isDetached = true
-        detachedWork = takeWork(commits: absorbed)
-        absorbed = []
+        detachedWork = takeWork(commits: work.takeCommits())
     }
 
     func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
         guard needsRound || isDetached else { return true }
         // Commits absorbed while this one is applied (read apart) wait for the next.
-        defer { positionsLock.withLock { positions.pendingFrom = absorbed.first?.end } }
+        defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
         // A query that failed before, or whose tables changed shape, reads guarded.
         let guarded = guarded || tracker.state.isBehind || needsPlan || detachedWork?.replan == true
         let start = ContinuousClock.now
-        let work: Work
+        let taken: Work
         if let detached = detachedWork {
-            work = detached
+            taken = detached
             detachedWork = nil
         } else {
-            var commits = absorbed
-            absorbed = []
+            var commits = work.takeCommits()
             if commits.contains(where: { !$0.lookups.isEmpty }) {
                 var cache = _RoundLookups()
                 let failure: PostgresLiveQueryError?
@@ -429,7 +420,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     // The connection went: the commits wait for the next round, with the rows found
                     // so far. Looked up again there, a joined row is read anew; a group move made
                     // here is not seen again, but the group it left is among those rows already.
-                    absorbed = commits + absorbed
+                    work.putBack(commits)
                     throw error
                 }
                 if let failure {
@@ -446,51 +437,51 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 try await completeFirstFetch(round: round, session)
                 return true
             }
-            work = takeWork(commits: commits)
+            taken = takeWork(commits: commits)
         }
-        return try await finishApply(work, round: round, session, guarded: guarded, start: start, prefetched: nil)
+        return try await finishApply(taken, round: round, session, guarded: guarded, start: start, prefetched: nil)
     }
 
     /// Carries out the work taken for an apply: `prefetched`, the rows a `.reread` action needs
     /// when they were read already (with other queries', in one statement).
-    func finishApply(_ work: Work, round: UInt64, _ session: _PostgresSession, guarded: Bool, start: ContinuousClock.Instant,
+    func finishApply(_ taken: Work, round: UInt64, _ session: _PostgresSession, guarded: Bool, start: ContinuousClock.Instant,
                      prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) -> Bool {
-        let commits = work.commits
-        if work.action == .none {
+        let commits = taken.commits
+        if taken.action == .none {
             // Commits touched the query's tables and left its rows as they were.
             if let first = commits.first?.end, let last = commits.last?.end { unchanged(first: first, last: last) }
             return true
         }
         // A query that keeps failing (its filter divides by zero on a new row, a column it sorts
         // by was dropped) retries once a second, not every round, and says so once.
-        if work.action == .refetch(.recovering), let failed = lastFailure, failed.duration(to: start) < .seconds(1) {
-            if work.replan { needsPlan = true }
+        if taken.action == .refetch(.recovering), work.recoveryWaits(at: start) {
+            if taken.replan { work.planAgain() }
             return true
         }
         var applied: UInt64?
         let failure: PostgresLiveQueryError?
         do throws(PostgresLiveQueryError) {
             failure = try await inSavepoint(session, guarded: guarded) { () throws(PostgresLiveQueryError) in
-                if work.replan {
+                if taken.replan {
                     // A table's shape changed: its columns, their types and collations are read
                     // again, and the result fetched with the new plan.
                     let fresh = try await _PostgresPlanner<ID>.make(request, publishesViaRoot: publishesViaRoot, session)
                     plan = fresh
                     tracker.layout = fresh.layout
                 }
-                try await carryOut(work.action, commits, round: round, session, start: start, applied: &applied, prefetched: prefetched)
+                try await carryOut(taken.action, commits, round: round, session, start: start, applied: &applied, prefetched: prefetched)
             }
         } catch {
-            lostConnection(during: work, applied: applied)
+            lostConnection(during: taken, applied: applied)
             throw error
         }
         if let error = failure {
             // A plan that could not be made is made again next time.
-            if work.replan { needsPlan = true }
+            if taken.replan { work.planAgain() }
             fail(error, before: applied.map { $0 + 1 } ?? commits.first?.end)
             return guarded
         }
-        lastFailure = nil
+        work.clearFailure()
         return true
     }
 
@@ -499,14 +490,14 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// applied (`applied`: the end of the last), the later commits are put back and the result is
     /// read again whole — what was read after the steps (the rows of groups that entered the
     /// result) is not there.
-    func lostConnection(during work: Work, applied: UInt64?) {
+    func lostConnection(during taken: Work, applied: UInt64?) {
         guard let applied else {
-            giveBack(work)
+            giveBack(taken)
             return
         }
-        absorbed = work.commits.filter { $0.end > applied } + absorbed
+        work.putBack(taken.commits, after: applied)
         tracker.state.failed()
-        if work.replan { needsPlan = true }
+        if taken.replan { work.planAgain() }
     }
 
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result
@@ -514,12 +505,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
         pending = nil
         positionsLock.withLock { positions.failed(heldThrough: before.map { $0 - 1 }) }
-        if lastFailure == nil {
+        if work.failed(at: .now) {
             tracker.reportFailure(LiveQueryError(error))
         } else {
             tracker.state.failed()
         }
-        lastFailure = .now
     }
 
     /// Carries out the round's action: the touched rows re-read once, then applied step by step
@@ -644,12 +634,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     func abandonApply() {
         positionsLock.withLock { positions.failed(heldThrough: positions.pendingFrom.map { $0 - 1 }) }
         tracker.state.failed()
-        lastFailure = nil
+        work.clearFailure()
     }
 
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64) {
         // Commits may have been missed: nothing is known after `heldThrough` until the result is read again.
-        absorbed = []
+        work.forgetCommits()
         positionsLock.withLock { positions.pendingFrom = nil }
         positionsLock.withLock { positions.failed(heldThrough: heldThrough) }
         tracker.reportFailure(LiveQueryError(error))
