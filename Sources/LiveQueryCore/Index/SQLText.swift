@@ -14,6 +14,7 @@
 /// }
 /// ```
 public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    @usableFromInline
     enum Storage: Sendable {
         /// Valid UTF-8 (the common case; short text is stored inline by `String`).
         case utf8(String)
@@ -21,6 +22,7 @@ public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleB
         case bytes([UInt8])
     }
 
+    @usableFromInline
     let storage: Storage
 
     /// The text of `string`, as its UTF-8 bytes.
@@ -32,7 +34,10 @@ public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleB
         storage = .utf8(value)
     }
 
-    /// The text made of `bytes`, valid UTF-8 or not.
+    /// The text made of `bytes`, valid UTF-8 or not. Inlinable, so that an engine's reads
+    /// specialize it for their own collection of bytes: unspecialized, it walks them through
+    /// generic witnesses, a call per byte.
+    @inlinable
     public init(bytes: some Collection<UInt8>) {
         if let string = Self.decodeExactly(bytes) { storage = .utf8(string) } else { storage = .bytes(Array(bytes)) }
     }
@@ -87,6 +92,7 @@ public struct SQLText: Hashable, Sendable, CustomStringConvertible, ExpressibleB
 
     /// `bytes` as a `String` when they are valid UTF-8, else `nil`. `String(decoding:)` repairs
     /// invalid input instead of refusing it, so the bytes are checked first.
+    @inlinable
     static func decodeExactly(_ bytes: some Collection<UInt8>) -> String? {
         if !bytes.allSatisfy({ $0 < 0x80 }) {
             var iterator = bytes.makeIterator()
