@@ -4,7 +4,7 @@ import LiveListWire
 /// answered it yet, the arguments to go back to if new ones are refused — and what to do with each
 /// message and error. No connection, no task: ``RemoteLiveQuery`` holds it and carries the actions
 /// out.
-struct _RemoteSubscription: Equatable {
+struct _RemoteSubscription {
     /// Whether the server has answered the subscription yet.
     enum Phase: Equatable {
         /// Sent, not answered: an error refuses it.

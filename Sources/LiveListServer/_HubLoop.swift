@@ -167,6 +167,9 @@ final class _HubLoop {
     /// Keeps `input` for the first result when there is none yet; `false` when there is one.
     private func deferredUntilFirstResult(_ input: _Hub.Input) -> Bool {
         guard case var .awaitingFirstResult(deferred) = phase else { return false }
+        // Let go of the phase's copy first, so the append does not copy the array (thousands of
+        // subscribers can come before the first result).
+        phase = .awaitingFirstResult(deferred: [])
         deferred.append(input)
         phase = .awaitingFirstResult(deferred: deferred)
         return true
@@ -175,6 +178,7 @@ final class _HubLoop {
     /// Forgets the inputs of `subscriber` waiting for the first result.
     private func dropDeferred(of subscriber: _Subscriber) {
         guard case var .awaitingFirstResult(deferred) = phase else { return }
+        phase = .awaitingFirstResult(deferred: [])
         deferred.removeAll { $0.subscriber === subscriber }
         phase = .awaitingFirstResult(deferred: deferred)
     }
@@ -207,8 +211,7 @@ final class _HubLoop {
     private func handle(_ event: ServedLiveQueryEvent) async {
         switch event {
         case let .initial(initial, position):
-            let deferred: [_Hub.Input]
-            if case let .awaitingFirstResult(waiting) = phase { deferred = waiting } else { deferred = [] }
+            let deferred: [_Hub.Input] = if case let .awaitingFirstResult(waiting) = phase { waiting } else { [] }
             phase = .following(initial)
             announced = version(at: position)
             for input in deferred { await handle(input) }
