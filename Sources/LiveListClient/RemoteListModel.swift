@@ -99,6 +99,8 @@ public struct RemoteListModel: Sendable {
         case let .synced(synced):
             guard synced.version == version else { throw .versionGap(expected: version, received: synced.version) }
             return .synced(id: synced.id)
+        case .mutated:
+            return .none   // The connection's, not the list's: a `RemoteMutator` takes it.
         }
     }
 

@@ -25,6 +25,9 @@ public enum ClientMessage: Hashable, Sendable {
     /// processes' too) and to answer with `synced` (the same `id`) once it has sent the
     /// subscription every change they made: a client that has `synced` holds them.
     case sync(sub: Int, id: Int)
+    /// Runs a published mutation, once per (client, id): answered by `mutated` after the
+    /// connection's subscriptions were sent its commit, or by an `error` naming the mutation.
+    case mutate(WireMutation)
 
     /// The deepest nesting a client message has (the arguments' blob and big-integer objects).
     static let maximumDepth = 4
@@ -41,6 +44,7 @@ public enum ClientMessage: Hashable, Sendable {
             .object([.init(key: "type", value: "arguments"), .init(key: "sub", value: .int(sub)),
                      .init(key: "arguments", value: WireSubscription.json(arguments))])
         case let .sync(sub, id): .object([.init(key: "type", value: "sync"), .init(key: "sub", value: .int(sub)), .init(key: "id", value: .int(id))])
+        case let .mutate(mutation): mutation.json
         }
     }
 
@@ -56,6 +60,7 @@ public enum ClientMessage: Hashable, Sendable {
         case "unsubscribe": return .unsubscribe(sub: try fields.int("sub"))
         case "arguments": return .arguments(sub: try fields.int("sub"), try WireSubscription.arguments(fields))
         case "sync": return .sync(sub: try fields.int("sub"), id: try fields.int("id"))
+        case "mutate": return .mutate(try WireMutation(fields))
         default: throw .unknownType(String(type.prefix(64)))
         }
     }

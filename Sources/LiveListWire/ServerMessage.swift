@@ -14,6 +14,9 @@ public enum ServerMessage: Hashable, Sendable {
     /// The answer to a client's `sync`: every commit made before it is in what the
     /// subscription was sent, through `version`.
     case synced(WireSynced)
+    /// The answer to a client's `mutate` that was applied: every change it made to the
+    /// connection's subscriptions was sent before it.
+    case mutated(WireMutated)
 
     /// The deepest nesting a server message has.
     static let maximumDepth = 6
@@ -26,6 +29,7 @@ public enum ServerMessage: Hashable, Sendable {
         case let .rows(rows): rows.sub
         case let .error(error): error.sub
         case let .synced(synced): synced.sub
+        case .mutated: nil
         }
     }
 
@@ -55,6 +59,7 @@ public enum ServerMessage: Hashable, Sendable {
         case let .rows(rows): rows.members
         case let .error(error): error.members
         case let .synced(synced): synced.members
+        case let .mutated(mutated): mutated.members
         }
     }
 
@@ -69,6 +74,7 @@ public enum ServerMessage: Hashable, Sendable {
         case "rows": return .rows(try WireRows(fields))
         case "error": return .error(try WireError(fields))
         case "synced": return .synced(try WireSynced(fields))
+        case "mutated": return .mutated(try WireMutated(fields))
         default: throw .unknownType(String(type.prefix(64)))
         }
     }

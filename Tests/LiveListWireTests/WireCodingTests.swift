@@ -39,7 +39,8 @@ struct WireCodingTests {
                                                                  window: WireWindow(start: 10, count: 50),
                                                                  resume: WireResume(version: WireVersion(epoch: "ab9", sequence: 12), held: WireWindow(start: 10, count: 40))))
         for message in [subscribe, .window(sub: 7, WireWindow(start: 0, count: 1)), .unsubscribe(sub: 7),
-                        .arguments(sub: 7, ["folder": .text("e\u{301}"), "n": .integer(1 << 60)])] {
+                        .arguments(sub: 7, ["folder": .text("e\u{301}"), "n": .integer(1 << 60)]),
+                        .mutate(WireMutation(client: "e\u{301}\0", id: WireMutation.maximumID, name: "archive", arguments: ["id": .integer(-1)]))] {
             #expect(try ClientMessage.decode(Array(message.encoded().utf8)) == message)
         }
         var changes = ListChanges()
@@ -60,10 +61,22 @@ struct WireCodingTests {
             .rows(WireRows(sub: 3, version: version, window: WireWindow(start: 5, count: 1), rows: [])),
             .error(WireError(sub: 3, code: .windowTooLarge, message: "too large")),
             .error(WireError(sub: nil, code: .queryClosed, message: "bye")),
+            .error(WireError(sub: nil, code: .conflict, message: "gone", mutation: WireMutationID(client: "c", id: 9))),
+            .mutated(WireMutated(client: "c", id: 9, versions: [3: version, 0: version.next], duplicate: true)),
         ]
         for message in messages {
             #expect(try ServerMessage.decode(Array(message.encoded().utf8)) == message)
             if let sub = message.sub { #expect(ServerMessage.frame(sub: sub, body: message.encodedBody()) == message.encoded()) }
+        }
+    }
+
+    @Test("A mutate's client and number are checked: empty or long names, numbers outside 1...2^53")
+    func mutateFieldsChecked() {
+        for frame in [#"{"type":"mutate","client":"","id":1,"name":"a"}"#, #"{"type":"mutate","client":"c","id":0,"name":"a"}"#,
+                      #"{"type":"mutate","client":"c","id":9007199254740993,"name":"a"}"#, #"{"type":"mutate","client":"c","id":1.5,"name":"a"}"#,
+                      #"{"type":"mutate","client":"\#(String(repeating: "x", count: 129))","id":1,"name":"a"}"#,
+                      #"{"type":"mutate","id":1,"name":"a"}"#] {
+            #expect(throws: WireDecodingError.self, "\(frame)") { try ClientMessage.decode(Array(frame.utf8)) }
         }
     }
 

@@ -11,6 +11,7 @@ func wireFrameSummary(_ frame: String) -> String {
         case let .rows(rows): return "subscription \(rows.sub): \(rows.rows.count) rows of its window"
         case let .synced(synced): return "subscription \(synced.sub): holds every commit before sync \(synced.id)"
         case let .error(error): return "error \(error)"
+        case let .mutated(mutated): return "mutation \(mutated.id) of \(mutated.client) applied, shown at \(mutated.versions.count) subscriptions"
         }
     } catch {
         return "not a message of the protocol: \(error)"
