@@ -89,6 +89,9 @@ public final class LiveListServer: Sendable {
         public var idleHTTPTimeout: Duration = .seconds(30)
         /// How often a WebSocket is pinged; one whose pong has not come by the next ping is closed.
         public var pingInterval: Duration = .seconds(30)
+        /// Mutations one connection may have waiting to run; past it, a `mutate` is refused with
+        /// `mutationUnavailable` (nothing applied: the client sends it again later).
+        public var maximumPendingMutations = 256
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
         /// then refuse every subscription).
         public var tokens: TokenVerification?
@@ -102,6 +105,7 @@ public final class LiveListServer: Sendable {
     /// What opens the published queries.
     public let engine: any LiveQueryEngine
     let queries: [String: PublishedQuery]
+    let mutations: [String: PublishedMutation]
     let registry = _HubRegistry()
     let loopWriters = _LoopWriters()
     package let resumeGauge = _ResumeGauge()
@@ -113,10 +117,12 @@ public final class LiveListServer: Sendable {
     /// also gives `init(database:queries:options:configuration:logger:)`), `PostgresEngine` (of
     /// `LiveListServerPostgres`, whose versions every server over the same database shares), or an
     /// app's own.
-    public init(engine: any LiveQueryEngine, queries: [PublishedQuery], configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "livelist.server")) {
+    /// `mutations` are what clients may change (``PublishedMutation``); the engine runs them.
+    public init(engine: any LiveQueryEngine, queries: [PublishedQuery], mutations: [PublishedMutation] = [],
+                configuration: Configuration = Configuration(), logger: Logger = Logger(label: "livelist.server")) {
         self.engine = engine
         self.queries = Dictionary(queries.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        self.mutations = Dictionary(mutations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         self.logger = logger
     }

@@ -102,17 +102,27 @@ public struct PublishedQuery: Sendable {
     /// each of its type; defaults filled in; parameters bound to a claim taken from `claims`
     /// (and refused from the client).
     func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
+        try parameters.validate(arguments, claims: claims, of: "query \"\(name)\"", missingClaim: .badArguments)
+    }
+}
+
+extension [QueryParameter] {
+    /// `arguments` checked against these parameters (of `owner`, as messages name it): every
+    /// required one given, none unknown, each of its type; defaults filled in; parameters bound to
+    /// a claim taken from `claims` (and refused from the client; a missing claim is `missingClaim`).
+    func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?, of owner: String,
+                  missingClaim: WireErrorCode) throws(WireError) -> [String: WireValue] {
         var checked: [String: WireValue] = [:]
-        for name in arguments.keys where !parameters.contains(where: { $0.name == name }) {
-            throw WireError(sub: nil, code: .badArguments, message: "query \"\(self.name)\" has no parameter \"\(name)\"")
+        for name in arguments.keys where !contains(where: { $0.name == name }) {
+            throw WireError(sub: nil, code: .badArguments, message: "\(owner) has no parameter \"\(name)\"")
         }
-        for parameter in parameters {
+        for parameter in self {
             if let claim = parameter.claim {
                 guard arguments[parameter.name] == nil else {
                     throw WireError(sub: nil, code: .badArguments, message: "argument \"\(parameter.name)\" comes from the token, not the client")
                 }
                 guard let value = claims?[claim], parameter.type.accepts(value) else {
-                    throw WireError(sub: nil, code: .badArguments, message: "the token has no claim \"\(claim)\" of type \(parameter.type)")
+                    throw WireError(sub: nil, code: missingClaim, message: "the token has no claim \"\(claim)\" of type \(parameter.type)")
                 }
                 checked[parameter.name] = value
                 continue

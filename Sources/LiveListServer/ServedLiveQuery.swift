@@ -91,4 +91,18 @@ public protocol LiveQueryEngine: Sendable {
     /// Opens `query` with validated `arguments` (one per parameter, by name). A request the
     /// engine refuses (bad SQL, an unknown column) throws: the subscriber gets the error.
     func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery
+    /// Runs a mutation once: in one transaction, reads the client's ledger (``MutationLedger``),
+    /// takes the ``MutationStep``, and — for ``MutationStep/apply`` — runs the mutation and
+    /// records its number (and a refusal, rolling the mutation's own changes back) in the same
+    /// transaction. Throws a `WireError` (`mutationOutOfOrder`, `mutationUnavailable`) when
+    /// nothing was recorded and the client is to act; any other error is sent as
+    /// `mutationUnavailable` (the client sends the mutation again).
+    func perform(_ request: MutationRequest) async throws -> MutationOutcome
+}
+
+extension LiveQueryEngine {
+    /// No mutations: every one is refused with `unknownMutation`.
+    public func perform(_ request: MutationRequest) async throws -> MutationOutcome {
+        throw WireError(sub: nil, code: .unknownMutation, message: "this server's engine runs no mutations")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import LiveListWire
 import LiveQueryCore
 import Logging
@@ -17,11 +18,13 @@ final class _Connection: @unchecked Sendable {
     let outbox: _Outbox
     private let lock = NSLock()
     private var subscriptions: [Int: (hub: _Hub, subscriber: _Subscriber)] = [:]
+    private let mutationLane: _MutationLane
 
     init(server: LiveListServer, claims: LiveListClaims?, logger: Logger) {
         self.server = server
         self.claims = claims
         self.logger = logger
+        mutationLane = _MutationLane(limit: server.configuration.maximumPendingMutations)
         outbox = _Outbox(byteLimit: server.configuration.outboundByteLimit)
         outbox.setOverflowHandler { [weak self] subs in self?.overflowed(subs) }
     }
@@ -53,9 +56,14 @@ final class _Connection: @unchecked Sendable {
             // is sent in the order the client asked. Looks are shared by every `sync` of the query.
             do {
                 let state = try await entry.hub.look.state()
-                entry.hub.send(.sync(entry.subscriber, id: id, state: state))
+                entry.hub.send(.sync(entry.subscriber, reply: .synced(id: id), state: state))
             } catch {
                 fail(sub, .queryFailed, "the look for commits failed: \(error)")
+            }
+        case let .mutate(mutation):
+            let queued = mutationLane.enqueue { [self] in await perform(mutation) }
+            if !queued {
+                fail(mutation, .mutationUnavailable, "more than \(server.configuration.maximumPendingMutations) mutations wait on this connection")
             }
         case let .unsubscribe(sub):
             guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
@@ -160,6 +168,74 @@ final class _Connection: @unchecked Sendable {
         return range
     }
 
+    /// Runs a client's mutation through the engine and answers it: `mutated` once every
+    /// subscription of the connection was sent the state that holds its commit, or an error
+    /// naming the mutation.
+    private func perform(_ request: WireMutation) async {
+        // A request the server refuses itself is recorded under its number all the same, so the
+        // client's next number follows it and a resend gets the same answer.
+        let action: MutationRequest.Action
+        if let mutation = server.mutations[request.name] {
+            do {
+                action = .run(mutation, arguments: try mutation.validate(request.arguments, claims: claims?.values))
+            } catch {
+                action = .refuse(MutationRefusal(code: error.code, message: error.message))
+            }
+        } else {
+            action = .refuse(MutationRefusal(code: .unknownMutation, message: "no published mutation \"\(request.name.prefix(256))\""))
+        }
+        let principal: String = if case let .text(subject)? = claims?.values["sub"] { subject } else { "" }
+        let outcome: MutationOutcome
+        do {
+            outcome = try await server.engine.perform(MutationRequest(action: action, principal: principal, client: request.client,
+                                                                      id: request.id, name: request.name))
+        } catch let error as WireError {
+            fail(request, error.code, error.message)
+            return
+        } catch {
+            logger.notice("mutation could not run", metadata: ["mutation": "\(request.name)", "error": "\(error)"])
+            fail(request, .mutationUnavailable, "\(error)")
+            return
+        }
+        switch outcome {
+        case let .refused(refusal):
+            fail(request, refusal.code, refusal.message)
+        case .applied, .alreadyApplied:
+            let versions = await versionsHoldingCommits()
+            let mutated = WireMutated(client: request.client, id: request.id, versions: versions, duplicate: outcome == .alreadyApplied)
+            outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.mutated(mutated).encoded()), sub: nil, isReset: false))
+        }
+    }
+
+    /// Waits until every subscription of the connection was sent a state holding every commit
+    /// made before the call (its hub looks, as for `sync`), and gives the versions they hold.
+    /// A subscription whose look fails, or that ends meanwhile, is left out.
+    private func versionsHoldingCommits() async -> [Int: WireVersion] {
+        let entries = lock.withLock { subscriptions }
+        return await withTaskGroup(of: (Int, WireVersion?).self) { group in
+            for (sub, entry) in entries {
+                group.addTask { [logger] in
+                    let state: ListStateID?
+                    do {
+                        state = try await entry.hub.look.state()
+                    } catch {
+                        logger.notice("the look for a mutation's commit failed", metadata: ["sub": "\(sub)", "error": "\(error)"])
+                        return (sub, nil)
+                    }
+                    return (sub, await _VersionNotice.wait { entry.hub.send(.sync(entry.subscriber, reply: .notice($0), state: state)) })
+                }
+            }
+            var versions: [Int: WireVersion] = [:]
+            for await (sub, version) in group { versions[sub] = version }
+            return versions
+        }
+    }
+
+    private func fail(_ mutation: WireMutation, _ code: WireErrorCode, _ message: String) {
+        let error = WireError(sub: nil, code: code, message: message, mutation: WireMutationID(client: mutation.client, id: mutation.id))
+        outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.error(error).encoded()), sub: nil, isReset: false))
+    }
+
     private func fail(_ sub: Int, _ code: WireErrorCode, _ message: String) {
         let text = ServerMessage.error(WireError(sub: sub, code: code, message: message)).encoded()
         outbox.send(_Outbox.Frame(message: _WireMessage(string: text), sub: nil, isReset: false))
@@ -184,8 +260,9 @@ final class _Connection: @unchecked Sendable {
         await server.registry.unsubscribe(entry.hub, entry.subscriber, idleTimeout: server.configuration.idleTimeout)
     }
 
-    /// Ends every subscription (the socket closed).
+    /// Ends every subscription and drops the mutations waiting (the socket closed).
     func closeAll() async {
+        mutationLane.close()
         let entries = lock.withLock { () -> [(hub: _Hub, subscriber: _Subscriber)] in
             let entries = Array(subscriptions.values)
             subscriptions = [:]

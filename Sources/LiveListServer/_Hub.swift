@@ -35,9 +35,9 @@ final class _Hub: Sendable {
         /// Arguments equal to the subscription's: a `changes` without changes, from and to the
         /// version the subscriber holds.
         case acknowledge(_Subscriber)
-        /// A client's `sync`: `synced` once the subscriber was sent the result of `state`
-        /// (`nil`: the current one).
-        case sync(_Subscriber, id: Int, state: ListStateID?)
+        /// A client's `sync` (or a mutation's wait): the reply once the subscriber was sent the
+        /// result of `state` (`nil`: the current one).
+        case sync(_Subscriber, reply: _SyncReply, state: ListStateID?)
         /// Subscribers whose frames were dropped (slow clients): each gets a reset.
         case resync([_Subscriber], WireResetReason)
         /// Stops sending to the subscriber and answers with the list it holds (`nil` before the

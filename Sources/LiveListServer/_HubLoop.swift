@@ -91,7 +91,7 @@ final class _HubLoop {
     var pendingResumes: Set<ObjectIdentifier> = []
     /// Clients' `sync`s waiting for the result of their state to be sent.
     /// `sync`s waiting for their state: `reached` once the hub's result was it or went past it.
-    private var pendingSyncs: [(subscriber: _Subscriber, id: Int, state: ListStateID?, reached: Bool)] = []
+    private var pendingSyncs: [(subscriber: _Subscriber, reply: _SyncReply, state: ListStateID?, reached: Bool)] = []
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
@@ -152,11 +152,11 @@ final class _HubLoop {
             guard subscriptions[subscriber.key] != nil else { return }
             subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
                                                                     insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody())
-        case let .sync(subscriber, id, state):
+        case let .sync(subscriber, reply, state):
             guard !deferredUntilFirstResult(input) else { return }
             // Looked up in what the hub kept once, at arrival; later results mark it as they pass it.
             let reached = state.map { state in self.result?.stateID == state || buffer.contains { $0.fromState == state } } ?? true
-            pendingSyncs.append((subscriber, id, state, reached))
+            pendingSyncs.append((subscriber, reply, state, reached))
         case let .resync(subscribers, reason):
             for subscriber in subscribers where subscriptions[subscriber.key] != nil {
                 await reset(subscriber, reason: reason)
@@ -191,7 +191,10 @@ final class _HubLoop {
         pendingSyncs.removeAll { pending in
             guard subscriptions[pending.subscriber.key] != nil else { return !pendingResumes.contains(pending.subscriber.key) }
             guard pending.reached || pending.state == result.stateID else { return false }
-            pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: pending.id, version: version)).encodedBody())
+            switch pending.reply {
+            case let .synced(id): pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: id, version: version)).encodedBody())
+            case let .notice(notice): notice.answer(version)
+            }
             return true
         }
     }

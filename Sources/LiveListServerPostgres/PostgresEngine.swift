@@ -37,10 +37,13 @@ public struct PostgresEngine: LiveQueryEngine {
     /// order is the server's, which another instance may give differently, so their versions are
     /// good here only.
     private let instance: String
+    private let writer: _PostgresMutationWriter
 
-    /// An engine over `database`.
+    /// An engine over `database`; its mutations run on a connection of their own, made as the
+    /// database's.
     public init(database: PostgresLiveDatabase) {
         self.database = database
+        writer = _PostgresMutationWriter(configuration: database.connectionConfiguration)
         var generator = SystemRandomNumberGenerator()
         instance = String(generator.next() as UInt32, radix: 36)
     }
@@ -66,6 +69,13 @@ public struct PostgresEngine: LiveQueryEngine {
                                                version: sql.version)
         let live = try await PostgresLiveQuery.open(request, in: database)
         return _PostgresServedQuery(query: live, database: database, instance: instance)
+    }
+
+    /// Runs `request` once, in one transaction with its ledger (``MutationLedger``'s tables, created
+    /// in the database when missing), on the engine's connection for mutations. Statements only:
+    /// a SQLite mutation's code is refused with `mutationFailed`.
+    public func perform(_ request: MutationRequest) async throws -> MutationOutcome {
+        try await writer.perform(request)
     }
 }
 

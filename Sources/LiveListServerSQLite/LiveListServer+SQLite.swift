@@ -13,10 +13,12 @@ extension LiveListServer {
     /// A server of `queries` over `database` (a `DatabasePool` in WAL mode lets payload reads run
     /// beside writes), with ``SQLiteEngine`` and its live queries' `options`. Commits by other
     /// processes reach subscribers when the database has a change log (`ChangeTracking`); without
-    /// one they are refetched.
-    public convenience init(database: any DatabaseWriter, queries: [PublishedQuery], options: LiveQueryOptions = LiveListServer.sqliteOptions,
+    /// one they are refetched. `mutations` run in `database`, once per (client, number).
+    public convenience init(database: any DatabaseWriter, queries: [PublishedQuery], mutations: [PublishedMutation] = [],
+                            options: LiveQueryOptions = LiveListServer.sqliteOptions,
                             configuration: Configuration = Configuration(), logger: Logger = Logger(label: "livelist.server")) {
-        self.init(engine: SQLiteEngine(database: database, options: options), queries: queries, configuration: configuration, logger: logger)
+        self.init(engine: SQLiteEngine(database: database, options: options), queries: queries, mutations: mutations,
+                  configuration: configuration, logger: logger)
     }
 }
 

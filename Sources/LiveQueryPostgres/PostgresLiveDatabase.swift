@@ -105,6 +105,9 @@ public final class PostgresLiveDatabase: Sendable {
     /// understood by the other; positions under another name are not comparable.
     public var positionsName: String { engine.identity.name }
 
+    /// How it connects: what a server's mutations connect with.
+    package var connectionConfiguration: PostgresConnection.Configuration { engine.configuration }
+
     /// Stops following: every query's events end, and the connection (with a temporary slot) closes.
     public func close() async {
         pump.cancel()

@@ -111,7 +111,7 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     }
 
     /// Binds `value` as ``init(sql:values:identity:as:section:version:)`` does.
-    static func bind(_ value: SQLValue, into binds: inout PostgresBindings) {
+    package static func bind(_ value: SQLValue, into binds: inout PostgresBindings) {
         switch value {
         case .null: binds.appendNull()
         case let .integer(number): binds.append(number)

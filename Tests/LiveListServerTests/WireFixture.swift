@@ -44,12 +44,13 @@ final class WireFixture: Sendable {
                                       section: "day")
 
     static func start(rows: Int, seed: UInt64, configuration: LiveListServer.Configuration = LiveListServer.Configuration(),
-                      queries: [PublishedQuery] = [inbox]) async throws -> WireFixture {
+                      queries: [PublishedQuery] = [inbox], mutations: [PublishedMutation] = [],
+                      busyTimeout: TimeInterval = 10) async throws -> WireFixture {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-wire-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("inbox.sqlite").path
         var databaseConfiguration = Configuration()
-        databaseConfiguration.busyMode = .timeout(10)
+        databaseConfiguration.busyMode = .timeout(busyTimeout)
         let pool = try DatabasePool(path: path, configuration: databaseConfiguration)
         try await pool.write { db in
             var random = SeededRandomNumberGenerator(seed: seed)
@@ -58,7 +59,7 @@ final class WireFixture: Sendable {
             try ChangeTracking.install(on: db, tables: ["message"])
         }
         let (server, port, group, running) = try await serveBelowEphemeralPorts {
-            LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+            LiveListServer(database: pool, queries: queries, mutations: mutations, configuration: configuration, logger: Logger(label: "test.server"))
         }
         return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)
     }
@@ -134,11 +135,12 @@ final class WireFixture: Sendable {
     /// it) over the same database, on the same port — retried for a while if the port is still
     /// held by the old server's closing socket.
     func restart(configuration: LiveListServer.Configuration = LiveListServer.Configuration(),
-                 queries: [PublishedQuery] = [inbox]) async throws -> WireFixture {
+                 queries: [PublishedQuery] = [inbox], mutations: [PublishedMutation] = []) async throws -> WireFixture {
         await stop()
         var attempt = 0
         while true {
-            let server = LiveListServer(database: pool, queries: queries, configuration: configuration, logger: Logger(label: "test.server"))
+            let server = LiveListServer(database: pool, queries: queries, mutations: mutations, configuration: configuration,
+                                        logger: Logger(label: "test.server"))
             do {
                 let (port, group, running) = try await Self.serve(server, port: port)
                 return WireFixture(pool: pool, path: path, port: port, server: server, group: group, running: running)

@@ -1,0 +1,130 @@
+import Foundation
+import LiveListWire
+
+/// Sends a client's mutations to a `livelist serve` server, each applied exactly once: it
+/// numbers them under the client's name, keeps every one not yet answered, and after a lost
+/// connection reconnects (with backoff) and sends them again, in order — to the same server or
+/// another over the same PostgreSQL database, which answers a mutation it applied already with
+/// its first outcome.
+///
+/// Keep `client` and ``nextID`` across launches (with the mutations still pending) to keep the
+/// promise across them; a new client name starts again from 1.
+///
+/// ```swift
+/// import LiveListClient
+/// import LiveListWire
+///
+/// @MainActor
+/// func archive(_ id: Int64, list: RemoteLiveQuery, mutator: RemoteMutator) async throws {
+///     // On return the server applied it, and `list` shows its commit.
+///     _ = try await mutator.mutate("archive", arguments: ["id": .integer(id)], showingIn: [list])
+/// }
+/// ```
+@MainActor
+public final class RemoteMutator {
+    /// The server.
+    public let url: String
+    /// The client's name, as mutations carry it.
+    public var client: String { pending.client }
+    /// The number the next mutation gets.
+    public var nextID: Int64 { pending.nextID }
+    /// Mutations sent and not answered yet.
+    public var pendingCount: Int { pending.entries.count }
+
+    private let transport: any RemoteTransport
+    private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
+    private var connection: RemoteConnection?
+    private var task: Task<Void, Never>?
+    private var resend: Task<Void, Never>?
+
+    /// A mutator for client `client` (1 to 128 characters, kept across launches) whose next
+    /// mutation is numbered `nextID`.
+    public init(url: String, client: String, nextID: Int64 = 1, transport: any RemoteTransport = WebSocketTransport()) {
+        self.url = url
+        self.transport = transport
+        pending = _PendingMutations(client: client, nextID: nextID)
+    }
+
+    /// Runs published mutation `name` with `arguments` on the server, once, and returns its
+    /// `mutated` — after the lists in `showingIn` hold its commit (each catches up with `sync`).
+    /// Throws `RemoteListError.server` with the server's error (`conflict`, `mutationFailed`,
+    /// `badArguments`…) when it was refused, and `CancellationError` when ``stop()`` came first.
+    /// A lost connection is not an error: the mutation is sent again once it is back.
+    public func mutate(_ name: String, arguments: [String: WireValue] = [:], showingIn lists: [RemoteLiveQuery] = []) async throws -> WireMutated {
+        let mutated = try await withCheckedThrowingContinuation { continuation in
+            let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
+            if let connection {
+                connection.send(ClientMessage.mutate(mutation).encoded())
+            } else {
+                start()
+            }
+        }
+        for list in lists { _ = try await list.upToDate() }
+        return mutated
+    }
+
+    /// Connects, and keeps a connection (reconnecting with backoff) while mutations wait.
+    public func start() {
+        guard task == nil else { return }
+        task = Task { [weak self] in await self?.run() }
+    }
+
+    /// Closes the connection; every mutation still waiting throws `CancellationError` (the server
+    /// may have applied it: send it again under the same number to learn its outcome).
+    public func stop() {
+        task?.cancel()
+        task = nil
+        resend?.cancel()
+        resend = nil
+        connection?.close()
+        connection = nil
+        for waiter in pending.removeAll() { waiter.resume(throwing: CancellationError()) }
+    }
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await transport.connect(to: url)
+                self.connection = connection
+                for mutation in pending.toResend { connection.send(ClientMessage.mutate(mutation).encoded()) }
+                for try await frame in connection.frames {
+                    attempt = 0
+                    receive(frame, on: connection)
+                }
+            } catch {
+                // Reconnects below; the mutations waiting are sent again.
+            }
+            connection = nil
+            if Task.isCancelled { return }
+            attempt += 1
+            let delay = min(5_000, 50 * (1 << min(attempt, 7)))
+            try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
+        }
+    }
+
+    private func receive(_ frame: String, on connection: RemoteConnection) {
+        let decision: _PendingMutations<CheckedContinuation<WireMutated, any Error>>.Decision
+        switch try? ServerMessage.decode(Array(frame.utf8)) {
+        case let .mutated(mutated)?: decision = pending.receive(mutated)
+        case let .error(error)?: decision = pending.receive(error)
+        case nil:
+            connection.close()   // Not the protocol: reconnect, and send the waiting mutations again.
+            return
+        default: return
+        }
+        switch decision {
+        case let .finish(waiter, .success(mutated)): waiter.resume(returning: mutated)
+        case let .finish(waiter, .failure(error)): waiter.resume(throwing: RemoteListError.server(error))
+        case .resendAll:
+            guard resend == nil else { return }
+            resend = Task { [weak self] in
+                try? await Task.sleep(for: .milliseconds(200))
+                guard let self, !Task.isCancelled else { return }
+                resend = nil
+                for mutation in pending.toResend { self.connection?.send(ClientMessage.mutate(mutation).encoded()) }
+            }
+        case .ignore: break
+        }
+    }
+}

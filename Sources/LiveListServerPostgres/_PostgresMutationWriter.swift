@@ -1,0 +1,164 @@
+import LiveListServer
+import LiveListWire
+import LiveQueryCore
+import LiveQueryPostgres
+import Logging
+import PostgresNIO
+
+/// Runs a server's mutations over PostgreSQL, one at a time on a connection of its own (opened
+/// when the first comes, opened again after it is lost), each in one transaction with the
+/// client's ledger (``MutationLedger``'s tables, created once). The ledger's row for the client
+/// is locked (`FOR UPDATE`), so two instances given the same mutation apply it once.
+actor _PostgresMutationWriter {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private var connection: PostgresConnection?
+    private var ledgerReady = false
+
+    init(configuration: PostgresConnection.Configuration, logger: Logger = Logger(label: "livelist.postgres.mutations")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func perform(_ request: MutationRequest) async throws -> MutationOutcome {
+        let connection: PostgresConnection
+        do {
+            connection = try await connected()
+        } catch {
+            throw WireError(sub: nil, code: .mutationUnavailable, message: "PostgreSQL is unreachable: \(String(reflecting: error))")
+        }
+        do {
+            try await run("BEGIN", on: connection)
+            let outcome = try await perform(request, on: connection)
+            try await run("COMMIT", on: connection)
+            return outcome
+        } catch {
+            if connection.isClosed {
+                self.connection = nil
+            } else {
+                _ = try? await run("ROLLBACK", on: connection) // The error below is the one to tell.
+            }
+            if let error = error as? WireError { throw error }
+            throw WireError(sub: nil, code: .mutationUnavailable, message: "the mutation could not run: \(Self.message(error))")
+        }
+    }
+
+    private func connected() async throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        let made = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        connection = made
+        if !ledgerReady {
+            for statement in MutationLedger.createStatements { try await run(statement, on: made) }
+            ledgerReady = true
+        }
+        return made
+    }
+
+    private func perform(_ request: MutationRequest, on connection: PostgresConnection) async throws -> MutationOutcome {
+        var owner = PostgresBindings()
+        owner.append(request.principal)
+        owner.append(request.client)
+        // A row for the client first (a new client's too), so that the lock below always has a row
+        // to take: two instances given a new client's first mutation at once apply it once.
+        try await run("INSERT INTO \(MutationLedger.clientsTable) (principal, client, last_id) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
+                      binds: owner, on: connection)
+        let lastRows = try await run("SELECT last_id FROM \(MutationLedger.clientsTable) WHERE principal = $1 AND client = $2 FOR UPDATE",
+                                     binds: owner, on: connection).rows
+        let last = try lastRows.first?.decode(Int64.self) ?? 0
+        var recorded: MutationRefusal?
+        if request.id <= last {
+            var binds = owner
+            binds.append(request.id)
+            let rows = try await run("SELECT code, message FROM \(MutationLedger.refusalsTable) WHERE principal = $1 AND client = $2 AND id = $3",
+                                     binds: binds, on: connection).rows
+            if let row = rows.first {
+                let (code, message) = try row.decode((String, String).self)
+                recorded = MutationRefusal(storedCode: code, message: message)
+            }
+        }
+        switch MutationStep(id: request.id, last: last, refusal: recorded) {
+        case let .outOfOrder(expected):
+            throw WireError(sub: nil, code: .mutationOutOfOrder,
+                            message: "mutation \(request.id) of client \"\(request.client)\" is not its next one: \(expected) is expected")
+        case let .answer(outcome):
+            return outcome
+        case .apply:
+            let refusal: MutationRefusal? = switch request.action {
+            case let .refuse(refused): refused
+            case let .run(mutation, arguments): try await runGuarded(mutation, arguments, on: connection)
+            }
+            var binds = owner
+            binds.append(request.id)
+            try await run("""
+                INSERT INTO \(MutationLedger.clientsTable) (principal, client, last_id) VALUES ($1, $2, $3)
+                ON CONFLICT (principal, client) DO UPDATE SET last_id = excluded.last_id
+                """, binds: binds, on: connection)
+            guard let refusal else { return .applied }
+            var refusalBinds = binds
+            refusalBinds.append(refusal.code.rawValue)
+            refusalBinds.append(refusal.message)
+            try await run("INSERT INTO \(MutationLedger.refusalsTable) (principal, client, id, code, message) VALUES ($1, $2, $3, $4, $5)",
+                          binds: refusalBinds, on: connection)
+            var pruneBinds = owner
+            pruneBinds.append(request.id - MutationStep.outcomesKept)
+            try await run("DELETE FROM \(MutationLedger.refusalsTable) WHERE principal = $1 AND client = $2 AND id <= $3",
+                          binds: pruneBinds, on: connection)
+            return .refused(refusal)
+        }
+    }
+
+    /// Runs the mutation in a savepoint: its refusal (rolled back to the savepoint), or `nil` when
+    /// it applied. A lost connection, or a failure PostgreSQL says may pass (a serialization
+    /// failure, a deadlock, a shutdown), throws: nothing is recorded and the client sends it again.
+    private func runGuarded(_ mutation: PublishedMutation, _ arguments: [String: WireValue],
+                            on connection: PostgresConnection) async throws -> MutationRefusal? {
+        try await run("SAVEPOINT livelist_mutation", on: connection)
+        do {
+            try await runStatements(of: mutation, arguments, on: connection)
+            try await run("RELEASE SAVEPOINT livelist_mutation", on: connection)
+            return nil
+        } catch let refusal as MutationRefusal {
+            try await run("ROLLBACK TO SAVEPOINT livelist_mutation", on: connection)
+            return refusal
+        } catch let error as PSQLError where error.serverInfo != nil && !Self.isTransient(error) {
+            try await run("ROLLBACK TO SAVEPOINT livelist_mutation", on: connection)
+            return .failed(Self.message(error))
+        }
+    }
+
+    private func runStatements(of mutation: PublishedMutation, _ arguments: [String: WireValue], on connection: PostgresConnection) async throws {
+        guard case let .statements(statements) = mutation.definition else {
+            throw MutationRefusal.failed("mutation \"\(mutation.name)\" is another engine's code: publish it as statements to run it on PostgreSQL")
+        }
+        for (index, statement) in statements.enumerated() {
+            let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: statement.sql) ?? (statement.sql, [])
+            var binds = PostgresBindings()
+            for name in names {
+                guard let value = arguments[name] else {
+                    throw MutationRefusal.failed("mutation \"\(mutation.name)\" uses :\(name), which no parameter declares")
+                }
+                PostgresLiveQueryRequest<SQLValue>.bind(value.sql, into: &binds)
+            }
+            let changed = try await run(numbered, binds: binds, on: connection).metadata.rows ?? 0
+            if statement.mustChangeRows, changed == 0 {
+                throw MutationRefusal.conflict("statement \(index + 1) of mutation \"\(mutation.name)\" changed no row")
+            }
+        }
+    }
+
+    @discardableResult
+    private func run(_ sql: String, binds: PostgresBindings = PostgresBindings(), on connection: PostgresConnection) async throws -> PostgresQueryResult {
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).get()
+    }
+
+    /// Class 08 (connection), 40 (serialization failure, deadlock), 53 (resources), 57 (shutdown).
+    private static func isTransient(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return true }
+        return ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+    }
+
+    private static func message(_ error: any Error) -> String {
+        guard let error = error as? PSQLError, let info = error.serverInfo, let message = info[.message] else { return String(reflecting: error) }
+        return info[.detail].map { "\(message) (\($0))" } ?? message
+    }
+}
