@@ -18,7 +18,8 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve live queries over WebSocket (the protocol of docs/PROTOCOL.md).",
         discussion: """
             With --demo, serves the inbox demo database (created when missing) with its live writer, as the query "inbox"
-            (arguments "sort": "activity", "sender" or "unread", and "filter": text the sender or the subject contains). Otherwise publish queries over --db with --query NAME=SQL
+            (arguments "sort": "activity", "sender" or "unread", and "filter": text the sender or the subject contains), and
+            the mutations "setUnread" (id, unread 0 or 1), "archive" (id) and "send" (sender, subject). Otherwise publish queries over --db with --query NAME=SQL
             (":name" placeholders become parameters of any type) and optionally --section NAME=COLUMN. The endpoint is
             ws://HOST:PORT/live, its health GET /live/health. SIGINT or SIGTERM shut down gracefully.
 
@@ -29,7 +30,10 @@ struct ServeCommand: ParsableCommand {
 
             With --config FILE, the queries are a YAML file's: "queries", a list of queries, each a "name", a "sql" SELECT
             with ":name" placeholders, optionally "identity", "section" and "version", and "parameters" (each a "name", a
-            "type" — integer, real, text, blob or any — and a "default" or a token "claim"); optionally "database", the
+            "type" — integer, real, text, blob or any — and a "default" or a token "claim"); optionally "mutations", a list
+            of mutations, each a "name", "parameters" as a query's, and "statements" (each a "sql" with ":name"
+            placeholders, and "mustChangeRows": true to refuse the mutation with conflict when it changes no row), run in
+            one transaction once per client and number; optionally "database", the
             SQLite file (relative to FILE; --db overrides it), and "tokens" with "hmacSecretEnvironment", the environment
             variable that holds the HS256 secret of the bearer tokens (32 bytes or more), and optionally "audience" and
             "issuer", the aud and iss every token must carry (exp is required, nbf checked when present). The schema, its
@@ -45,7 +49,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The SQLite database to serve.") var db: String?
     @Option(help: "The PostgreSQL database to serve: postgres://user:password@host:port/database.") var postgres: String?
     @Option(help: "PostgreSQL: a persistent replication slot for this instance (default: a temporary one).") var slot: String?
-    @Option(help: "A YAML file of published queries (\"queries\", \"database\", \"tokens\"): see docs/SERVER.md.") var config: String?
+    @Option(help: "A YAML file of published queries and mutations (\"queries\", \"mutations\", \"database\", \"tokens\"): see docs/SERVER.md.") var config: String?
     @Flag(help: "Serve the inbox demo database with its live writer.") var demo = false
     @Option(help: "Conversations to generate in a new demo database.") var rows = 100_000
     @Option(help: "Changes the demo writer makes per second (0: no writer).") var writesPerSecond = 40
@@ -77,7 +81,8 @@ struct ServeCommand: ParsableCommand {
             return
         }
         let (database, queries, writer) = try open(file)
-        let server = LiveListServer(database: database, queries: queries, configuration: configuration)
+        let mutations = demo ? DemoMutations.published(for: .sqlite) : file?.1.publishedMutations ?? []
+        let server = LiveListServer(database: database, queries: queries, mutations: mutations, configuration: configuration)
         try run(server, queries: queries) { await writer?.stop() }
     }
 
@@ -122,7 +127,8 @@ struct ServeCommand: ParsableCommand {
             }
         }
         let writer = demo && writesPerSecond > 0 ? PostgresDemoWriter(configuration: connection, writesPerSecond: writesPerSecond, seed: 1) : nil
-        let server = LiveListServer(engine: PostgresEngine(database: database), queries: queries, configuration: configuration)
+        let mutations = demo ? DemoMutations.published(for: .postgres) : file?.configuration.publishedMutations ?? []
+        let server = LiveListServer(engine: PostgresEngine(database: database), queries: queries, mutations: mutations, configuration: configuration)
         try run(server, queries: queries) {
             await writer?.stop()
             await database.close()

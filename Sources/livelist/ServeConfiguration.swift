@@ -19,6 +19,14 @@ import Yams
 ///     parameters:
 ///       - { name: owner, type: text, claim: sub }
 ///       - { name: folder, type: text, default: inbox }
+/// mutations:
+///   - name: archive
+///     parameters:
+///       - { name: id, type: integer }
+///       - { name: owner, type: text, claim: sub }
+///     statements:
+///       - sql: UPDATE message SET folder = 'archive' WHERE id = :id AND owner = :owner
+///         mustChangeRows: true
 /// ```
 struct ServeConfiguration: Decodable {
     struct Query: Decodable {
@@ -28,6 +36,17 @@ struct ServeConfiguration: Decodable {
         var section: String?
         var version: String?
         var parameters: [Parameter]?
+    }
+
+    struct Mutation: Decodable {
+        var name: String
+        var parameters: [Parameter]?
+        var statements: [Statement]
+    }
+
+    struct Statement: Decodable {
+        var sql: String
+        var mustChangeRows: Bool?
     }
 
     struct Parameter: Decodable {
@@ -46,6 +65,7 @@ struct ServeConfiguration: Decodable {
     var database: String?
     var tokens: Tokens?
     var queries: [Query]
+    var mutations: [Mutation]?
 
     /// Reads `path`; every problem is one line naming the file.
     static func load(_ path: String) throws(InputError) -> ServeConfiguration {
@@ -82,7 +102,27 @@ struct ServeConfiguration: Decodable {
         if configuration.tokens == nil, let bound = configuration.queries.first(where: { ($0.parameters ?? []).contains { $0.claim != nil } }) {
             throw InputError("\(path): query \"\(bound.name)\" binds a parameter to a token claim, but no tokens are configured")
         }
+        try checkMutations(configuration, path: path)
         return configuration
+    }
+
+    private static func checkMutations(_ configuration: ServeConfiguration, path: String) throws(InputError) {
+        var names = Set<String>()
+        for mutation in configuration.mutations ?? [] {
+            guard names.insert(mutation.name).inserted else { throw InputError("\(path): the mutation \"\(mutation.name)\" is published twice") }
+            guard !mutation.statements.isEmpty else { throw InputError("\(path): mutation \"\(mutation.name)\" has no statements") }
+            let placeholders = Set(mutation.statements.flatMap { ServeCommand.placeholders(in: $0.sql) })
+            let declared = Set((mutation.parameters ?? []).map(\.name))
+            if let missing = placeholders.subtracting(declared).sorted().first {
+                throw InputError("\(path): mutation \"\(mutation.name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
+            }
+            if let unused = declared.subtracting(placeholders).sorted().first {
+                throw InputError("\(path): mutation \"\(mutation.name)\" declares \"\(unused)\", which its statements do not use")
+            }
+            if configuration.tokens == nil, (mutation.parameters ?? []).contains(where: { $0.claim != nil }) {
+                throw InputError("\(path): mutation \"\(mutation.name)\" binds a parameter to a token claim, but no tokens are configured")
+            }
+        }
     }
 
     private static func `where`(_ context: DecodingError.Context) -> String {
@@ -92,17 +132,21 @@ struct ServeConfiguration: Decodable {
     /// The published queries.
     var published: [PublishedQuery] {
         queries.map { query in
-            let parameters = (query.parameters ?? []).map { parameter in
-                if let claim = parameter.claim { return QueryParameter(parameter.name, type: parameter.type, claim: claim) }
-                return QueryParameter(parameter.name, type: parameter.type, default: parameter.default.map { Self.value($0, as: parameter.type) })
-            }
-            return PublishedQuery(name: query.name, sql: query.sql, parameters: parameters, identity: query.identity,
+            PublishedQuery(name: query.name, sql: query.sql, parameters: (query.parameters ?? []).map(\.published), identity: query.identity,
                                   section: query.section, version: query.version)
         }
     }
 
+    /// The published mutations.
+    var publishedMutations: [PublishedMutation] {
+        (mutations ?? []).map { mutation in
+            PublishedMutation(name: mutation.name, parameters: (mutation.parameters ?? []).map(\.published),
+                              statements: mutation.statements.map { .init($0.sql, mustChangeRows: $0.mustChangeRows ?? false) })
+        }
+    }
+
     /// A default written in YAML as text, read as the parameter's type.
-    private static func value(_ text: String, as type: QueryParameter.ValueType) -> WireValue {
+    fileprivate static func value(_ text: String, as type: QueryParameter.ValueType) -> WireValue {
         switch type {
         case .integer: Int64(text).map(WireValue.integer) ?? .text(text)
         case .real: Double(text).map(WireValue.real) ?? .text(text)
@@ -122,3 +166,11 @@ struct ServeConfiguration: Decodable {
     }
 }
 
+
+extension ServeConfiguration.Parameter {
+    /// The parameter as the server publishes it.
+    var published: QueryParameter {
+        if let claim { return QueryParameter(name, type: type, claim: claim) }
+        return QueryParameter(name, type: type, default: `default`.map { ServeConfiguration.value($0, as: type) })
+    }
+}

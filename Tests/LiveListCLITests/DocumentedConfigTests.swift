@@ -27,6 +27,8 @@ struct DocumentedConfigTests {
         "A query": "queries.[0].",
         "A parameter": "queries.[0].parameters.[0].",
         "`tokens`": "tokens.",
+        "A mutation": "mutations.[0].",
+        "A statement": "mutations.[0].statements.[0].",
     ]
 
     /// A variable no test sets: the key checks' configuration needs a secret it never gets, so
@@ -382,7 +384,11 @@ struct DocumentedConfigTests {
         let query = mapping("A query", [("name", .scalar("mine")), ("sql", .scalar("SELECT id FROM message WHERE owner = :owner")),
                                         ("parameters", .list([parameter]))])
         let tokens = mapping("`tokens`", [("hmacSecretEnvironment", .scalar(unsetSecret))])
-        let top = mapping("Top level", [("database", .scalar("documented.sqlite")), ("tokens", tokens), ("queries", .list([query]))])
+        let statement = mapping("A statement", [("sql", .scalar("DELETE FROM message WHERE id = :id")), ("mustChangeRows", .scalar("true"))])
+        let mutation = mapping("A mutation", [("name", .scalar("drop")), ("parameters", .list([.mapping([("name", .scalar("id")), ("type", .scalar("integer"))])])),
+                                              ("statements", .list([statement]))])
+        let top = mapping("Top level", [("database", .scalar("documented.sqlite")), ("tokens", tokens), ("queries", .list([query])),
+                                        ("mutations", .list([mutation]))])
         return lines(top, indent: 0).joined(separator: "\n") + "\n"
     }
 

@@ -27,6 +27,15 @@ struct ServeCommandTests {
             ("queries:\n  - name: inbox\n    sql: SELECT * FROM message WHERE owner = :owner\n    parameters:\n      - { name: owner, type: text, claim: sub }\n",
              "binds a parameter to a token claim, but no tokens are configured"),
             ("queries:\n  - name: inbox\n    sql: SELECT * FROM message\n    parameters:\n      - { name: owner, type: txt }\n", "queries.[0].parameters.[0].type"),
+            ("queries: []\nmutations:\n  - name: drop\n    statements:\n      - sql: DELETE FROM message WHERE id = :id\n",
+             "mutation \"drop\" uses :id but declares no parameter \"id\""),
+            ("queries: []\nmutations:\n  - name: drop\n    parameters:\n      - { name: id, type: integer }\n    statements:\n      - sql: DELETE FROM message\n",
+             "mutation \"drop\" declares \"id\", which its statements do not use"),
+            ("queries: []\nmutations:\n  - name: drop\n    statements: []\n", "mutation \"drop\" has no statements"),
+            ("queries: []\nmutations:\n  - name: drop\n    statements:\n      - sql: DELETE FROM message\n  - name: drop\n    statements:\n      - sql: DELETE FROM message\n",
+             "the mutation \"drop\" is published twice"),
+            ("queries: []\nmutations:\n  - name: drop\n    statements:\n      - { sql: DELETE FROM message, mustChangeRows: maybe }\n",
+             "mutations.[0].statements.[0].mustChangeRows"),
         ]
         for (yaml, expected) in cases {
             let file = try CommandRunner.temporaryFile(yaml, name: "serve.yaml")

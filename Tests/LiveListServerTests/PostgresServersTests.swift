@@ -313,6 +313,85 @@ struct PostgresServersTests {
         }
     }
 
+    static let mutationsConfiguration = configuration + """
+
+        mutations:
+          - name: archive
+            parameters:
+              - { name: id, type: integer }
+            statements:
+              - sql: UPDATE message SET folder = 'archive' WHERE id = :id AND folder = 'inbox'
+                mustChangeRows: true
+          - name: note
+            parameters:
+              - { name: subject, type: text }
+            statements:
+              - sql: INSERT INTO message (day, contact_id, subject, folder) VALUES (9, 1, :subject, 'inbox')
+        """
+
+    @Test("Mutations over two instances: mutated after the changes of its commit, and one mutation sent to both at once applied once")
+    func mutationsOnTwoInstances() async throws {
+        guard let cluster = try await PostgresCluster.running() else { return }
+        try await PostgresCluster.exclusively {
+            let (configuration, writer) = try await PostgresCluster.database(cluster)
+            do {
+                for statement in Self.schema.components(separatedBy: ";\n") { try await writer.query(PostgresQuery(unsafeSQL: statement), logger: PostgresCluster.logger) }
+                let file = NSTemporaryDirectory() + "livelist-pg-mutations-\(UUID().uuidString).yaml"
+                try Data(Self.mutationsConfiguration.utf8).write(to: URL(fileURLWithPath: file))
+                let common = ["--postgres", PostgresCluster.url(cluster, database: configuration.database ?? ""), "--config", file]
+                let a = try await ServeProcess.start(common)
+                let b = try await ServeProcess.start(common)
+                defer {
+                    a.kill()
+                    b.kill()
+                }
+                // On a connection with a subscription: `mutated` follows the changes of its commit.
+                let wire = try await MutationTests.Wire(a.url)
+                wire.send(.subscribe(WireSubscription(sub: 1, query: "inbox", window: WireWindow(start: 0, count: 500))))
+                guard case let .reset(reset) = try await wire.next() else { Issue.record("no reset"); return }
+                let target = try #require(try await Self.select(writer).rows.first?.first)
+                wire.send(.mutate(WireMutation(client: "pg", id: 1, name: "archive", arguments: ["id": target])))
+                var version = reset.version
+                var deleted = 0
+                for message in try await wire.untilAnswer(to: 1) {
+                    switch message {
+                    case let .changes(changes):
+                        #expect(changes.from == version)
+                        version = changes.to
+                        deleted += changes.changes.itemDeletes.count
+                    case let .mutated(mutated):
+                        #expect(deleted == 1 && mutated.versions == [1: version], "\(mutated)")
+                    default:
+                        Issue.record("unexpected \(message)")
+                    }
+                }
+                // The same mutation to both instances at once, for new clients and known ones: once each.
+                let onA = try await MutationTests.Wire(a.url)
+                let onB = try await MutationTests.Wire(b.url)
+                for round in 0..<12 {
+                    let mutation = WireMutation(client: "twin-\(round % 4)", id: Int64(round / 4 + 1), name: "note", arguments: ["subject": .text("n\(round)")])
+                    onA.send(.mutate(mutation))
+                    onB.send(.mutate(mutation))
+                    let answers = [try await onA.untilAnswer(to: mutation.id).last, try await onB.untilAnswer(to: mutation.id).last]
+                    let duplicates = answers.compactMap { answer -> Bool? in
+                        guard case let .mutated(mutated)? = answer else { return nil }
+                        return mutated.duplicate
+                    }
+                    #expect(duplicates.sorted { !$0 && $1 } == [false, true], "round \(round): \(answers)")
+                    let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
+                    #expect(copies.count == 1, "round \(round): \(copies.count) rows")
+                }
+                for connection in [wire, onA, onB] { connection.connection.close() }
+                #expect(await a.terminate() == 0, "\(a.log)")
+                #expect(await b.terminate() == 0, "\(b.log)")
+            } catch {
+                try? await writer.close()
+                throw error
+            }
+            try await writer.close()
+        }
+    }
+
     @Test("serve --demo --postgres: the inbox in PostgreSQL with its writer, shown by demo --remote headlessly with 0 inconsistencies")
     func demoOverPostgres() async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
