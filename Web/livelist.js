@@ -649,6 +649,7 @@ export class LiveQuery {
     }
     if (message === null || typeof message !== 'object') return;
     if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
+    if (message.type === 'mutated' || (message.type === 'error' && message.mutation !== undefined)) return;   // a Mutator's
     let output;
     try {
       output = this.model.receive(message);
@@ -715,5 +716,158 @@ export class LiveQuery {
 
   #emit(event) {
     this.onEvent(event);
+  }
+}
+
+/**
+ * A client's mutations not yet answered, in number order, and what each answer does to them: the
+ * Mutator's decisions, apart from its socket. `receive(message)` returns
+ * {action: 'finish', entry, mutated | error}, {action: 'resendAll'} or {action: 'ignore'}.
+ */
+export class PendingMutations {
+  constructor(client, nextId = 1) {
+    if (typeof client !== 'string' || client.length === 0) throw new TypeError('a client name of 1 to 128 bytes');
+    this.client = client;
+    this.nextId = nextId;
+    this.entries = [];   // {mutation, resolve, reject}
+  }
+
+  /** Numbers a new mutation and keeps it until it is answered. */
+  add(name, args, waiter) {
+    const mutation = { type: 'mutate', client: this.client, id: this.nextId, name, arguments: args };
+    this.nextId += 1;
+    this.entries.push({ mutation, ...waiter });
+    return mutation;
+  }
+
+  /** What a new connection sends: every mutation waiting, in number order. */
+  get toResend() { return this.entries.map((entry) => entry.mutation); }
+
+  receive(message) {
+    const named = message.type === 'mutated' ? message : message.type === 'error' ? message.mutation : null;
+    if (!named || named.client !== this.client) return { action: 'ignore' };
+    const index = this.entries.findIndex((entry) => entry.mutation.id === named.id);
+    if (index < 0) return { action: 'ignore' };
+    if (message.type === 'mutated') return { action: 'finish', entry: this.entries.splice(index, 1)[0], mutated: message };
+    // Busy: it used no number, and the ones sent behind it were refused as out of order.
+    if (message.code === 'mutationUnavailable') return { action: 'resendAll' };
+    if (message.code === 'mutationOutOfOrder' && index > 0) return { action: 'ignore' };
+    return { action: 'finish', entry: this.entries.splice(index, 1)[0], error: { code: String(message.code), message: String(message.message ?? '') } };
+  }
+}
+
+/** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…). */
+export class MutationError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.code = code;
+  }
+}
+
+/**
+ * Sends a client's mutations to a `livelist serve` server, each applied once: numbered under the
+ * client's name, kept until answered, and sent again in order after a lost connection (to this
+ * server or another over the same PostgreSQL database, which answers a mutation it applied
+ * already with its first outcome). Keep `client` and `nextId` (localStorage) to keep the promise
+ * across page loads. `mutate` resolves with the server's `mutated` and rejects with a MutationError.
+ */
+export class Mutator {
+  constructor(url, client, { nextId = 1, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 200 } = {}) {
+    this.url = url;
+    this.pending = new PendingMutations(client, nextId);
+    this.Socket = Socket;
+    this.token = token;
+    this.backoff = backoff;
+    this.resendDelay = resendDelay;
+    this.socket = null;
+    this.open = false;
+    this.attempt = 0;
+    this.timer = null;
+    this.resendTimer = null;
+    this.stopped = false;
+  }
+
+  get client() { return this.pending.client; }
+  get nextId() { return this.pending.nextId; }
+  get pendingCount() { return this.pending.entries.length; }
+
+  /** Runs published mutation `name` with `args` once; resolves with its `mutated`. */
+  mutate(name, args = {}) {
+    return new Promise((resolve, reject) => {
+      const mutation = this.pending.add(name, args, { resolve, reject });
+      if (this.open) this.socket.send(JSON.stringify(mutation)); else this.#connect();
+    });
+  }
+
+  /** Closes the connection; every mutation waiting is rejected (the server may have applied it). */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.resendTimer);
+    const socket = this.socket;
+    this.socket = null;
+    this.open = false;
+    if (socket) socket.close(1000);
+    for (const entry of this.pending.entries.splice(0)) entry.reject(new MutationError('stopped', 'the mutator stopped'));
+  }
+
+  #connect() {
+    if (this.socket || this.timer || this.stopped) return;
+    let url = this.url;
+    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    let socket;
+    try {
+      socket = new this.Socket(url);
+    } catch {
+      this.#lost();
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.open = true;
+      this.attempt = 0;
+      for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
+    };
+    socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        socket.close(1002, 'not JSON');
+        return;
+      }
+      if (message !== null && typeof message === 'object') this.#receive(message);
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.open = false;
+      this.#lost();
+    };
+    socket.onerror = () => {};
+  }
+
+  #receive(message) {
+    const decision = this.pending.receive(message);
+    if (decision.action === 'finish') {
+      if (decision.error) decision.entry.reject(new MutationError(decision.error.code, decision.error.message));
+      else decision.entry.resolve(decision.mutated);
+    } else if (decision.action === 'resendAll' && this.resendTimer === null) {
+      this.resendTimer = setTimeout(() => {
+        this.resendTimer = null;
+        if (!this.open) return;
+        for (const mutation of this.pending.toResend) this.socket.send(JSON.stringify(mutation));
+      }, this.resendDelay);
+    }
+  }
+
+  #lost() {
+    if (this.stopped || this.pending.entries.length === 0) return;   // reconnects with the next mutation
+    this.attempt += 1;
+    const [base, cap] = this.backoff;
+    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
+    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, delay + Math.random() * delay / 4);
   }
 }

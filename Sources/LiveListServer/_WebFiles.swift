@@ -655,6 +655,7 @@ export class LiveQuery {
     }
     if (message === null || typeof message !== 'object') return;
     if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
+    if (message.type === 'mutated' || (message.type === 'error' && message.mutation !== undefined)) return;   // a Mutator's
     let output;
     try {
       output = this.model.receive(message);
@@ -721,6 +722,159 @@ export class LiveQuery {
 
   #emit(event) {
     this.onEvent(event);
+  }
+}
+
+/**
+ * A client's mutations not yet answered, in number order, and what each answer does to them: the
+ * Mutator's decisions, apart from its socket. `receive(message)` returns
+ * {action: 'finish', entry, mutated | error}, {action: 'resendAll'} or {action: 'ignore'}.
+ */
+export class PendingMutations {
+  constructor(client, nextId = 1) {
+    if (typeof client !== 'string' || client.length === 0) throw new TypeError('a client name of 1 to 128 bytes');
+    this.client = client;
+    this.nextId = nextId;
+    this.entries = [];   // {mutation, resolve, reject}
+  }
+
+  /** Numbers a new mutation and keeps it until it is answered. */
+  add(name, args, waiter) {
+    const mutation = { type: 'mutate', client: this.client, id: this.nextId, name, arguments: args };
+    this.nextId += 1;
+    this.entries.push({ mutation, ...waiter });
+    return mutation;
+  }
+
+  /** What a new connection sends: every mutation waiting, in number order. */
+  get toResend() { return this.entries.map((entry) => entry.mutation); }
+
+  receive(message) {
+    const named = message.type === 'mutated' ? message : message.type === 'error' ? message.mutation : null;
+    if (!named || named.client !== this.client) return { action: 'ignore' };
+    const index = this.entries.findIndex((entry) => entry.mutation.id === named.id);
+    if (index < 0) return { action: 'ignore' };
+    if (message.type === 'mutated') return { action: 'finish', entry: this.entries.splice(index, 1)[0], mutated: message };
+    // Busy: it used no number, and the ones sent behind it were refused as out of order.
+    if (message.code === 'mutationUnavailable') return { action: 'resendAll' };
+    if (message.code === 'mutationOutOfOrder' && index > 0) return { action: 'ignore' };
+    return { action: 'finish', entry: this.entries.splice(index, 1)[0], error: { code: String(message.code), message: String(message.message ?? '') } };
+  }
+}
+
+/** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…). */
+export class MutationError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.code = code;
+  }
+}
+
+/**
+ * Sends a client's mutations to a `livelist serve` server, each applied once: numbered under the
+ * client's name, kept until answered, and sent again in order after a lost connection (to this
+ * server or another over the same PostgreSQL database, which answers a mutation it applied
+ * already with its first outcome). Keep `client` and `nextId` (localStorage) to keep the promise
+ * across page loads. `mutate` resolves with the server's `mutated` and rejects with a MutationError.
+ */
+export class Mutator {
+  constructor(url, client, { nextId = 1, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 200 } = {}) {
+    this.url = url;
+    this.pending = new PendingMutations(client, nextId);
+    this.Socket = Socket;
+    this.token = token;
+    this.backoff = backoff;
+    this.resendDelay = resendDelay;
+    this.socket = null;
+    this.open = false;
+    this.attempt = 0;
+    this.timer = null;
+    this.resendTimer = null;
+    this.stopped = false;
+  }
+
+  get client() { return this.pending.client; }
+  get nextId() { return this.pending.nextId; }
+  get pendingCount() { return this.pending.entries.length; }
+
+  /** Runs published mutation `name` with `args` once; resolves with its `mutated`. */
+  mutate(name, args = {}) {
+    return new Promise((resolve, reject) => {
+      const mutation = this.pending.add(name, args, { resolve, reject });
+      if (this.open) this.socket.send(JSON.stringify(mutation)); else this.#connect();
+    });
+  }
+
+  /** Closes the connection; every mutation waiting is rejected (the server may have applied it). */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.resendTimer);
+    const socket = this.socket;
+    this.socket = null;
+    this.open = false;
+    if (socket) socket.close(1000);
+    for (const entry of this.pending.entries.splice(0)) entry.reject(new MutationError('stopped', 'the mutator stopped'));
+  }
+
+  #connect() {
+    if (this.socket || this.timer || this.stopped) return;
+    let url = this.url;
+    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    let socket;
+    try {
+      socket = new this.Socket(url);
+    } catch {
+      this.#lost();
+      return;
+    }
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.open = true;
+      this.attempt = 0;
+      for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
+    };
+    socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        socket.close(1002, 'not JSON');
+        return;
+      }
+      if (message !== null && typeof message === 'object') this.#receive(message);
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.open = false;
+      this.#lost();
+    };
+    socket.onerror = () => {};
+  }
+
+  #receive(message) {
+    const decision = this.pending.receive(message);
+    if (decision.action === 'finish') {
+      if (decision.error) decision.entry.reject(new MutationError(decision.error.code, decision.error.message));
+      else decision.entry.resolve(decision.mutated);
+    } else if (decision.action === 'resendAll' && this.resendTimer === null) {
+      this.resendTimer = setTimeout(() => {
+        this.resendTimer = null;
+        if (!this.open) return;
+        for (const mutation of this.pending.toResend) this.socket.send(JSON.stringify(mutation));
+      }, this.resendDelay);
+    }
+  }
+
+  #lost() {
+    if (this.stopped || this.pending.entries.length === 0) return;   // reconnects with the next mutation
+    this.attempt += 1;
+    const [base, cap] = this.backoff;
+    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
+    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, delay + Math.random() * delay / 4);
   }
 }
 """##),
@@ -1288,11 +1442,13 @@ export class LiveListView extends EventTarget {
     <option value="sender">by sender</option>
     <option value="unread">unread first</option>
   </select></label>
+  <form id="compose"><input id="subject" placeholder="new conversation's subject" autocomplete="off"> <button>Send</button></form>
+  <span id="keys">e: archive · u: read/unread</span>
 </header>
 <div id="list"></div>
 <div id="status" role="status">connecting…</div>
 <script type="module">
-import { LiveQuery, displayText } from './live/livelist.js';
+import { LiveQuery, Mutator, displayText } from './live/livelist.js';
 import { LiveListView } from './live/livelist-view.js';
 
 const params = new URLSearchParams(location.search);
@@ -1301,6 +1457,22 @@ const live = new LiveQuery(url, params.get('query') ?? 'inbox', {
   args: { sort: params.get('sort') ?? 'activity', filter: params.get('filter') ?? '' },
   token: params.get('access_token'),
 });
+// This browser's mutations, numbered under a name it keeps, applied once each by the server.
+const client = localStorage.getItem('livelist.client') ?? crypto.randomUUID();
+localStorage.setItem('livelist.client', client);
+const mutator = new Mutator(url, client, { nextId: Number(localStorage.getItem('livelist.nextId') ?? 1), token: params.get('access_token') });
+let lastMutation = '';
+async function mutate(name, args) {
+  const pending = mutator.mutate(name, args);
+  localStorage.setItem('livelist.nextId', String(mutator.nextId));
+  try {
+    await pending;
+    lastMutation = `${name} applied`;
+  } catch (error) {
+    lastMutation = `${name} refused: ${error.message}`;
+  }
+  status();
+}
 const dayFormat = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
 const timeFormat = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' });
 function column(values, columns, name) { return values[columns.indexOf(name)]; }
@@ -1346,6 +1518,7 @@ function status() {
   const latencies = view.latencies.slice(-500);
   const parts = [`${model.count.toLocaleString('en')} rows`, live.state, `commit→paint p50 ${percentile(latencies, 0.5).toFixed(1)} ms p99 ${percentile(latencies, 0.99).toFixed(1)} ms`,
     `${longTasks.filter((d) => d > 50).length} frames over 50 ms`, `${live.resetsReceived} resets`, `${live.windowRequests} window requests`];
+  if (lastMutation) parts.push(lastMutation);
   if (live.failure) parts.push(`⚠ ${live.failure.message}`);
   document.getElementById('status').textContent = parts.join(' · ');
 }
@@ -1358,9 +1531,25 @@ document.getElementById('filter').addEventListener('input', (event) => {
   filterTimer = setTimeout(() => live.setArguments({ ...live.args, filter: event.target.value }), 150);
 });
 document.getElementById('sort').addEventListener('change', (event) => live.setArguments({ ...live.args, sort: event.target.value }));
+document.getElementById('compose').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const subject = document.getElementById('subject');
+  if (subject.value) mutate('send', { sender: 'you', subject: subject.value });
+  subject.value = '';
+});
+// On the selected row: e archives it, u marks it read or unread.
+document.getElementById('list').addEventListener('keydown', (event) => {
+  if (view.selectedPosition === null || (event.key !== 'e' && event.key !== 'u')) return;
+  const row = live.model.row(view.selectedPosition);
+  if (!row || !row.values) return;
+  const columns = live.model.columns;
+  const id = column(row.values, columns, 'id');
+  if (event.key === 'e') mutate('archive', { id });
+  else mutate('setUnread', { id, unread: Number(column(row.values, columns, 'unread')) === 1 ? 0 : 1 });
+});
 document.getElementById('sort').value = live.args.sort;
 document.getElementById('filter').value = live.args.filter;
-window.livelist = { live, view, longTasks };
+window.livelist = { live, view, longTasks, mutator };
 </script>
 </body>
 </html>

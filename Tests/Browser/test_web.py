@@ -273,6 +273,40 @@ class InboxTests(unittest.TestCase):
         self.assertEqual(events[0]["reason"], "removed")
         self.assertIsNone(events[0]["key"])
 
+    def test_keys_and_compose_run_mutations_once(self):
+        """e archives the selected row, u marks it read or unread, Send adds a conversation: each a
+        published mutation the server applies once, the list equal to a fresh SELECT after each."""
+        dom = self.quiet_dom()
+        target = next(row for row in dom["rows"] if row["position"] == 2)
+        self.driver.execute_script("window.livelist.view.select(2)")
+        scroller = self.driver.find_element(By.CSS_SELECTOR, ".ll-scroller")
+        connection = sqlite3.connect(self.database, timeout=10)
+        unread = connection.execute("SELECT unread FROM conversation WHERE id = ?", (target["id"],)).fetchone()[0]
+        connection.close()
+        scroller.send_keys("u")
+        eventually("the unread flag toggled", lambda: self.read_one("SELECT unread FROM conversation WHERE id = ?", target["id"]) == 1 - unread or None)
+        self.assert_matches_select()
+        self.driver.execute_script("window.livelist.view.select(2)")
+        scroller.send_keys("e")
+        eventually("the row archived", lambda: self.read_one("SELECT archived FROM conversation WHERE id = ?", target["id"]) == 1 or None)
+        dom = self.assert_matches_select()
+        self.assertNotIn(target["id"], [row["id"] for row in dom["rows"]])
+        subject = self.driver.find_element(By.ID, "subject")
+        subject.send_keys("from the browser é")
+        subject.send_keys(Keys.ENTER)
+        eventually("the new conversation", lambda: self.read_one("SELECT count(*) FROM conversation WHERE subject = ?", "from the browser é") == 1 or None)
+        self.assert_matches_select()
+        eventually("the status says so", lambda: "send applied" in self.driver.find_element(By.ID, "status").text or None)
+        mutator = self.driver.execute_script("return {pending: window.livelist.mutator.pendingCount, next: window.livelist.mutator.nextId}")
+        self.assertEqual(mutator["pending"], 0)
+        self.assertGreaterEqual(mutator["next"], 4)
+
+    def read_one(self, sql, *arguments):
+        connection = sqlite3.connect(self.database, timeout=10)
+        value = connection.execute(sql, arguments).fetchone()[0]
+        connection.close()
+        return value
+
     def test_first_visible_row_keeps_its_place_when_rows_arrive_above(self):
         self.driver.execute_script("window.livelist.view.scrollToPosition(200)")
 

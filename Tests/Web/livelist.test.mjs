@@ -2,7 +2,7 @@
 // node --test Tests/Web/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ListModel, LiveQuery, PathMapping, ProtocolError, Real, decodeValue, parseChanges } from '../../Web/livelist.js';
+import { ListModel, LiveQuery, Mutator, MutationError, PathMapping, PendingMutations, ProtocolError, Real, decodeValue, parseChanges } from '../../Web/livelist.js';
 
 // A seeded generator (xorshift64*), so that a failure can be replayed: LIVELIST_SEED=…
 function generator(seed) {
@@ -266,4 +266,57 @@ test('An unknown query is refused without retrying; queryFailed shows a failure 
   assert.equal(failures.at(-1).refused, true);
   assert.equal(live.state, 'refused');
   assert.equal(socket.closed, 1000);
+});
+
+test('Pending mutations: numbered in order, busy sends all again, out of order behind it waits, other errors end one', () => {
+  const pending = new PendingMutations('c', 7);
+  const first = pending.add('a', {}, { name: 'first' });
+  const second = pending.add('b', { x: 1 }, { name: 'second' });
+  assert.deepEqual([first.id, second.id, pending.nextId], [7, 8, 9]);
+  assert.deepEqual(first, { type: 'mutate', client: 'c', id: 7, name: 'a', arguments: {} });
+  assert.equal(pending.receive({ type: 'error', mutation: { client: 'c', id: 7 }, code: 'mutationUnavailable', message: 'busy' }).action, 'resendAll');
+  assert.equal(pending.receive({ type: 'error', mutation: { client: 'c', id: 8 }, code: 'mutationOutOfOrder', message: '7 is expected' }).action, 'ignore');
+  assert.deepEqual(pending.toResend.map((m) => m.id), [7, 8]);
+  assert.equal(pending.receive({ type: 'mutated', client: 'other', id: 7, versions: {}, duplicate: false }).action, 'ignore');
+  const done = pending.receive({ type: 'mutated', client: 'c', id: 7, versions: { 1: 'e:4' }, duplicate: true });
+  assert.equal(done.action, 'finish');
+  assert.equal(done.entry.name, 'first');
+  const refused = pending.receive({ type: 'error', mutation: { client: 'c', id: 8 }, code: 'conflict', message: 'gone' });
+  assert.deepEqual([refused.action, refused.entry.name, refused.error.code], ['finish', 'second', 'conflict']);
+  assert.equal(pending.entries.length, 0);
+});
+
+test('The mutator sends on open, resends what waits after a drop, resolves mutated and rejects refusals; live queries ignore its answers', async () => {
+  FakeSocket.sockets = [];
+  const mutator = new Mutator('ws://host/live', 'web-1', { WebSocket: FakeSocket, backoff: [1, 1], resendDelay: 1 });
+  const archived = mutator.mutate('archive', { id: 42 });
+  const sent = mutator.mutate('send', { subject: 'é' });
+  await tick();
+  const first = FakeSocket.sockets[0];
+  assert.deepEqual(first.sent.map((m) => [m.id, m.name]), [[1, 'archive'], [2, 'send']]);
+  first.serve({ type: 'mutated', client: 'web-1', id: 1, versions: { 1: 'e:5' }, duplicate: false });
+  assert.deepEqual((await archived).versions, { 1: 'e:5' });
+  // The connection drops before 2 is answered: it is sent again on the next one.
+  first.drop();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const second = FakeSocket.sockets[1];
+  assert.deepEqual(second.sent.map((m) => m.id), [2]);
+  second.serve({ type: 'error', mutation: { client: 'web-1', id: 2 }, code: 'mutationUnavailable', message: 'busy' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(second.sent.map((m) => m.id), [2, 2]);
+  second.serve({ type: 'error', mutation: { client: 'web-1', id: 2 }, code: 'conflict', message: 'gone' });
+  await assert.rejects(sent, (error) => error instanceof MutationError && error.code === 'conflict');
+  assert.equal(mutator.pendingCount, 0);
+  mutator.stop();
+  // A live query on a connection that also mutates passes the mutator's messages by.
+  const live = new LiveQuery('ws://host/live', 'inbox', { WebSocket: FakeSocket });
+  const events = [];
+  live.onEvent = (event) => events.push(event.type);
+  live.start();
+  await tick();
+  const socket = FakeSocket.sockets.at(-1);
+  socket.serve({ type: 'mutated', client: 'c', id: 1, versions: {}, duplicate: false });
+  socket.serve({ type: 'error', mutation: { client: 'c', id: 2 }, code: 'conflict', message: 'x' });
+  assert.deepEqual(events.filter((type) => type === 'failure'), []);
+  live.stop();
 });
