@@ -6,6 +6,7 @@ import LiveListServer
 import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
+import OwnThread
 import Testing
 
 /// Published mutations over SQLite, end to end: applied once per (client, number) whatever is
@@ -144,13 +145,14 @@ struct MutationTests {
         // nothing recorded, number 8 still free.
         let held = Locked(false)
         let blocker = try DatabaseQueue(path: fixture.path)
-        let holding = Task.detached {
-            try blocker.writeWithoutTransaction { db in
+        // On a thread of its own: the lock is held while the test's tasks go on.
+        let holding = Task {
+            try await onOwnThread { try blocker.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 held.set(true)
                 while held.value { Thread.sleep(forTimeInterval: 0.01) }
                 try db.execute(sql: "ROLLBACK")
-            }
+            } }
         }
         try await eventually("the lock is held", seconds: 10) { held.value }
         wire.send(.mutate(WireMutation(client: "c", id: 8, name: "bump")))
