@@ -9,7 +9,7 @@ import LiveQuery
 /// The demo's pipeline, shared by the terminal screen and the headless run: a live query over the
 /// inbox, a row cache for the cells, and a presenter driving a strict list view model.
 @MainActor
-final class DemoSession: DemoListSession {
+final class DemoSession: DemoListView {
     typealias Row = PresentedRow<LiveSection, LiveRow<Int64>>
     typealias Mark = DemoMark
 
@@ -172,12 +172,6 @@ final class DemoSession: DemoListSession {
 
     var mainCounts: (p50: Double, p99: Double) { Self.percentiles(mainLatencies) }
 
-    static func percentiles(_ values: [Double]) -> (p50: Double, p99: Double) {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return (0, 0) }
-        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
-    }
-
     /// Whether the displayed list equals a fresh query of the database now (O(n): once, at the end).
     func matchesFreshQuery() throws -> Bool {
         let (sql, arguments) = sort.oracleSQL(filter: filter)
@@ -188,40 +182,11 @@ final class DemoSession: DemoListSession {
 }
 
 extension DemoSession {
-    var viewportRows: Int {
-        get { view.viewportRows }
-        set { view.viewportRows = newValue }
-    }
+    var rowCount: Int { result.count }
 
-    var contentOffset: Int { view.contentOffset }
+    var cursorPosition: Int? { cursor.flatMap { presenter.displayed.path(ofItem: .item($0)) }.flatMap(flatPosition) }
 
-    var maximumContentOffset: Int { view.maximumContentOffset }
-
-    func setContentOffset(_ offset: Int) { view.setContentOffset(offset) }
-
-    /// Moves the keyboard cursor by `delta` rows (by identity) and scrolls to keep it in view:
-    /// positions through the live result, O(log n), never a walk over every row.
-    func moveCursor(by delta: Int) {
-        let count = result.count
-        guard count > 0 else { return }
-        let current = cursor.flatMap { presenter.displayed.path(ofItem: .item($0)) }.flatMap(flatPosition) ?? 0
-        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), count - 1)
-        guard let path = displayedPath(ofPosition: target), let row = view.row(of: path) else { return }
-        cursor = result.row(at: target)?.id
-        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
-        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
-    }
-
-    func toggleSelectionAtCursor() {
-        guard let id = cursor else { return }
-        if presenter.selectedItemIDs.contains(id) { presenter.deselectItem(id: id) } else { presenter.selectItem(id: id) }
-    }
-
-    func selectVisibleRow(using random: inout SeededRandomNumberGenerator) {
-        if let path = view.visibleItems.randomElement(using: &random), let id = presenter.displayed.itemIfPresent(at: path)?.item?.id {
-            presenter.selectItem(id: id)
-        }
-    }
+    func id(atPosition position: Int) -> Int64? { result.row(at: position)?.id }
 
     func visibleLines(now: ContinuousClock.Instant) -> [DemoLine] {
         let displayed = presenter.displayed

@@ -9,7 +9,7 @@ import LiveListWire
 /// a cell source over its records, and a presenter driving a strict list view model — the same
 /// screen as the local demo, with no database on this side.
 @MainActor
-final class RemoteDemoSession: DemoListSession {
+final class RemoteDemoSession: DemoListView {
     typealias Cells = ListCellSource<RemoteSection, RemoteRow, RemoteRecord>
     typealias View = HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
 
@@ -123,20 +123,9 @@ final class RemoteDemoSession: DemoListSession {
         marks = marks.filter { $0.value.until > now }
     }
 
-    var viewportRows: Int {
-        get { view.viewportRows }
-        set { view.viewportRows = newValue }
-    }
+    var statusCounts: (p50: Double, p99: Double) { Self.percentiles(latencies) }
 
-    var contentOffset: Int { view.contentOffset }
-
-    var maximumContentOffset: Int { view.maximumContentOffset }
-
-    func setContentOffset(_ offset: Int) { view.setContentOffset(offset) }
-
-    var statusCounts: (p50: Double, p99: Double) { DemoSession.percentiles(latencies) }
-
-    var mainCounts: (p50: Double, p99: Double) { DemoSession.percentiles(mainLatencies) }
+    var mainCounts: (p50: Double, p99: Double) { Self.percentiles(mainLatencies) }
 
     func applyEvents() -> [String] {
         defer { lines = [] }
@@ -156,28 +145,14 @@ final class RemoteDemoSession: DemoListSession {
         remote.setArguments(["sort": .text(sort.argument), "filter": .text(filter)])
     }
 
-    func moveCursor(by delta: Int) {
-        let state = remote.model.state
-        guard state.count > 0 else { return }
-        let current = cursor.flatMap { id in state.path(ofItem: id) }.flatMap { state.position(of: $0) } ?? 0
-        let target = min(max(0, current.addingReportingOverflow(delta).partialValue), state.count - 1)
-        guard let modelPath = state.path(ofPosition: target) else { return }
-        let path = presenter.displayed.displayedPath(ofModelPath: modelPath)
-        guard let row = view.row(of: path) else { return }
-        cursor = state.row(at: target).id
-        if row < view.contentOffset + 1 { view.setContentOffset(max(0, row - 1)) }
-        if row >= view.contentOffset + view.viewportRows { view.setContentOffset(row - view.viewportRows + 1) }
-    }
+    var rowCount: Int { remote.model.state.count }
 
-    func toggleSelectionAtCursor() {
-        guard let id = cursor else { return }
-        if presenter.selectedItemIDs.contains(id) { presenter.deselectItem(id: id) } else { presenter.selectItem(id: id) }
-    }
+    var cursorPosition: Int? { cursor.flatMap { remote.model.state.path(ofItem: $0) }.flatMap { remote.model.state.position(of: $0) } }
 
-    func selectVisibleRow(using random: inout SeededRandomNumberGenerator) {
-        if let path = view.visibleItems.randomElement(using: &random), let id = presenter.displayed.itemIfPresent(at: path)?.item?.id {
-            presenter.selectItem(id: id)
-        }
+    func id(atPosition position: Int) -> RemoteRowID? { remote.model.state.row(at: position).id }
+
+    func displayedPath(ofPosition position: Int) -> ItemPath? {
+        remote.model.state.path(ofPosition: position).map { presenter.displayed.displayedPath(ofModelPath: $0) }
     }
 
     func visibleLines(now: ContinuousClock.Instant) -> [DemoLine] {
