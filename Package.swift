@@ -61,6 +61,7 @@ let package = Package(
         .target(name: "LiveQueryPostgres", dependencies: [
             "ListDiff", "ListPresenter", "LiveQueryCore", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -86,6 +87,7 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
         ]),
         // The server over SQLite: its engine and the GRDB-database conveniences.

@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import LiveListWire
 import LiveQueryCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 
@@ -301,13 +302,10 @@ public final class LiveListServer: Sendable {
 }
 
 /// The hub, for its own termination callback, set right after the hub is made.
-///
-/// `@unchecked Sendable`: `hub` is read and written under `lock` only.
-final class _HubBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: _Hub?
+final class _HubBox: Sendable {
+    private let stored = NIOLockedValueBox<_Hub?>(nil)
     var hub: _Hub? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLockedValue { $0 } }
+        set { stored.withLockedValue { $0 = newValue } }
     }
 }

@@ -1,17 +1,13 @@
-import Foundation
+import NIOConcurrencyHelpers
 
 /// A connection's mutations, run one after another in the order they arrived, apart from its
 /// other requests (a window moves while a mutation waits for the database). At most `limit`
 /// wait; the ones waiting when the connection closes are dropped unrun (their client sends them
 /// again), the one running ends.
-///
-/// `@unchecked Sendable`: `waiting` and `isClosed` are read and written under `lock` only.
-final class _MutationLane: @unchecked Sendable {
+final class _MutationLane: Sendable {
     typealias Work = @Sendable () async -> Void
 
-    private let lock = NSLock()
-    private var waiting = 0
-    private var isClosed = false
+    private let state = NIOLockedValueBox((waiting: 0, isClosed: false))
     private let limit: Int
     private let continuation: AsyncStream<Work>.Continuation
     private let runner: Task<Void, Never>
@@ -27,16 +23,16 @@ final class _MutationLane: @unchecked Sendable {
 
     /// Queues `work`; `false` (not queued) when `limit` wait already or the lane is closed.
     func enqueue(_ work: @escaping Work) -> Bool {
-        let admitted = lock.withLock { () -> Bool in
-            guard !isClosed, waiting < limit else { return false }
-            waiting += 1
+        let admitted = state.withLockedValue { state -> Bool in
+            guard !state.isClosed, state.waiting < limit else { return false }
+            state.waiting += 1
             return true
         }
         guard admitted else { return false }
         continuation.yield { [self] in
-            let run = lock.withLock { () -> Bool in
-                waiting -= 1
-                return !isClosed
+            let run = state.withLockedValue { state -> Bool in
+                state.waiting -= 1
+                return !state.isClosed
             }
             if run { await work() }
         }
@@ -45,7 +41,7 @@ final class _MutationLane: @unchecked Sendable {
 
     /// Drops the waiting mutations; the running one ends.
     func close() {
-        lock.withLock { isClosed = true }
+        state.withLockedValue { $0.isClosed = true }
         continuation.finish()
     }
 }

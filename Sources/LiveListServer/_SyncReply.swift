@@ -1,4 +1,4 @@
-import Foundation
+import NIOConcurrencyHelpers
 import LiveListWire
 
 /// What answers a `sync` once the subscriber was sent the result of its state: the `synced`
@@ -11,13 +11,10 @@ enum _SyncReply: Sendable {
 
 /// The version a subscription holds once it was sent a state, handed to one waiter once.
 /// Dropped unanswered (the subscriber left, the hub stopped, the input was never read), it
-/// answers `nil`, so a waiter never waits for an input that is gone.
-///
-/// `@unchecked Sendable`: `continuation` is read and cleared under `lock` only, so it is resumed
-/// once.
-final class _VersionNotice: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<WireVersion?, Never>?
+/// answers `nil`, so a waiter never waits for an input that is gone. The continuation is taken
+/// under the box's lock, so it is resumed once.
+final class _VersionNotice: Sendable {
+    private let continuation: NIOLockedValueBox<CheckedContinuation<WireVersion?, Never>?>
 
     /// Waits for the notice made by `send` to be answered (or dropped).
     static func wait(_ send: (_VersionNotice) -> Void) async -> WireVersion? {
@@ -27,16 +24,16 @@ final class _VersionNotice: @unchecked Sendable {
     }
 
     private init(_ continuation: CheckedContinuation<WireVersion?, Never>) {
-        self.continuation = continuation
+        self.continuation = NIOLockedValueBox(continuation)
     }
 
     /// Answers the waiter with the version the subscription holds (`nil`: it holds none).
     func answer(_ version: WireVersion?) {
-        lock.withLock { () -> CheckedContinuation<WireVersion?, Never>? in
+        continuation.withLockedValue { continuation in
             defer { continuation = nil }
             return continuation
         }?.resume(returning: version)
     }
 
-    deinit { continuation?.resume(returning: nil) }
+    deinit { answer(nil) }
 }

@@ -1,18 +1,15 @@
-import Foundation
+import NIOConcurrencyHelpers
 
 /// What names a database's commit positions: the cluster (its system identifier), its timeline
 /// (a restore to a point in time or a promoted standby starts a new one, where positions repeat
 /// with other commits) and the database. Versions of two servers over the same database compare
 /// only under the same name. Set when the replication stream's session starts (`IDENTIFY_SYSTEM`).
-///
-/// `@unchecked Sendable`: `stored` is only touched under `lock`.
-final class _PositionIdentity: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored = "pg"
+final class _PositionIdentity: Sendable {
+    private let stored = NIOLockedValueBox("pg")
 
     var name: String {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLockedValue { $0 } }
+        set { stored.withLockedValue { $0 = newValue } }
     }
 
     /// The name of the positions of `database` (its OID) on timeline `timeline` of the cluster `system`.

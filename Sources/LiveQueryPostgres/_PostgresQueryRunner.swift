@@ -1,6 +1,7 @@
 import Foundation
 import ListDiff
 import LiveQueryCore
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// What the engine asks of one open query, whatever its identity type.
@@ -73,15 +74,13 @@ struct _AbsorbedCommit: Sendable {
 }
 
 /// The engine's progress, shared with its queries: every commit that ends at or before `applied`
-/// is applied to every open query that is following. `@unchecked Sendable`: `stored` is only
-/// touched under `lock`.
-final class _EngineProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: UInt64 = 0
+/// is applied to every open query that is following.
+final class _EngineProgress: Sendable {
+    private let stored = NIOLockedValueBox<UInt64>(0)
 
     var applied: UInt64 {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = max(stored, newValue) } }
+        get { stored.withLockedValue { $0 } }
+        set { stored.withLockedValue { $0 = max($0, newValue) } }
     }
 }
 

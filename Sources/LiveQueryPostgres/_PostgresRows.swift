@@ -1,5 +1,6 @@
 import Foundation
 import LiveQueryCore
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// A row of a query as the index needs it, decoded where it arrives (only this is held, not the
@@ -11,13 +12,12 @@ struct _ReadRow: Sendable {
 }
 
 /// Numbers the rows of one statement in the order they arrive (one statement's rows are decoded
-/// one after the other, by one task). `@unchecked Sendable`: `value` is only touched under `lock`.
-final class _Ordinal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64 = 0
+/// one after the other, by one task).
+final class _Ordinal: Sendable {
+    private let value = NIOLockedValueBox<Int64>(0)
 
     func next() -> Int64 {
-        lock.withLock {
+        value.withLockedValue { value in
             defer { value += 1 }
             return value
         }

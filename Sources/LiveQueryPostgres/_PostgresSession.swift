@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// The engine's connection: every statement the engine runs, with server errors as
@@ -134,25 +135,22 @@ struct _PostgresSession: Sendable {
 }
 
 /// The decoded rows of one statement, appended on its connection's event loop and read once it
-/// has ended. `@unchecked Sendable`: `values` is only touched under `lock`.
-final class _Decoded<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [T] = []
+/// has ended.
+final class _Decoded<T: Sendable>: Sendable {
+    private let values = NIOLockedValueBox<[T]>([])
 
-    func append(_ value: T) { lock.withLock { values.append(value) } }
+    func append(_ value: T) { values.withLockedValue { $0.append(value) } }
 
-    var all: [T] { lock.withLock { values } }
+    var all: [T] { values.withLockedValue { $0 } }
 }
 
 /// Settles once: the first of a statement's end, its time limit and an abort takes it.
-/// `@unchecked Sendable`: `taken` is only touched under `lock`.
-final class _Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var taken = false
+final class _Once: Sendable {
+    private let taken = NIOLockedValueBox(false)
 
     /// Whether this call is the first.
     func take() -> Bool {
-        lock.withLock {
+        taken.withLockedValue { taken in
             defer { taken = true }
             return !taken
         }
@@ -162,27 +160,29 @@ final class _Once: @unchecked Sendable {
 /// The statements under way on an engine's connections, ended at once — with their connections
 /// closed — when the replication stream finds the server gone: a statement cut by a server restart
 /// has been seen to wait for its whole time limit, holding every query behind it.
-/// `@unchecked Sendable`: `aborts`, `next` and `fired` are only touched under `lock`.
-final class _StatementAborts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var aborts: [Int: @Sendable (PostgresLiveQueryError) -> Void] = [:]
-    private var next = 0
+final class _StatementAborts: Sendable {
+    private struct State {
+        var aborts: [Int: @Sendable (PostgresLiveQueryError) -> Void] = [:]
+        var next = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     func register(_ abort: @escaping @Sendable (PostgresLiveQueryError) -> Void) -> Int {
-        lock.withLock {
-            next += 1
-            aborts[next] = abort
-            return next
+        state.withLockedValue { state in
+            state.next += 1
+            state.aborts[state.next] = abort
+            return state.next
         }
     }
 
-    func unregister(_ id: Int) { _ = lock.withLock { aborts.removeValue(forKey: id) } }
+    func unregister(_ id: Int) { _ = state.withLockedValue { $0.aborts.removeValue(forKey: id) } }
 
     /// Ends every statement under way with `error`.
     func fire(_ error: PostgresLiveQueryError) {
-        let ending = lock.withLock {
-            defer { aborts = [:] }
-            return Array(aborts.values)
+        let ending = state.withLockedValue { state in
+            defer { state.aborts = [:] }
+            return Array(state.aborts.values)
         }
         for abort in ending { abort(error) }
     }
