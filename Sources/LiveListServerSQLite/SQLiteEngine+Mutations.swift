@@ -63,7 +63,11 @@ extension SQLiteEngine {
     }
 
     private static func perform(_ request: MutationRequest, in db: Database) throws -> MutationOutcome {
-        for statement in MutationLedger.createStatements { try db.execute(sql: statement) }
+        // Created once: a statement that creates a table, even one that exists, reads as a schema
+        // change to the live queries' tracking.
+        if try !db.tableExists(MutationLedger.clientsTable) || !db.tableExists(MutationLedger.refusalsTable) {
+            for statement in MutationLedger.createStatements { try db.execute(sql: statement) }
+        }
         let owner: StatementArguments = [request.principal, request.client]
         let last = try Int64.fetchOne(db, sql: "SELECT last_id FROM \(MutationLedger.clientsTable) WHERE principal = ? AND client = ?",
                                       arguments: owner) ?? 0
