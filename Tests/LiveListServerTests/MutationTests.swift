@@ -168,6 +168,70 @@ struct MutationTests {
         await fixture.stop()
     }
 
+    @Test("a connection's mutations wait in a bounded lane: past it, mutationUnavailable at once, nothing applied, sent again in order; a window moves meanwhile")
+    func boundedLane() async throws {
+        var configuration = LiveListServer.Configuration()
+        configuration.maximumPendingMutations = 3
+        let fixture = try await WireFixture.start(rows: 60, seed: 43, configuration: configuration, mutations: Self.mutations, busyTimeout: 5)
+        try await fixture.pool.write { db in
+            try db.execute(sql: "CREATE TABLE counter(n INTEGER NOT NULL)")
+            try db.execute(sql: "INSERT INTO counter VALUES (0)")
+        }
+        let wire = try await Wire(fixture.url)
+        wire.send(.subscribe(WireSubscription(sub: 1, query: "inbox", window: WireWindow(start: 0, count: 10))))
+        guard case .reset = try await wire.next() else { Issue.record("no reset"); return }
+        // Another process holds the write lock: the first mutation waits for it, the lane fills,
+        // and one past it is refused at once (the fourth or the fifth: the first may not have
+        // left the lane yet).
+        let held = Locked(false)
+        let blocker = try DatabaseQueue(path: fixture.path)
+        let holding = Task {
+            try await onOwnThread { try blocker.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                held.set(true)
+                while held.value { Thread.sleep(forTimeInterval: 0.01) }
+                try db.execute(sql: "ROLLBACK")
+            } }
+        }
+        try await eventually("the lock is held", seconds: 10) { held.value }
+        for id in 1...5 { wire.send(.mutate(WireMutation(client: "lane", id: Int64(id), name: "bump"))) }
+        guard case let .error(refused) = try await wire.next(), let skipped = refused.mutation?.id else {
+            Issue.record("none was refused at once")
+            return
+        }
+        #expect(refused.code == .mutationUnavailable && skipped >= 4, "\(refused)")
+        // The subscription is served while the mutations wait.
+        wire.send(.window(sub: 1, WireWindow(start: 20, count: 10)))
+        guard case .rows = try await wire.next() else { Issue.record("the window did not move"); return }
+        held.set(false)
+        try await holding.value
+        // Those before the refused one apply; those after it are out of order (it did not run).
+        var answers: [Int64: ServerMessage] = [:]
+        while answers.count < 4 {
+            let message = try await wire.next()
+            switch message {
+            case let .mutated(mutated): answers[mutated.id] = message
+            case let .error(error): if let id = error.mutation?.id { answers[id] = message }
+            default: continue
+            }
+        }
+        for id in Int64(1)...5 where id != skipped {
+            switch answers[id] {
+            case .mutated? where id < skipped: break
+            case let .error(error)? where id > skipped: #expect(error.code == .mutationOutOfOrder, "\(id): \(error)")
+            default: Issue.record("mutation \(id): \(String(describing: answers[id]))")
+            }
+        }
+        // Sent again from the refused one, in order: applied.
+        for id in skipped...5 {
+            wire.send(.mutate(WireMutation(client: "lane", id: id, name: "bump")))
+            guard case .mutated? = try await wire.untilAnswer(to: id).last else { Issue.record("\(id) not applied"); return }
+        }
+        #expect(try Self.counter(fixture) == 5)
+        wire.connection.close()
+        await fixture.stop()
+    }
+
     @Test("mutated follows the connection's changes through the commit, at the version they reach")
     func mutatedFollowsChanges() async throws {
         let fixture = try await Self.start()

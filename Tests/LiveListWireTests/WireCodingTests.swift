@@ -90,6 +90,7 @@ struct WireCodingTests {
             #"{"type":"subscribe","sub":1,"query":"inbox","arguments":{"folder":"work","n":{"i":"9007199254740993"},"b":{"b":"AAE="}},"window":[0,60],"resume":{"version":"ab:3","held":[0,10]}}"#,
             #"{"type":"window","sub":1,"window":[100,60]}"#, #"{"type":"unsubscribe","sub":1}"#,
             #"{"type":"arguments","sub":1,"arguments":{"sort":"sender","filter":"é"}}"#,
+            #"{"type":"mutate","client":"6f1c-é","id":7,"name":"archive","arguments":{"id":42,"note":"a\u0000b"}}"#,
         ].map { Array($0.utf8) }
         let tokens = Array(#"{}[]",:0123456789-.eE+truefalsnul\"/u"#.utf8) + [0, 0x80, 0xC3, 0xFF, 0x20]
         var decoded = 0, rejected = 0
