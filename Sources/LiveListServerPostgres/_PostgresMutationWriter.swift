@@ -47,6 +47,10 @@ actor _PostgresMutationWriter {
         if let connection, !connection.isClosed { return connection }
         let made = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         connection = made
+        // One mutation at a time: a row lock held elsewhere, or a runaway statement, must not hold
+        // the ones behind it for long. Either ends the mutation with `mutationUnavailable`.
+        try await run("SET lock_timeout = '5s'", on: made)
+        try await run("SET statement_timeout = '30s'", on: made)
         if !ledgerReady {
             for statement in MutationLedger.createStatements { try await run(statement, on: made) }
             ledgerReady = true
@@ -151,10 +155,11 @@ actor _PostgresMutationWriter {
         try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).get()
     }
 
-    /// Class 08 (connection), 40 (serialization failure, deadlock), 53 (resources), 57 (shutdown).
+    /// Class 08 (connection), 40 (serialization failure, deadlock), 53 (resources), 57 (shutdown,
+    /// a statement cancelled by its time limit), and 55P03 (a lock not granted within its time).
     private static func isTransient(_ error: PSQLError) -> Bool {
         guard let state = error.serverInfo?[.sqlState] else { return true }
-        return ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+        return state == "55P03" || ["08", "40", "53", "57"].contains(String(state.prefix(2)))
     }
 
     private static func message(_ error: any Error) -> String {

@@ -329,7 +329,7 @@ struct PostgresServersTests {
               - sql: INSERT INTO message (day, contact_id, subject, folder) VALUES (9, 1, :subject, 'inbox')
         """
 
-    @Test("Mutations over two instances: mutated after the changes of its commit, and one mutation sent to both at once applied once")
+    @Test("Mutations over two instances: mutated after the changes of its commit, one mutation sent to both at once applied once, a locked row refused unused")
     func mutationsOnTwoInstances() async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
         try await PostgresCluster.exclusively {
@@ -381,6 +381,19 @@ struct PostgresServersTests {
                     let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
                     #expect(copies.count == 1, "round \(round): \(copies.count) rows")
                 }
+                // A row locked elsewhere past the mutations' lock timeout: nothing applied, the number
+                // unused; sent again once the lock is gone, applied.
+                let locked = try #require(try await Self.select(writer).rows.first?.first)
+                guard case let .integer(lockedID) = locked else { Issue.record("id \(locked)"); return }
+                try await writer.query("BEGIN", logger: PostgresCluster.logger)
+                try await writer.query(PostgresQuery(unsafeSQL: "SELECT id FROM message WHERE id = \(lockedID) FOR UPDATE"), logger: PostgresCluster.logger)
+                onA.send(.mutate(WireMutation(client: "pg", id: 2, name: "archive", arguments: ["id": locked])))
+                guard case let .error(busy)? = try await onA.untilAnswer(to: 2).last else { Issue.record("no error for a locked row"); return }
+                #expect(busy.code == .mutationUnavailable, "\(busy)")
+                try await writer.query("ROLLBACK", logger: PostgresCluster.logger)
+                onA.send(.mutate(WireMutation(client: "pg", id: 2, name: "archive", arguments: ["id": locked])))
+                guard case let .mutated(archived)? = try await onA.untilAnswer(to: 2).last else { Issue.record("not applied once unlocked"); return }
+                #expect(!archived.duplicate)
                 for connection in [wire, onA, onB] { connection.connection.close() }
                 #expect(await a.terminate() == 0, "\(a.log)")
                 #expect(await b.terminate() == 0, "\(b.log)")
