@@ -7,8 +7,11 @@ import LiveListWire
 /// another over the same PostgreSQL database, which answers a mutation it applied already with
 /// its first outcome.
 ///
-/// Keep `client` and ``nextID`` across launches (with the mutations still pending) to keep the
-/// promise across them; a new client name starts again from 1.
+/// Keep `client`, ``nextID`` and ``pendingMutations`` across launches (give them back to
+/// ``init(url:client:nextID:pending:transport:)``) to keep the promise across them: a mutation
+/// pending when the app quit is sent again, under its number, and applied once. A new client name
+/// starts again from 1. Numbers are never skipped: a mutation stays pending until the server
+/// answers it, even when its caller has stopped waiting.
 ///
 /// ```swift
 /// import LiveListClient
@@ -30,27 +33,40 @@ public final class RemoteMutator {
     public var nextID: Int64 { pending.nextID }
     /// Mutations sent and not answered yet.
     public var pendingCount: Int { pending.entries.count }
+    /// The mutations not answered yet, in number order: what to keep for the next launch.
+    public var pendingMutations: [WireMutation] { pending.toResend }
+    /// The most mutations that may wait for an answer (the server answers for a client's latest
+    /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:)`` throws.
+    public static let maximumPending = 1_000
 
     private let transport: any RemoteTransport
     private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
     private var connection: RemoteConnection?
     private var task: Task<Void, Never>?
     private var resend: Task<Void, Never>?
+    /// Resends after `mutationUnavailable` in a row: each waits longer, up to 5 s.
+    private var busyAnswers = 0
 
-    /// A mutator for client `client` (1 to 128 characters, kept across launches) whose next
-    /// mutation is numbered `nextID`.
-    public init(url: String, client: String, nextID: Int64 = 1, transport: any RemoteTransport = WebSocketTransport()) {
+    /// A mutator for client `client` (1 to 128 bytes of UTF-8, kept across launches) whose next
+    /// mutation is numbered `nextID`, with the mutations `pending` from a previous launch (sent
+    /// when it starts).
+    public init(url: String, client: String, nextID: Int64 = 1, pending: [WireMutation] = [],
+                transport: any RemoteTransport = WebSocketTransport()) {
         self.url = url
         self.transport = transport
-        pending = _PendingMutations(client: client, nextID: nextID)
+        self.pending = _PendingMutations(client: client, nextID: nextID, restoring: pending)
     }
 
     /// Runs published mutation `name` with `arguments` on the server, once, and returns its
-    /// `mutated` — after the lists in `showingIn` hold its commit (each catches up with `sync`).
-    /// Throws `RemoteListError.server` with the server's error (`conflict`, `mutationFailed`,
-    /// `badArguments`…) when it was refused, and `CancellationError` when ``stop()`` came first.
+    /// `mutated` — after the lists in `showingIn` hold its commit (each catches up with `sync`;
+    /// a list that cannot, its connection down, is not waited for). Throws
+    /// `RemoteListError.server` with the server's error (`conflict`, `mutationFailed`,
+    /// `badArguments`…) when it was refused, `RemoteMutatorError.tooManyPending` when
+    /// ``maximumPending`` wait already, and `CancellationError` when ``stop()`` came first (the
+    /// mutation stays pending, and is sent when the mutator starts again: do not send it again).
     /// A lost connection is not an error: the mutation is sent again once it is back.
     public func mutate(_ name: String, arguments: [String: WireValue] = [:], showingIn lists: [RemoteLiveQuery] = []) async throws -> WireMutated {
+        guard pending.entries.count < Self.maximumPending else { throw RemoteMutatorError.tooManyPending(Self.maximumPending) }
         let mutated = try await withCheckedThrowingContinuation { continuation in
             let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
             if let connection {
@@ -59,7 +75,14 @@ public final class RemoteMutator {
                 start()
             }
         }
-        for list in lists { _ = try await list.upToDate() }
+        for list in lists {
+            do {
+                _ = try await list.upToDate()
+            } catch {
+                // Applied all the same: the list shows the commit once it is back.
+                continue
+            }
+        }
         return mutated
     }
 
@@ -69,8 +92,8 @@ public final class RemoteMutator {
         task = Task { [weak self] in await self?.run() }
     }
 
-    /// Closes the connection; every mutation still waiting throws `CancellationError` (the server
-    /// may have applied it: send it again under the same number to learn its outcome).
+    /// Closes the connection. Every caller still waiting throws `CancellationError`; the
+    /// mutations stay pending (``pendingMutations``), sent again when the mutator starts.
     public func stop() {
         task?.cancel()
         task = nil
@@ -78,7 +101,7 @@ public final class RemoteMutator {
         resend = nil
         connection?.close()
         connection = nil
-        for waiter in pending.removeAll() { waiter.resume(throwing: CancellationError()) }
+        for waiter in pending.releaseWaiters() { waiter.resume(throwing: CancellationError()) }
     }
 
     private func run() async {
@@ -95,8 +118,9 @@ public final class RemoteMutator {
             } catch {
                 // Reconnects below; the mutations waiting are sent again.
             }
-            connection = nil
+            // Stopped meanwhile: the state is the next run's.
             if Task.isCancelled { return }
+            connection = nil
             attempt += 1
             let delay = min(5_000, 50 * (1 << min(attempt, 7)))
             try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
@@ -114,17 +138,34 @@ public final class RemoteMutator {
         default: return
         }
         switch decision {
-        case let .finish(waiter, .success(mutated)): waiter.resume(returning: mutated)
-        case let .finish(waiter, .failure(error)): waiter.resume(throwing: RemoteListError.server(error))
+        case let .finish(waiter, .success(mutated)):
+            busyAnswers = 0
+            waiter?.resume(returning: mutated)
+        case let .finish(waiter, .failure(error)):
+            waiter?.resume(throwing: RemoteListError.server(error))
         case .resendAll:
             guard resend == nil else { return }
+            busyAnswers += 1
+            let delay = min(5_000, 100 << min(busyAnswers, 6))
             resend = Task { [weak self] in
-                try? await Task.sleep(for: .milliseconds(200))
+                try? await Task.sleep(for: .milliseconds(delay))
                 guard let self, !Task.isCancelled else { return }
                 resend = nil
                 for mutation in pending.toResend { self.connection?.send(ClientMessage.mutate(mutation).encoded()) }
             }
         case .ignore: break
+        }
+    }
+}
+
+/// Why ``RemoteMutator`` refused a mutation before sending it.
+public enum RemoteMutatorError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// This many mutations wait for an answer already.
+    case tooManyPending(Int)
+
+    public var description: String {
+        switch self {
+        case let .tooManyPending(limit): "\(limit) mutations wait for the server's answer already"
         }
     }
 }

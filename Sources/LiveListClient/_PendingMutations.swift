@@ -1,17 +1,19 @@
 import LiveListWire
 
 /// A client's mutations not yet answered, in number order, and what each answer or lost
-/// connection does to them: the mutator's decisions, kept apart from its I/O.
+/// connection does to them: the mutator's decisions, kept apart from its I/O. A mutation stays
+/// until the server answers it, whoever waits for it (a caller, or no one: one restored from a
+/// previous launch, or whose caller gave up), so that numbers are never skipped.
 struct _PendingMutations<Waiter> {
     struct Entry {
         var mutation: WireMutation
-        var waiter: Waiter
+        var waiter: Waiter?
     }
 
     /// What to do with an answer.
     enum Decision {
-        /// Hand the waiter its mutation's outcome.
-        case finish(Waiter, Result<WireMutated, WireError>)
+        /// Hand the mutation's waiter, if any, its outcome.
+        case finish(Waiter?, Result<WireMutated, WireError>)
         /// Send every waiting mutation again, in order, after a pause: one did not run (the server
         /// was busy), so the ones sent after it were refused as out of order.
         case resendAll
@@ -23,9 +25,13 @@ struct _PendingMutations<Waiter> {
     private(set) var nextID: Int64
     private(set) var entries: [Entry] = []
 
-    init(client: String, nextID: Int64) {
+    init(client: String, nextID: Int64, restoring restored: [WireMutation] = []) {
         self.client = client
         self.nextID = nextID
+        for mutation in restored.sorted(by: { $0.id < $1.id }) where mutation.client == client {
+            entries.append(Entry(mutation: mutation, waiter: nil))
+            self.nextID = max(self.nextID, mutation.id + 1)
+        }
     }
 
     /// Numbers a new mutation and keeps it until it is answered.
@@ -59,9 +65,9 @@ struct _PendingMutations<Waiter> {
         }
     }
 
-    /// Ends every waiting mutation (the mutator stopped); their numbers stay used.
-    mutating func removeAll() -> [Waiter] {
-        defer { entries = [] }
-        return entries.map(\.waiter)
+    /// Lets go of every waiter (the mutator stopped); the mutations stay, to be sent again.
+    mutating func releaseWaiters() -> [Waiter] {
+        defer { for index in entries.indices { entries[index].waiter = nil } }
+        return entries.compactMap(\.waiter)
     }
 }

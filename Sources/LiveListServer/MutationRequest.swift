@@ -56,10 +56,14 @@ public struct MutationRefusal: Error, Sendable, Hashable, CustomStringConvertibl
     /// Words for a developer: the database's message, or the precondition's.
     public var message: String
 
-    /// A refusal.
+    /// The longest message kept (in characters): a refusal is stored with its mutation, and
+    /// its message may echo what a client sent.
+    public static let maximumMessageLength = 500
+
+    /// A refusal; `message` is cut to ``maximumMessageLength`` characters.
     public init(code: WireErrorCode, message: String) {
         self.code = code
-        self.message = message
+        self.message = message.count > Self.maximumMessageLength ? String(message.prefix(Self.maximumMessageLength - 1)) + "…" : message
     }
 
     /// A failed precondition (`conflict`).

@@ -172,6 +172,11 @@ final class _Connection: @unchecked Sendable {
     /// subscription of the connection was sent the state that holds its commit, or an error
     /// naming the mutation.
     private func perform(_ request: WireMutation) async {
+        // A server that publishes none writes nothing: no number is kept for any client.
+        guard !server.mutations.isEmpty else {
+            fail(request, .unknownMutation, "this server publishes no mutations")
+            return
+        }
         // A request the server refuses itself is recorded under its number all the same, so the
         // client's next number follows it and a resend gets the same answer.
         let action: MutationRequest.Action
@@ -189,10 +194,11 @@ final class _Connection: @unchecked Sendable {
         do {
             outcome = try await server.engine.perform(MutationRequest(action: action, principal: principal, client: request.client,
                                                                       id: request.id, name: request.name))
-        } catch let error as WireError {
+        } catch let error as WireError where [.mutationOutOfOrder, .mutationUnavailable, .unknownMutation].contains(error.code) {
             fail(request, error.code, error.message)
             return
         } catch {
+            // Anything else recorded nothing either: the client sends it again.
             logger.notice("mutation could not run", metadata: ["mutation": "\(request.name)", "error": "\(error)"])
             fail(request, .mutationUnavailable, "\(error)")
             return

@@ -727,15 +727,22 @@ export class LiveQuery {
 
 /**
  * A client's mutations not yet answered, in number order, and what each answer does to them: the
- * Mutator's decisions, apart from its socket. `receive(message)` returns
- * {action: 'finish', entry, mutated | error}, {action: 'resendAll'} or {action: 'ignore'}.
+ * Mutator's decisions, apart from its socket. A mutation stays until the server answers it, whoever
+ * waits for it (a caller, or no one: one restored from a previous page, or whose caller gave up),
+ * so that numbers are never skipped. `receive(message)` returns {action: 'finish', entry, mutated |
+ * error}, {action: 'resendAll'} or {action: 'ignore'}.
  */
 export class PendingMutations {
-  constructor(client, nextId = 1) {
+  constructor(client, nextId = 1, restored = []) {
     if (typeof client !== 'string' || client.length === 0) throw new TypeError('a client name of 1 to 128 bytes');
     this.client = client;
     this.nextId = nextId;
-    this.entries = [];   // {mutation, resolve, reject}
+    this.entries = [];   // {mutation, resolve?, reject?}
+    for (const mutation of [...restored].sort((a, b) => a.id - b.id)) {
+      if (mutation.client !== client) continue;
+      this.entries.push({ mutation });
+      this.nextId = Math.max(this.nextId, mutation.id + 1);
+    }
   }
 
   /** Numbers a new mutation and keeps it until it is answered. */
@@ -748,6 +755,13 @@ export class PendingMutations {
 
   /** What a new connection sends: every mutation waiting, in number order. */
   get toResend() { return this.entries.map((entry) => entry.mutation); }
+
+  /** Lets go of every waiter (the mutator stopped); the mutations stay, to be sent again. */
+  releaseWaiters() {
+    const waiters = this.entries.filter((entry) => entry.reject).map(({ resolve, reject }) => ({ resolve, reject }));
+    this.entries = this.entries.map(({ mutation }) => ({ mutation }));
+    return waiters;
+  }
 
   receive(message) {
     const named = message.type === 'mutated' ? message : message.type === 'error' ? message.mutation : null;
@@ -762,7 +776,7 @@ export class PendingMutations {
   }
 }
 
-/** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…). */
+/** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…), or `stopped` and `tooManyPending` (the client's). */
 export class MutationError extends Error {
   constructor(code, message) {
     super(`${code}: ${message}`);
@@ -774,13 +788,17 @@ export class MutationError extends Error {
  * Sends a client's mutations to a `livelist serve` server, each applied once: numbered under the
  * client's name, kept until answered, and sent again in order after a lost connection (to this
  * server or another over the same PostgreSQL database, which answers a mutation it applied
- * already with its first outcome). Keep `client` and `nextId` (localStorage) to keep the promise
- * across page loads. `mutate` resolves with the server's `mutated` and rejects with a MutationError.
+ * already with its first outcome). Keep `client`, `nextId` and `pendingMutations` (give them back
+ * as the options `nextId` and `pending`) to keep the promise across page loads; give each tab a
+ * client name of its own. `mutate` resolves with the server's `mutated` and rejects with a
+ * MutationError.
  */
 export class Mutator {
-  constructor(url, client, { nextId = 1, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 200 } = {}) {
+  static maximumPending = 1000;
+
+  constructor(url, client, { nextId = 1, pending = [], WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 100 } = {}) {
     this.url = url;
-    this.pending = new PendingMutations(client, nextId);
+    this.pending = new PendingMutations(client, nextId, pending);
     this.Socket = Socket;
     this.token = token;
     this.backoff = backoff;
@@ -788,6 +806,7 @@ export class Mutator {
     this.socket = null;
     this.open = false;
     this.attempt = 0;
+    this.busyAnswers = 0;
     this.timer = null;
     this.resendTimer = null;
     this.stopped = false;
@@ -796,25 +815,46 @@ export class Mutator {
   get client() { return this.pending.client; }
   get nextId() { return this.pending.nextId; }
   get pendingCount() { return this.pending.entries.length; }
+  /** The mutations not answered yet, in number order: what to keep for the next page load. */
+  get pendingMutations() { return this.pending.toResend; }
 
-  /** Runs published mutation `name` with `args` once; resolves with its `mutated`. */
+  /** Connects, and sends the mutations pending (restored ones included). */
+  start() {
+    this.stopped = false;
+    if (this.open) return;
+    this.#connect();
+  }
+
+  /**
+   * Runs published mutation `name` with `args` once; resolves with its `mutated`. After `stop()`,
+   * a call starts the mutator again.
+   */
   mutate(name, args = {}) {
     return new Promise((resolve, reject) => {
+      if (this.pending.entries.length >= Mutator.maximumPending) {
+        reject(new MutationError('tooManyPending', `${Mutator.maximumPending} mutations wait for the server's answer already`));
+        return;
+      }
       const mutation = this.pending.add(name, args, { resolve, reject });
-      if (this.open) this.socket.send(JSON.stringify(mutation)); else this.#connect();
+      if (this.open) this.socket.send(JSON.stringify(mutation)); else this.start();
     });
   }
 
-  /** Closes the connection; every mutation waiting is rejected (the server may have applied it). */
+  /**
+   * Closes the connection. Every caller still waiting is rejected with a MutationError `stopped`;
+   * the mutations stay pending (`pendingMutations`), sent again when the mutator starts.
+   */
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
+    this.timer = null;
+    this.resendTimer = null;
     const socket = this.socket;
     this.socket = null;
     this.open = false;
     if (socket) socket.close(1000);
-    for (const entry of this.pending.entries.splice(0)) entry.reject(new MutationError('stopped', 'the mutator stopped'));
+    for (const waiter of this.pending.releaseWaiters()) waiter.reject(new MutationError('stopped', 'the mutator stopped; the mutation stays pending'));
   }
 
   #connect() {
@@ -858,14 +898,20 @@ export class Mutator {
   #receive(message) {
     const decision = this.pending.receive(message);
     if (decision.action === 'finish') {
-      if (decision.error) decision.entry.reject(new MutationError(decision.error.code, decision.error.message));
-      else decision.entry.resolve(decision.mutated);
+      if (decision.error) {
+        decision.entry.reject?.(new MutationError(decision.error.code, decision.error.message));
+      } else {
+        this.busyAnswers = 0;
+        decision.entry.resolve?.(decision.mutated);
+      }
     } else if (decision.action === 'resendAll' && this.resendTimer === null) {
+      this.busyAnswers += 1;
+      const delay = Math.min(5000, this.resendDelay * 2 ** Math.min(this.busyAnswers - 1, 6));
       this.resendTimer = setTimeout(() => {
         this.resendTimer = null;
         if (!this.open) return;
         for (const mutation of this.pending.toResend) this.socket.send(JSON.stringify(mutation));
-      }, this.resendDelay);
+      }, delay);
     }
   }
 
@@ -1457,20 +1503,31 @@ const live = new LiveQuery(url, params.get('query') ?? 'inbox', {
   args: { sort: params.get('sort') ?? 'activity', filter: params.get('filter') ?? '' },
   token: params.get('access_token'),
 });
-// This browser's mutations, numbered under a name it keeps, applied once each by the server.
-const client = localStorage.getItem('livelist.client') ?? crypto.randomUUID();
-localStorage.setItem('livelist.client', client);
-const mutator = new Mutator(url, client, { nextId: Number(localStorage.getItem('livelist.nextId') ?? 1), token: params.get('access_token') });
+// This tab's mutations, numbered under a name it keeps (sessionStorage: each tab its own, kept
+// through reloads) with the ones not answered yet, so that each is applied once.
+const client = sessionStorage.getItem('livelist.client') ?? crypto.randomUUID();
+sessionStorage.setItem('livelist.client', client);
+const mutator = new Mutator(url, client, {
+  nextId: Number(sessionStorage.getItem('livelist.nextId') ?? 1),
+  pending: JSON.parse(sessionStorage.getItem('livelist.pending') ?? '[]'),
+  token: params.get('access_token'),
+});
+function keepMutations() {
+  sessionStorage.setItem('livelist.nextId', String(mutator.nextId));
+  sessionStorage.setItem('livelist.pending', JSON.stringify(mutator.pendingMutations));
+}
+if (mutator.pendingCount > 0) mutator.start();
 let lastMutation = '';
 async function mutate(name, args) {
   const pending = mutator.mutate(name, args);
-  localStorage.setItem('livelist.nextId', String(mutator.nextId));
+  keepMutations();
   try {
     await pending;
     lastMutation = `${name} applied`;
   } catch (error) {
     lastMutation = `${name} refused: ${error.message}`;
   }
+  keepMutations();
   status();
 }
 const dayFormat = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });

@@ -77,6 +77,12 @@ public struct PostgresEngine: LiveQueryEngine {
     public func perform(_ request: MutationRequest) async throws -> MutationOutcome {
         try await writer.perform(request)
     }
+
+    /// Closes the engine's connection for mutations, once those under way have ended (the
+    /// database's own connections close with ``PostgresLiveDatabase/close()``).
+    public func close() async {
+        await writer.close()
+    }
 }
 
 /// A PostgreSQL live query as the server publishes it: versions are its commit positions.

@@ -9,11 +9,17 @@ import PostgresNIO
 /// when the first comes, opened again after it is lost), each in one transaction with the
 /// client's ledger (``MutationLedger``'s tables, created once). The ledger's row for the client
 /// is locked (`FOR UPDATE`), so two instances given the same mutation apply it once.
+///
+/// One at a time in the order they come, each ending before the next begins: an actor alone
+/// would let a second mutation start while the first waits for PostgreSQL, and both would share
+/// the connection's one transaction.
 actor _PostgresMutationWriter {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private var connection: PostgresConnection?
     private var ledgerReady = false
+    /// The last mutation given: the next one waits for it to end.
+    private var tail: Task<Void, Never>?
 
     init(configuration: PostgresConnection.Configuration, logger: Logger = Logger(label: "livelist.postgres.mutations")) {
         self.configuration = configuration
@@ -21,11 +27,33 @@ actor _PostgresMutationWriter {
     }
 
     func perform(_ request: MutationRequest) async throws -> MutationOutcome {
+        let previous = tail
+        let job = Task { () async throws -> MutationOutcome in
+            await previous?.value
+            return try await self.performNext(request)
+        }
+        tail = Task { _ = await job.result }
+        return try await job.value
+    }
+
+    /// Closes the connection once the mutations given so far have ended.
+    func close() async {
+        await tail?.value
+        guard let connection else { return }
+        self.connection = nil
+        do {
+            try await connection.close()
+        } catch {
+            logger.debug("closing the mutations' connection: \(error)")
+        }
+    }
+
+    private func performNext(_ request: MutationRequest) async throws -> MutationOutcome {
         let connection: PostgresConnection
         do {
             connection = try await connected()
         } catch {
-            throw WireError(sub: nil, code: .mutationUnavailable, message: "PostgreSQL is unreachable: \(String(reflecting: error))")
+            throw WireError(sub: nil, code: .mutationUnavailable, message: "PostgreSQL is unreachable: \(Self.message(error))")
         }
         do {
             try await run("BEGIN", on: connection)
@@ -33,28 +61,46 @@ actor _PostgresMutationWriter {
             try await run("COMMIT", on: connection)
             return outcome
         } catch {
-            if connection.isClosed {
-                self.connection = nil
-            } else {
-                _ = try? await run("ROLLBACK", on: connection) // The error below is the one to tell.
-            }
+            await abandon(connection)
             if let error = error as? WireError { throw error }
+            // A COMMIT whose answer was lost may have applied it: the resend is answered from the ledger.
             throw WireError(sub: nil, code: .mutationUnavailable, message: "the mutation could not run: \(Self.message(error))")
+        }
+    }
+
+    /// Rolls the transaction back; a connection that cannot is closed and opened again next time.
+    private func abandon(_ connection: PostgresConnection) async {
+        guard !connection.isClosed else {
+            self.connection = nil
+            return
+        }
+        do {
+            try await run("ROLLBACK", on: connection)
+        } catch {
+            self.connection = nil
+            do { try await connection.close() } catch { logger.debug("closing the mutations' connection: \(error)") }
         }
     }
 
     private func connected() async throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
+        connection = nil
         let made = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-        connection = made
-        // One mutation at a time: a row lock held elsewhere, or a runaway statement, must not hold
-        // the ones behind it for long. Either ends the mutation with `mutationUnavailable`.
-        try await run("SET lock_timeout = '5s'", on: made)
-        try await run("SET statement_timeout = '30s'", on: made)
-        if !ledgerReady {
-            for statement in MutationLedger.createStatements { try await run(statement, on: made) }
-            ledgerReady = true
+        do {
+            // One mutation at a time: a row lock held elsewhere, or a runaway statement, must not
+            // hold the ones behind it for long. Either ends the mutation with `mutationUnavailable`.
+            try await run("SET lock_timeout = '5s'", on: made)
+            try await run("SET statement_timeout = '30s'", on: made)
+            if !ledgerReady {
+                for statement in MutationLedger.createStatements { try await run(statement, on: made) }
+                ledgerReady = true
+            }
+        } catch {
+            // Set up again, on a new connection, next time.
+            do { try await made.close() } catch { logger.debug("closing the mutations' connection: \(error)") }
+            throw error
         }
+        connection = made
         return made
     }
 

@@ -97,8 +97,13 @@ extension SQLiteEngine {
                     }
                 } catch let error as MutationRefusal {
                     refusal = error
-                } catch let error as DatabaseError where !isTransient(error) {
+                } catch let error as DatabaseError where isTransient(error) {
+                    throw error
+                } catch let error as DatabaseError {
                     refusal = .failed(error.message ?? "\(error)")
+                } catch {
+                    // The app's code threw something else: refused, as the database would.
+                    refusal = .failed("\(error)")
                 }
             }
             try db.execute(sql: """

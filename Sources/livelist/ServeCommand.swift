@@ -128,9 +128,11 @@ struct ServeCommand: ParsableCommand {
         }
         let writer = demo && writesPerSecond > 0 ? PostgresDemoWriter(configuration: connection, writesPerSecond: writesPerSecond, seed: 1) : nil
         let mutations = demo ? DemoMutations.published(for: .postgres) : file?.configuration.publishedMutations ?? []
-        let server = LiveListServer(engine: PostgresEngine(database: database), queries: queries, mutations: mutations, configuration: configuration)
+        let engine = PostgresEngine(database: database)
+        let server = LiveListServer(engine: engine, queries: queries, mutations: mutations, configuration: configuration)
         try run(server, queries: queries) {
             await writer?.stop()
+            await engine.close()
             await database.close()
         }
     }

@@ -12,7 +12,7 @@ struct PendingMutationsTests {
         let second = pending.add(name: "b", arguments: ["x": .integer(1)], waiter: "second")
         #expect(first.id == 7 && second.id == 8 && pending.nextID == 9)
         #expect(pending.toResend == [first, second])
-        guard case let .finish(waiter, .success) = pending.receive(WireMutated(client: "c", id: 8, versions: [:], duplicate: true)) else {
+        guard case let .finish(waiter?, .success) = pending.receive(WireMutated(client: "c", id: 8, versions: [:], duplicate: true)) else {
             Issue.record("8 was not finished")
             return
         }
@@ -40,13 +40,13 @@ struct PendingMutationsTests {
         }
         #expect(pending.toResend.map(\.id) == [1, 2])
         let conflict = WireError(sub: nil, code: .conflict, message: "gone", mutation: WireMutationID(client: "c", id: 1))
-        guard case let .finish(waiter, .failure(error)) = pending.receive(conflict) else {
+        guard case let .finish(waiter?, .failure(error)) = pending.receive(conflict) else {
             Issue.record("not ended")
             return
         }
         #expect(waiter == "w1" && error.code == .conflict && pending.toResend.map(\.id) == [2])
         // Out of order with nothing before it: a real gap (the number kept was wrong), told.
-        guard case let .finish(gapWaiter, .failure) = pending.receive(echo) else {
+        guard case let .finish(gapWaiter?, .failure) = pending.receive(echo) else {
             Issue.record("a gap was not told")
             return
         }
@@ -55,5 +55,22 @@ struct PendingMutationsTests {
             Issue.record("a subscription's error was taken")
             return
         }
+    }
+
+    @Test("a stop lets go of the callers but keeps the mutations; mutations kept from a launch come back in order, numbering after them")
+    func keptAcrossStopsAndLaunches() {
+        var pending = _PendingMutations<String>(client: "c", nextID: 1)
+        _ = pending.add(name: "a", arguments: [:], waiter: "w1")
+        _ = pending.add(name: "b", arguments: [:], waiter: "w2")
+        #expect(pending.releaseWaiters() == ["w1", "w2"])
+        #expect(pending.toResend.map(\.id) == [1, 2])
+        guard case .finish(nil, .success) = pending.receive(WireMutated(client: "c", id: 1, versions: [:], duplicate: true)) else {
+            Issue.record("an answer for a mutation no one waits for was not taken")
+            return
+        }
+        let kept = pending.toResend + [WireMutation(client: "other", id: 9, name: "x")]
+        var relaunched = _PendingMutations<String>(client: "c", nextID: 1, restoring: kept.reversed())
+        #expect(relaunched.toResend.map(\.id) == [2] && relaunched.nextID == 3)
+        #expect(relaunched.add(name: "c", arguments: [:], waiter: "w3").id == 3)
     }
 }

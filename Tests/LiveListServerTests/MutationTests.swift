@@ -299,4 +299,27 @@ struct MutationTests {
         client.remote.stop()
         await fixtureAgain.stop()
     }
+
+    @Test("RemoteMutator: mutations pending at a stop are kept, given to the next launch, and applied once")
+    @MainActor
+    func pendingKeptAcrossLaunches() async throws {
+        let fixture = try await Self.start()
+        await fixture.stop()
+        let first = RemoteMutator(url: fixture.url, client: "app-1")
+        let waiting = Task { try await first.mutate("bump") }
+        try await eventually("the mutation waits", seconds: 10) { first.pendingCount == 1 }
+        first.stop()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        let kept = first.pendingMutations
+        #expect(kept.map(\.id) == [1] && first.nextID == 2)
+        // The next launch, the server back: the kept mutation goes first, then a new one.
+        let fixtureAgain = try await fixture.restart(mutations: Self.mutations)
+        let second = RemoteMutator(url: fixtureAgain.url, client: "app-1", nextID: first.nextID, pending: kept)
+        let mutated = try await second.mutate("send", arguments: ["subject": .text("after")])
+        #expect(mutated.id == 2)
+        try await eventually("every mutation answered", seconds: 10) { second.pendingCount == 0 }
+        #expect(try Self.counter(fixtureAgain) == 101)
+        second.stop()
+        await fixtureAgain.stop()
+    }
 }

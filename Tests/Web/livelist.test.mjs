@@ -307,7 +307,21 @@ test('The mutator sends on open, resends what waits after a drop, resolves mutat
   second.serve({ type: 'error', mutation: { client: 'web-1', id: 2 }, code: 'conflict', message: 'gone' });
   await assert.rejects(sent, (error) => error instanceof MutationError && error.code === 'conflict');
   assert.equal(mutator.pendingCount, 0);
+  // A stop rejects the caller but keeps the mutation; the next page load sends it first.
+  const waiting = mutator.mutate('archive', { id: 7 });
   mutator.stop();
+  await assert.rejects(waiting, (error) => error instanceof MutationError && error.code === 'stopped');
+  assert.deepEqual(mutator.pendingMutations.map((m) => m.id), [3]);
+  const reloaded = new Mutator('ws://host/live', 'web-1', { WebSocket: FakeSocket, nextId: mutator.nextId, pending: mutator.pendingMutations });
+  const next = reloaded.mutate('send', { subject: 'x' });
+  await tick();
+  const third = FakeSocket.sockets.at(-1);
+  assert.deepEqual(third.sent.map((m) => m.id), [3, 4]);
+  third.serve({ type: 'mutated', client: 'web-1', id: 3, versions: {}, duplicate: true });
+  third.serve({ type: 'mutated', client: 'web-1', id: 4, versions: {}, duplicate: false });
+  assert.equal((await next).id, 4);
+  assert.equal(reloaded.pendingCount, 0);
+  reloaded.stop();
   // A live query on a connection that also mutates passes the mutator's messages by.
   const live = new LiveQuery('ws://host/live', 'inbox', { WebSocket: FakeSocket });
   const events = [];
