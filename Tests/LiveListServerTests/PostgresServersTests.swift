@@ -381,6 +381,19 @@ struct PostgresServersTests {
                     let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
                     #expect(copies.count == 1, "round \(round): \(copies.count) rows")
                 }
+                // The same on two connections to one instance: its mutations run one after another.
+                let onA2 = try await MutationTests.Wire(a.url)
+                for round in 12..<20 {
+                    let mutation = WireMutation(client: "twin-\(round % 4)", id: Int64(round / 4 + 1), name: "note", arguments: ["subject": .text("n\(round)")])
+                    onA.send(.mutate(mutation))
+                    onA2.send(.mutate(mutation))
+                    let answers = [try await onA.untilAnswer(to: mutation.id).last, try await onA2.untilAnswer(to: mutation.id).last]
+                    let fresh = answers.filter { if case let .mutated(mutated)? = $0 { !mutated.duplicate } else { false } }
+                    #expect(fresh.count == 1, "round \(round): \(answers)")
+                    let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
+                    #expect(copies.count == 1, "round \(round): \(copies.count) rows")
+                }
+                onA2.connection.close()
                 // A row locked elsewhere past the mutations' lock timeout: nothing applied, the number
                 // unused; sent again once the lock is gone, applied.
                 let locked = try #require(try await Self.select(writer).rows.first?.first)
