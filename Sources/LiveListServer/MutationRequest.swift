@@ -26,6 +26,11 @@ public struct MutationRequest: Sendable {
     /// The mutation's name, as the client sent it (for messages).
     public var name: String
 
+    /// The error for a number that is not the client's next (``MutationStep/outOfOrder(expected:)``).
+    public func outOfOrder(expected: Int64) -> WireError {
+        WireError(sub: nil, code: .mutationOutOfOrder, message: "mutation \(id) of client \"\(client)\" is not its next one: \(expected) is expected")
+    }
+
     /// Creates a request.
     public init(action: Action, principal: String, client: String, id: Int64, name: String) {
         self.action = action

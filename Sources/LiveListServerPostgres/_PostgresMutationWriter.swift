@@ -128,8 +128,7 @@ actor _PostgresMutationWriter {
         }
         switch MutationStep(id: request.id, last: last, refusal: recorded) {
         case let .outOfOrder(expected):
-            throw WireError(sub: nil, code: .mutationOutOfOrder,
-                            message: "mutation \(request.id) of client \"\(request.client)\" is not its next one: \(expected) is expected")
+            throw request.outOfOrder(expected: expected)
         case let .answer(outcome):
             return outcome
         case .apply:

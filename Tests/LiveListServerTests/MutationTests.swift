@@ -73,6 +73,33 @@ struct MutationTests {
         struct WireClosed: Error {}
     }
 
+    /// The database's write lock, held by another connection (as another process would) on a
+    /// thread of its own, so that the test's tasks go on meanwhile.
+    struct WriteLock {
+        let held: Locked<Bool>
+        let holding: Task<Void, any Error>
+
+        static func hold(_ path: String) async throws -> WriteLock {
+            let held = Locked(false)
+            let blocker = try DatabaseQueue(path: path)
+            let holding = Task {
+                try await onOwnThread { try blocker.writeWithoutTransaction { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    held.set(true)
+                    while held.value { Thread.sleep(forTimeInterval: 0.01) }
+                    try db.execute(sql: "ROLLBACK")
+                } }
+            }
+            try await eventually("the lock is held", seconds: 10) { held.value }
+            return WriteLock(held: held, holding: holding)
+        }
+
+        func release() async throws {
+            held.set(false)
+            try await holding.value
+        }
+    }
+
     /// A value shared with a thread that blocks.
     final class Locked<Value: Sendable>: @unchecked Sendable {   // `stored` only under `lock`.
         private let lock = NSLock()
@@ -143,22 +170,10 @@ struct MutationTests {
         #expect(try Self.counter(fixture) == 1_000)
         // A database busy for longer than its timeout (another process holds the write lock):
         // nothing recorded, number 8 still free.
-        let held = Locked(false)
-        let blocker = try DatabaseQueue(path: fixture.path)
-        // On a thread of its own: the lock is held while the test's tasks go on.
-        let holding = Task {
-            try await onOwnThread { try blocker.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                held.set(true)
-                while held.value { Thread.sleep(forTimeInterval: 0.01) }
-                try db.execute(sql: "ROLLBACK")
-            } }
-        }
-        try await eventually("the lock is held", seconds: 10) { held.value }
+        let lock = try await WriteLock.hold(fixture.path)
         wire.send(.mutate(WireMutation(client: "c", id: 8, name: "bump")))
         let busyAnswer = try await wire.untilAnswer(to: 8).last
-        held.set(false)
-        try await holding.value
+        try await lock.release()
         guard case let .error(busy)? = busyAnswer else { Issue.record("8 was not refused"); return }
         #expect(busy.code == .mutationUnavailable)
         wire.send(.mutate(WireMutation(client: "c", id: 8, name: "bump")))
@@ -183,17 +198,7 @@ struct MutationTests {
         // Another process holds the write lock: the first mutation waits for it, the lane fills,
         // and one past it is refused at once (the fourth or the fifth: the first may not have
         // left the lane yet).
-        let held = Locked(false)
-        let blocker = try DatabaseQueue(path: fixture.path)
-        let holding = Task {
-            try await onOwnThread { try blocker.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                held.set(true)
-                while held.value { Thread.sleep(forTimeInterval: 0.01) }
-                try db.execute(sql: "ROLLBACK")
-            } }
-        }
-        try await eventually("the lock is held", seconds: 10) { held.value }
+        let lock = try await WriteLock.hold(fixture.path)
         for id in 1...5 { wire.send(.mutate(WireMutation(client: "lane", id: Int64(id), name: "bump"))) }
         guard case let .error(refused) = try await wire.next(), let skipped = refused.mutation?.id else {
             Issue.record("none was refused at once")
@@ -203,8 +208,7 @@ struct MutationTests {
         // The subscription is served while the mutations wait.
         wire.send(.window(sub: 1, WireWindow(start: 20, count: 10)))
         guard case .rows = try await wire.next() else { Issue.record("the window did not move"); return }
-        held.set(false)
-        try await holding.value
+        try await lock.release()
         // Those before the refused one apply; those after it are out of order (it did not run).
         var answers: [Int64: ServerMessage] = [:]
         while answers.count < 4 {
