@@ -162,8 +162,7 @@ public final class RemoteLiveQuery {
                 self.failure = failure
                 send(.failure(failure))
             }
-            let delay = min(5_000, 50 * (1 << min(attempt, 7)))
-            try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
+            await _Reconnect.pause(attempt: attempt)
         }
     }
 

@@ -122,8 +122,7 @@ public final class RemoteMutator {
             if Task.isCancelled { return }
             connection = nil
             attempt += 1
-            let delay = min(5_000, 50 * (1 << min(attempt, 7)))
-            try? await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...delay / 4)))
+            await _Reconnect.pause(attempt: attempt)
         }
     }
 

@@ -137,4 +137,23 @@ public enum MutationLedger {
             PRIMARY KEY (principal, client, id))
         """,
     ]
+
+    // The ledger's reads and writes, the same for every engine: `$1` the principal, `$2` the
+    // client, then the values each names (SQLite binds `$n` in order, as PostgreSQL does).
+
+    /// The client's row with `last_id` 0, when it has none (so that there is a row to lock).
+    public static let ensureClientSQL = "INSERT INTO \(clientsTable) (principal, client, last_id) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING"
+    /// The client's last number used (a row of `last_id`; none: 0).
+    public static let lastIDSQL = "SELECT last_id FROM \(clientsTable) WHERE principal = $1 AND client = $2"
+    /// The refusal recorded under number `$3` (a row of `code`, `message`; none: it was applied).
+    public static let refusalSQL = "SELECT code, message FROM \(refusalsTable) WHERE principal = $1 AND client = $2 AND id = $3"
+    /// Records `$3` as the client's last number used.
+    public static let recordIDSQL = """
+        INSERT INTO \(clientsTable) (principal, client, last_id) VALUES ($1, $2, $3)
+        ON CONFLICT (principal, client) DO UPDATE SET last_id = excluded.last_id
+        """
+    /// Records the refusal of number `$3`: code `$4`, message `$5`.
+    public static let recordRefusalSQL = "INSERT INTO \(refusalsTable) (principal, client, id, code, message) VALUES ($1, $2, $3, $4, $5)"
+    /// Forgets the refusals of numbers up to `$3` (those past ``MutationStep/outcomesKept``).
+    public static let pruneRefusalsSQL = "DELETE FROM \(refusalsTable) WHERE principal = $1 AND client = $2 AND id <= $3"
 }

@@ -31,11 +31,15 @@ public struct PublishedQuery: Sendable {
     /// A SELECT as an engine runs it: its `:name` placeholders' values, and how its rows are
     /// identified, grouped and versioned.
     public struct SQL: Sendable, Hashable {
+        /// The SELECT, with `:name` placeholders.
         public var text: String
         /// The values of its `:name` placeholders.
         public var arguments: [String: WireValue]
+        /// The column that identifies rows (`nil`: the engine's default).
         public var identity: String?
+        /// The column that groups rows into sections (`nil`: one section).
         public var section: String?
+        /// An expression that changes whenever a row's content does (`nil`: a digest of the row).
         public var version: String?
 
         /// A SELECT.

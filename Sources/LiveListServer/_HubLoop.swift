@@ -191,13 +191,12 @@ final class _HubLoop {
         pendingSyncs.removeAll { pending in
             guard subscriptions[pending.subscriber.key] != nil else { return !pendingResumes.contains(pending.subscriber.key) }
             guard pending.reached || pending.state == result.stateID else { return false }
+            // Frames dropped for a slow client: the commits reach it with its reset, which the
+            // answer waits for (a `synced` would be dropped, a `mutated` come before them).
+            guard !pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) else { return false }
             switch pending.reply {
             case let .synced(id): pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: id, version: version)).encodedBody())
-            case let .notice(notice):
-                // Frames dropped for a slow client: the commit reaches it with its reset, which the
-                // notice waits for (a `mutated` must not come before it).
-                if pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) { return false }
-                notice.answer(version)
+            case let .notice(notice): notice.answer(version)
             }
             return true
         }

@@ -10,13 +10,13 @@ final class _MutationLane: Sendable {
     private let state = NIOLockedValueBox((waiting: 0, isClosed: false))
     private let limit: Int
     private let continuation: AsyncStream<Work>.Continuation
-    private let runner: Task<Void, Never>
 
     init(limit: Int) {
         self.limit = limit
         let (works, continuation) = AsyncStream<Work>.makeStream()
         self.continuation = continuation
-        runner = Task {
+        // Ends when the stream does (``close()``).
+        Task {
             for await work in works { await work() }
         }
     }

@@ -14,6 +14,7 @@ package final class _ResumeGauge: Sendable {
         }
     }
 
+    /// The changesets kept, and their bytes, now.
     package var current: (changesets: Int, bytes: Int) {
         counts.withLockedValue { $0 }
     }

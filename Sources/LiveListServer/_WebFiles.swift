@@ -529,6 +529,17 @@ export class ListModel {
  * applied it. `showRows(start, end)` keeps the window around the visible rows; `retry()` and
  * reconnection with backoff resume from the version held.
  */
+/** `url` with the bearer token as its `access_token` query parameter (none: as it is). */
+function withToken(url, token) {
+  return token ? url + (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(token) : url;
+}
+
+/** The wait before connecting again after `attempt` failures: doubling from `base` to `cap`, plus up to a quarter at random. */
+function reconnectDelay([base, cap], attempt) {
+  const delay = Math.min(cap, base * 2 ** Math.min(attempt - 1, 10));
+  return delay + Math.random() * delay / 4;
+}
+
 export class LiveQuery {
   constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
     this.url = url;
@@ -559,8 +570,7 @@ export class LiveQuery {
     if (this.socket || this.state === 'live') return;
     this.state = this.attempt === 0 ? 'connecting' : 'reconnecting';
     this.#emit({ type: 'state', state: this.state });
-    let url = this.url;
-    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    const url = withToken(this.url, this.token);
     let socket;
     try {
       socket = new this.Socket(url);
@@ -715,9 +725,7 @@ export class LiveQuery {
     this.state = 'reconnecting';
     this.failure = { message: `connection lost: ${reason}`, retry: () => this.retry() };
     this.#emit({ type: 'failure', failure: this.failure, refused: false });
-    const [base, cap] = this.backoff;
-    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
-    this.timer = setTimeout(() => { this.timer = null; this.start(); }, delay + Math.random() * delay / 4);
+    this.timer = setTimeout(() => { this.timer = null; this.start(); }, reconnectDelay(this.backoff, this.attempt));
   }
 
   #emit(event) {
@@ -859,8 +867,7 @@ export class Mutator {
 
   #connect() {
     if (this.socket || this.timer || this.stopped) return;
-    let url = this.url;
-    if (this.token) url += (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(this.token);
+    const url = withToken(this.url, this.token);
     let socket;
     try {
       socket = new this.Socket(url);
@@ -918,9 +925,7 @@ export class Mutator {
   #lost() {
     if (this.stopped || this.pending.entries.length === 0) return;   // reconnects with the next mutation
     this.attempt += 1;
-    const [base, cap] = this.backoff;
-    const delay = Math.min(cap, base * 2 ** Math.min(this.attempt - 1, 10));
-    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, delay + Math.random() * delay / 4);
+    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, reconnectDelay(this.backoff, this.attempt));
   }
 }
 """##),

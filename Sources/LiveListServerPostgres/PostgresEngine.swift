@@ -58,12 +58,11 @@ public struct PostgresEngine: LiveQueryEngine {
         guard let sql = made else {
             throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" is another engine's request: publish it as SQL to serve it from PostgreSQL")
         }
-        let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql.text) ?? (sql.text, [])
-        let values = try names.map { name throws(WireError) in
-            guard let value = sql.arguments[name] else {
-                throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(name), which no parameter declares")
-            }
-            return value.sql
+        let numbered: String, values: [SQLValue]
+        do {
+            (numbered, values) = try Self.numbered(sql.text, sql.arguments)
+        } catch {
+            throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" uses :\(error.name), which no parameter declares")
         }
         let request = PostgresLiveQueryRequest(sql: numbered, values: values, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
@@ -82,6 +81,23 @@ public struct PostgresEngine: LiveQueryEngine {
     /// database's own connections close with ``PostgresLiveDatabase/close()``).
     public func close() async {
         await writer.close()
+    }
+}
+
+extension PostgresEngine {
+    /// A `:name` placeholder no argument gives.
+    struct MissingArgument: Error {
+        var name: String
+    }
+
+    /// `sql` with its `:name` placeholders numbered `$1`, `$2`…, and their values in that order.
+    static func numbered(_ sql: String, _ arguments: [String: WireValue]) throws(MissingArgument) -> (sql: String, values: [SQLValue]) {
+        let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: sql) ?? (sql, [])
+        let values = try names.map { name throws(MissingArgument) in
+            guard let value = arguments[name] else { throw MissingArgument(name: name) }
+            return value.sql
+        }
+        return (numbered, values)
     }
 }
 

@@ -110,17 +110,14 @@ actor _PostgresMutationWriter {
         owner.append(request.client)
         // A row for the client first (a new client's too), so that the lock below always has a row
         // to take: two instances given a new client's first mutation at once apply it once.
-        try await run("INSERT INTO \(MutationLedger.clientsTable) (principal, client, last_id) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
-                      binds: owner, on: connection)
-        let lastRows = try await run("SELECT last_id FROM \(MutationLedger.clientsTable) WHERE principal = $1 AND client = $2 FOR UPDATE",
-                                     binds: owner, on: connection).rows
+        try await run(MutationLedger.ensureClientSQL, binds: owner, on: connection)
+        let lastRows = try await run(MutationLedger.lastIDSQL + " FOR UPDATE", binds: owner, on: connection).rows
         let last = try lastRows.first?.decode(Int64.self) ?? 0
         var recorded: MutationRefusal?
         if request.id <= last {
             var binds = owner
             binds.append(request.id)
-            let rows = try await run("SELECT code, message FROM \(MutationLedger.refusalsTable) WHERE principal = $1 AND client = $2 AND id = $3",
-                                     binds: binds, on: connection).rows
+            let rows = try await run(MutationLedger.refusalSQL, binds: binds, on: connection).rows
             if let row = rows.first {
                 let (code, message) = try row.decode((String, String).self)
                 recorded = MutationRefusal(storedCode: code, message: message)
@@ -138,20 +135,15 @@ actor _PostgresMutationWriter {
             }
             var binds = owner
             binds.append(request.id)
-            try await run("""
-                INSERT INTO \(MutationLedger.clientsTable) (principal, client, last_id) VALUES ($1, $2, $3)
-                ON CONFLICT (principal, client) DO UPDATE SET last_id = excluded.last_id
-                """, binds: binds, on: connection)
+            try await run(MutationLedger.recordIDSQL, binds: binds, on: connection)
             guard let refusal else { return .applied }
             var refusalBinds = binds
             refusalBinds.append(refusal.code.rawValue)
             refusalBinds.append(refusal.message)
-            try await run("INSERT INTO \(MutationLedger.refusalsTable) (principal, client, id, code, message) VALUES ($1, $2, $3, $4, $5)",
-                          binds: refusalBinds, on: connection)
+            try await run(MutationLedger.recordRefusalSQL, binds: refusalBinds, on: connection)
             var pruneBinds = owner
             pruneBinds.append(request.id - MutationStep.outcomesKept)
-            try await run("DELETE FROM \(MutationLedger.refusalsTable) WHERE principal = $1 AND client = $2 AND id <= $3",
-                          binds: pruneBinds, on: connection)
+            try await run(MutationLedger.pruneRefusalsSQL, binds: pruneBinds, on: connection)
             return .refused(refusal)
         }
     }
@@ -180,14 +172,14 @@ actor _PostgresMutationWriter {
             throw MutationRefusal.failed("mutation \"\(mutation.name)\" is another engine's code: publish it as statements to run it on PostgreSQL")
         }
         for (index, statement) in statements.enumerated() {
-            let (numbered, names) = PostgresLiveQueryRequest<SQLValue>.numberingPlaceholders(in: statement.sql) ?? (statement.sql, [])
-            var binds = PostgresBindings()
-            for name in names {
-                guard let value = arguments[name] else {
-                    throw MutationRefusal.failed("mutation \"\(mutation.name)\" uses :\(name), which no parameter declares")
-                }
-                PostgresLiveQueryRequest<SQLValue>.bind(value.sql, into: &binds)
+            let numbered: String, values: [SQLValue]
+            do {
+                (numbered, values) = try PostgresEngine.numbered(statement.sql, arguments)
+            } catch {
+                throw MutationRefusal.failed("mutation \"\(mutation.name)\" uses :\(error.name), which no parameter declares")
             }
+            var binds = PostgresBindings()
+            for value in values { PostgresLiveQueryRequest<SQLValue>.bind(value, into: &binds) }
             let changed = try await run(numbered, binds: binds, on: connection).metadata.rows ?? 0
             if statement.mustChangeRows, changed == 0 {
                 throw MutationRefusal.conflict("statement \(index + 1) of mutation \"\(mutation.name)\" changed no row")
@@ -208,7 +200,7 @@ actor _PostgresMutationWriter {
     }
 
     private static func message(_ error: any Error) -> String {
-        guard let error = error as? PSQLError, let info = error.serverInfo, let message = info[.message] else { return String(reflecting: error) }
-        return info[.detail].map { "\(message) (\($0))" } ?? message
+        guard let error = error as? PSQLError else { return String(reflecting: error) }
+        return PostgresLiveQueryError.message(error, withDetail: true)
     }
 }

@@ -7,6 +7,7 @@ import LiveQuery
 /// arguments. Throwing `MutationRefusal.conflict(_:)` refuses it with `conflict`; a
 /// `DatabaseError` refuses it with `mutationFailed`; either way its changes are rolled back.
 public struct SQLiteMutation: Sendable {
+    /// The code, given the transaction's `Database` and the checked arguments.
     public let body: @Sendable (_ db: Database, _ arguments: [String: WireValue]) throws -> Void
 
     /// Wraps `body`.
@@ -69,12 +70,10 @@ extension SQLiteEngine {
             for statement in MutationLedger.createStatements { try db.execute(sql: statement) }
         }
         let owner: StatementArguments = [request.principal, request.client]
-        let last = try Int64.fetchOne(db, sql: "SELECT last_id FROM \(MutationLedger.clientsTable) WHERE principal = ? AND client = ?",
-                                      arguments: owner) ?? 0
+        let last = try Int64.fetchOne(db, sql: MutationLedger.lastIDSQL, arguments: owner) ?? 0
         var recorded: MutationRefusal?
         if request.id <= last {
-            recorded = try Row.fetchOne(db, sql: "SELECT code, message FROM \(MutationLedger.refusalsTable) WHERE principal = ? AND client = ? AND id = ?",
-                                        arguments: owner + [request.id]).map { row in
+            recorded = try Row.fetchOne(db, sql: MutationLedger.refusalSQL, arguments: owner + [request.id]).map { row in
                 MutationRefusal(storedCode: row["code"], message: row["message"])
             }
         }
@@ -105,15 +104,10 @@ extension SQLiteEngine {
                     refusal = .failed("\(error)")
                 }
             }
-            try db.execute(sql: """
-                INSERT INTO \(MutationLedger.clientsTable) (principal, client, last_id) VALUES (?, ?, ?)
-                ON CONFLICT (principal, client) DO UPDATE SET last_id = excluded.last_id
-                """, arguments: owner + [request.id])
+            try db.execute(sql: MutationLedger.recordIDSQL, arguments: owner + [request.id])
             guard let refusal else { return .applied }
-            try db.execute(sql: "INSERT INTO \(MutationLedger.refusalsTable) (principal, client, id, code, message) VALUES (?, ?, ?, ?, ?)",
-                           arguments: owner + [request.id, refusal.code.rawValue, refusal.message])
-            try db.execute(sql: "DELETE FROM \(MutationLedger.refusalsTable) WHERE principal = ? AND client = ? AND id <= ?",
-                           arguments: owner + [request.id - MutationStep.outcomesKept])
+            try db.execute(sql: MutationLedger.recordRefusalSQL, arguments: owner + [request.id, refusal.code.rawValue, refusal.message])
+            try db.execute(sql: MutationLedger.pruneRefusalsSQL, arguments: owner + [request.id - MutationStep.outcomesKept])
             return .refused(refusal)
         }
     }
@@ -122,11 +116,7 @@ extension SQLiteEngine {
     private static func run(_ mutation: PublishedMutation, _ arguments: [String: WireValue], in db: Database) throws {
         switch mutation.definition {
         case let .statements(statements):
-            var bound: [String: (any DatabaseValueConvertible)?] = [:]
-            for (name, value) in arguments { bound[name] = value.sql.databaseValue }
-            // Each statement takes the named values it uses; a name it uses that no parameter
-            // declares fails it (`missing statement argument`).
-            let arguments = StatementArguments(bound)
+            let arguments = statementArguments(arguments)
             for (index, statement) in statements.enumerated() {
                 try db.execute(sql: statement.sql, arguments: arguments)
                 if statement.mustChangeRows, db.changesCount == 0 {

@@ -29,9 +29,7 @@ public struct SQLiteEngine: LiveQueryEngine {
                 }
                 request = made
             } else if let sql = try query.sql(for: arguments) {
-                var bound: [String: (any DatabaseValueConvertible)?] = [:]
-                for (name, value) in sql.arguments { bound[name] = value.sql.databaseValue }
-                request = LiveQueryRequest(sql: sql.text, arguments: StatementArguments(bound), identity: sql.identity, as: SQLValue.self,
+                request = LiveQueryRequest(sql: sql.text, arguments: Self.statementArguments(sql.arguments), identity: sql.identity, as: SQLValue.self,
                                            section: sql.section, version: sql.version)
             } else {
                 throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" has no definition")
@@ -43,6 +41,16 @@ public struct SQLiteEngine: LiveQueryEngine {
         }
         let live = try await LiveQuery.open(request, in: database, options: options, callbackQueue: nil)
         return _SQLiteServedQuery(query: live, reader: database)
+    }
+}
+
+extension SQLiteEngine {
+    /// `:name` placeholders' values as GRDB binds them (a name a statement does not use is left
+    /// unbound; one it uses and lacks fails it with `missing statement argument`).
+    static func statementArguments(_ arguments: [String: WireValue]) -> StatementArguments {
+        var bound: [String: (any DatabaseValueConvertible)?] = [:]
+        for (name, value) in arguments { bound[name] = value.sql.databaseValue }
+        return StatementArguments(bound)
     }
 }
 

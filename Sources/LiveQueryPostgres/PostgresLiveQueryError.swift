@@ -91,10 +91,11 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The server's message and SQLSTATE, or the client's error.
-    static func message(_ error: PSQLError) -> String {
+    /// The server's message (with its detail, when asked for) and SQLSTATE, or the client's error.
+    package static func message(_ error: PSQLError, withDetail: Bool = false) -> String {
         guard let info = error.serverInfo, let message = info[.message] else { return "\(error.code)" }
-        return message + (info[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+        let detail = withDetail ? info[.detail].map { ": \($0)" } ?? "" : ""
+        return message + detail + (info[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
     }
 
     /// Whether the connection is gone (no answer, closed, or the server shutting down or

@@ -87,41 +87,34 @@ struct ServeConfiguration: Decodable {
         } catch {
             throw InputError("\(path): \(error)")
         }
-        var names = Set<String>()
+        var queryNames = Set<String>()
         for query in configuration.queries {
-            guard names.insert(query.name).inserted else { throw InputError("\(path): the query \"\(query.name)\" is published twice") }
-            let placeholders = Set(ServeCommand.placeholders(in: query.sql))
-            let declared = Set((query.parameters ?? []).map(\.name))
-            if let missing = placeholders.subtracting(declared).sorted().first {
-                throw InputError("\(path): query \"\(query.name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
-            }
-            if let unused = declared.subtracting(placeholders).sorted().first {
-                throw InputError("\(path): query \"\(query.name)\" declares \"\(unused)\", which its SQL does not use")
-            }
+            try check("query", query.name, sql: [query.sql], which: "its SQL does", query.parameters, names: &queryNames, configuration, path: path)
         }
-        if configuration.tokens == nil, let bound = configuration.queries.first(where: { ($0.parameters ?? []).contains { $0.claim != nil } }) {
-            throw InputError("\(path): query \"\(bound.name)\" binds a parameter to a token claim, but no tokens are configured")
+        var mutationNames = Set<String>()
+        for mutation in configuration.mutations ?? [] {
+            guard !mutation.statements.isEmpty else { throw InputError("\(path): mutation \"\(mutation.name)\" has no statements") }
+            try check("mutation", mutation.name, sql: mutation.statements.map(\.sql), which: "its statements do", mutation.parameters,
+                      names: &mutationNames, configuration, path: path)
         }
-        try checkMutations(configuration, path: path)
         return configuration
     }
 
-    private static func checkMutations(_ configuration: ServeConfiguration, path: String) throws(InputError) {
-        var names = Set<String>()
-        for mutation in configuration.mutations ?? [] {
-            guard names.insert(mutation.name).inserted else { throw InputError("\(path): the mutation \"\(mutation.name)\" is published twice") }
-            guard !mutation.statements.isEmpty else { throw InputError("\(path): mutation \"\(mutation.name)\" has no statements") }
-            let placeholders = Set(mutation.statements.flatMap { ServeCommand.placeholders(in: $0.sql) })
-            let declared = Set((mutation.parameters ?? []).map(\.name))
-            if let missing = placeholders.subtracting(declared).sorted().first {
-                throw InputError("\(path): mutation \"\(mutation.name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
-            }
-            if let unused = declared.subtracting(placeholders).sorted().first {
-                throw InputError("\(path): mutation \"\(mutation.name)\" declares \"\(unused)\", which its statements do not use")
-            }
-            if configuration.tokens == nil, (mutation.parameters ?? []).contains(where: { $0.claim != nil }) {
-                throw InputError("\(path): mutation \"\(mutation.name)\" binds a parameter to a token claim, but no tokens are configured")
-            }
+    /// A published query's or mutation's checks: its name unique among its kind, every
+    /// placeholder of its SQL a declared parameter and every parameter used, claims only with tokens.
+    private static func check(_ kind: String, _ name: String, sql: [String], which user: String, _ parameters: [Parameter]?,
+                              names: inout Set<String>, _ configuration: ServeConfiguration, path: String) throws(InputError) {
+        guard names.insert(name).inserted else { throw InputError("\(path): the \(kind) \"\(name)\" is published twice") }
+        let placeholders = Set(sql.flatMap(ServeCommand.placeholders(in:)))
+        let declared = Set((parameters ?? []).map(\.name))
+        if let missing = placeholders.subtracting(declared).sorted().first {
+            throw InputError("\(path): \(kind) \"\(name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
+        }
+        if let unused = declared.subtracting(placeholders).sorted().first {
+            throw InputError("\(path): \(kind) \"\(name)\" declares \"\(unused)\", which \(user) not use")
+        }
+        if configuration.tokens == nil, (parameters ?? []).contains(where: { $0.claim != nil }) {
+            throw InputError("\(path): \(kind) \"\(name)\" binds a parameter to a token claim, but no tokens are configured")
         }
     }
 

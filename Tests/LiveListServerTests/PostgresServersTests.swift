@@ -365,34 +365,29 @@ struct PostgresServersTests {
                         Issue.record("unexpected \(message)")
                     }
                 }
-                // The same mutation to both instances at once, for new clients and known ones: once each.
+                // One mutation on two connections at once, rounds `rounds` (new clients and known
+                // ones): applied once, the other answered as a duplicate.
+                func race(_ first: MutationTests.Wire, _ second: MutationTests.Wire, rounds: Range<Int>) async throws {
+                    for round in rounds {
+                        let mutation = WireMutation(client: "twin-\(round % 4)", id: Int64(round / 4 + 1), name: "note", arguments: ["subject": .text("n\(round)")])
+                        first.send(.mutate(mutation))
+                        second.send(.mutate(mutation))
+                        let answers = [try await first.untilAnswer(to: mutation.id).last, try await second.untilAnswer(to: mutation.id).last]
+                        let duplicates = answers.compactMap { answer -> Bool? in
+                            guard case let .mutated(mutated)? = answer else { return nil }
+                            return mutated.duplicate
+                        }
+                        #expect(duplicates.sorted { !$0 && $1 } == [false, true], "round \(round): \(answers)")
+                        let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
+                        #expect(copies.count == 1, "round \(round): \(copies.count) rows")
+                    }
+                }
+                // To both instances; then to one instance, whose mutations run one after another.
                 let onA = try await MutationTests.Wire(a.url)
                 let onB = try await MutationTests.Wire(b.url)
-                for round in 0..<12 {
-                    let mutation = WireMutation(client: "twin-\(round % 4)", id: Int64(round / 4 + 1), name: "note", arguments: ["subject": .text("n\(round)")])
-                    onA.send(.mutate(mutation))
-                    onB.send(.mutate(mutation))
-                    let answers = [try await onA.untilAnswer(to: mutation.id).last, try await onB.untilAnswer(to: mutation.id).last]
-                    let duplicates = answers.compactMap { answer -> Bool? in
-                        guard case let .mutated(mutated)? = answer else { return nil }
-                        return mutated.duplicate
-                    }
-                    #expect(duplicates.sorted { !$0 && $1 } == [false, true], "round \(round): \(answers)")
-                    let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
-                    #expect(copies.count == 1, "round \(round): \(copies.count) rows")
-                }
-                // The same on two connections to one instance: its mutations run one after another.
+                try await race(onA, onB, rounds: 0..<12)
                 let onA2 = try await MutationTests.Wire(a.url)
-                for round in 12..<20 {
-                    let mutation = WireMutation(client: "twin-\(round % 4)", id: Int64(round / 4 + 1), name: "note", arguments: ["subject": .text("n\(round)")])
-                    onA.send(.mutate(mutation))
-                    onA2.send(.mutate(mutation))
-                    let answers = [try await onA.untilAnswer(to: mutation.id).last, try await onA2.untilAnswer(to: mutation.id).last]
-                    let fresh = answers.filter { if case let .mutated(mutated)? = $0 { !mutated.duplicate } else { false } }
-                    #expect(fresh.count == 1, "round \(round): \(answers)")
-                    let copies = try await Self.strings(writer, "SELECT id::text FROM message WHERE subject = 'n\(round)'")
-                    #expect(copies.count == 1, "round \(round): \(copies.count) rows")
-                }
+                try await race(onA, onA2, rounds: 12..<20)
                 onA2.connection.close()
                 // A row locked elsewhere past the mutations' lock timeout: nothing applied, the number
                 // unused; sent again once the lock is gone, applied.
