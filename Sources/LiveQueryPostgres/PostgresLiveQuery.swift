@@ -77,12 +77,17 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// text and bytes come as PostgreSQL sends them, numerics and uuids as their exact text, every
     /// other type as PostgreSQL's text form of it (dates and times in UTC, ISO).
     ///
-    /// Read on a connection of its own, beside the rounds.
-    /// - Complexity: one statement per 5,000 rows.
+    /// Rows the query's own reads carried lately (a refetch, a round's re-reads of changed rows,
+    /// when every column is of a type sent as is) come from those reads; the rest are read on a
+    /// connection of its own, beside the rounds.
+    /// - Complexity: O(rows), plus one statement per 5,000 rows not kept from the query's reads.
     public func values(of rows: [LiveRow<ID>]) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
-        guard !rows.isEmpty else { return [:] }
+        // Rows the query's own reads carried lately are not read again.
+        var (found, missing) = runner.keptContents(of: rows)
+        guard !missing.isEmpty else { return found }
         let session = try await database.engine.contents.open()
-        return try await runner.payloads(of: rows, session)
+        for (id, values) in try await runner.payloads(of: missing, session) { found[id] = values }
+        return found
     }
 
     /// Every change and failure from now on, starting with `.initial(latestResult)`.

@@ -79,7 +79,7 @@ extension _PostgresDatabaseRunner {
         let rows = try await session.decoded(sql, binds) { row -> (Int, _ReadRow)? in
             guard let first = row.first(where: { _ in true }),
                   case let .integer(number) = _PostgresType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
-            return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1))
+            return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1, keepingContents: true))
         }
         var byMember = [[_ReadRow]](repeating: [], count: members.count)
         for case let (number, read)? in rows where byMember.indices.contains(number) { byMember[number].append(read) }

@@ -76,6 +76,11 @@ struct _PostgresPlan: Sendable {
     var payloadSQL: String
     /// How many columns of a payload row come before the SELECT's columns.
     var payloadOffset: Int
+    /// Where the SELECT's columns start in a row of ``fetchSQL``, ``rereadSQL`` or a batch of
+    /// re-reads, when they are there exactly as ``payloadSQL`` gives them (every column of a type
+    /// carried as is): the rows read to follow the query then also give their contents. `nil`
+    /// otherwise (a `version` column stands for the content, or a column is sent as text).
+    var valuesInReads: Int?
     /// The SELECT's column names.
     var columnNames: [String]
     var arguments: PostgresBindings

@@ -80,7 +80,9 @@ extension _PostgresPlanner {
             sectionRule: request.section != nil ? rules.first : nil, refetchReason: nil, shape: .positional(sorts: sorts.count),
             fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
             rereadSQL: rereadSQL, rereadBatchSQL: _RereadBatch.template(rereadSQL, arguments: request.arguments.count),
-            payloadSQL: payload, payloadOffset: offset, columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
+            payloadSQL: payload, payloadOffset: offset,
+            valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? 1 + sorts.count : nil,
+            columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
             children: children, otherRelations: [], notes: notes)
     }
 
@@ -144,7 +146,8 @@ extension _PostgresPlanner {
         var plan = _PostgresPlan(
             roles: roles, identity: identity, identityIsRowKey: false, sortColumns: [], layout: layout, sectionRule: sectionRule, refetchReason: reason,
             shape: .named(identity: identityColumn, section: sectionColumn), fetchSQL: sql, rereadSQL: sql, payloadSQL: payload,
-            payloadOffset: columns.count, columnNames: columns.map(\.name), arguments: request.arguments, joins: [], otherRelations: [], notes: [])
+            payloadOffset: columns.count, valuesInReads: columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? 0 : nil,
+            columnNames: columns.map(\.name), arguments: request.arguments, joins: [], otherRelations: [], notes: [])
         plan.isTotallyOrdered = Self.endsWithIdentity(parsed, identityColumn: identityColumn, identityName: identityName, columns: columns.count)
         return plan
     }

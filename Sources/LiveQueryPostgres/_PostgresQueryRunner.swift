@@ -89,7 +89,8 @@ final class _EngineProgress: Sendable {
 /// actor, one round at a time (the engine's gate), so ``tracker``'s state, ``keys``, ``absorbed``,
 /// ``pending`` and ``lastFailure`` are never touched concurrently (the channel's tap runs there
 /// too, inside the tracker's deliveries); ``positions`` is under `positionsLock` for readers on
-/// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`.
+/// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`, the
+/// contents kept from reads in their own lock box.
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
     /// What the next result delivered stands for.
     enum PendingPositions {
@@ -119,6 +120,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     private let refetchThreshold: Int
     let positionsLock = NSLock()
     var positions = _ResultPositions()
+    /// The contents the query's latest reads carried, by canonical identity, with their tokens
+    /// (``keep(_:)``): read by the server's payload reads on other threads.
+    private let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
     let progress: _EngineProgress
     let positioned: _PositionedChannel<ID>
     /// What the next delivered result stands for (set before the tracker delivers it).
@@ -544,7 +548,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
-                let entries = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session)
+                let (entries, contents) = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session,
+                                                                        keepingContents: Self.contentsKept)
+                keep(contents)
                 // Both read before either is kept: the keys must stay those of the index until it is replaced.
                 let links = try await Self.childLinks(plan, groups: entries.compactMap { fresh.identity(of: $0.rowid) }, session)
                 keys = fresh
@@ -597,7 +603,9 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             offset += batch.count
             var binds = plan.arguments
             binds.append(batch.map(Self.text(of:)))
-            entries += try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session)
+            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: Self.contentsKept)
+            entries += read.entries
+            keep(read.contents)
         } while offset < identities.count
         // Counted where they are applied (`_LiveTracker.applyRows`), once.
         return _PrefetchedReads(entries: entries)
@@ -618,6 +626,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var wanted: [SQLValue: (id: ID, token: UInt64)] = [:]
         for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
         var payloads: [ID: [SQLValue]] = [:]
+        guard !wanted.isEmpty else { return payloads }
         let identities = Array(wanted.keys)
         for start in stride(from: 0, to: identities.count, by: 5_000) {
             let batch = identities[start..<min(start + 5_000, identities.count)].map(Self.text(of:))
@@ -628,6 +637,42 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             }
         }
         return payloads
+    }
+
+    /// At most this many rows' contents are kept from the reads (``keptContents(of:)``).
+    static var contentsKept: Int { 1_000 }
+
+    /// Keeps the contents that rows read to follow the query carried, by identity and token.
+    /// Bounded: past ``contentsKept`` rows it starts over.
+    /// - Complexity: O(rows).
+    func keep(_ rows: [_ReadRow]) {
+        guard !rows.isEmpty else { return }
+        readContents.withLockedValue { kept in
+            if kept.count + rows.count > Self.contentsKept { kept.removeAll(keepingCapacity: true) }
+            for row in rows {
+                guard let contents = row.contents else { continue }
+                kept[ID(identityValue: row.identity)?.identityValue ?? row.identity] = (row.token, contents)
+            }
+        }
+    }
+
+    /// The contents of those of `rows` that the query's own reads carried lately with the very
+    /// content token `rows` give them (a refetch, a round's re-reads): the same columns a
+    /// ``payloads(of:_:)`` read would give, without reading them again. The rest are `missing`.
+    /// - Complexity: O(rows).
+    func keptContents(of rows: [LiveRow<ID>]) -> (found: [ID: [SQLValue]], missing: [LiveRow<ID>]) {
+        var found: [ID: [SQLValue]] = [:]
+        var missing: [LiveRow<ID>] = []
+        readContents.withLockedValue { kept in
+            for row in rows {
+                if let entry = kept[row.id.identityValue], entry.token == row.version {
+                    found[row.id] = entry.values
+                } else {
+                    missing.append(row)
+                }
+            }
+        }
+        return (found, missing)
     }
 
     func abandonApply() {

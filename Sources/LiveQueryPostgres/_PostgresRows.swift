@@ -9,6 +9,9 @@ struct _ReadRow: Sendable {
     var identity: SQLValue
     var values: [SQLValue]
     var token: UInt64
+    /// The SELECT's columns, as a payload read gives them, when the read carried them and was
+    /// asked to keep them (``_PostgresPlan/valuesInReads``).
+    var contents: [SQLValue]? = nil
 }
 
 /// Numbers the rows of one statement in the order they arrive (one statement's rows are decoded
@@ -29,7 +32,20 @@ final class _Ordinal: Sendable {
 enum _PostgresRows {
     /// The index's view of a row, from its first `columns` columns: identity, sort values, then
     /// the content that makes the token (``_PostgresPlan/RowShape``).
-    static func decode(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int, skipping: Int = 0) -> _ReadRow {
+    /// `keepingContents`: also keep the SELECT's columns when the row carries them.
+    static func decode(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int, skipping: Int = 0, keepingContents: Bool = false) -> _ReadRow {
+        var read = decodeKey(row, plan, columns: columns, skipping: skipping)
+        guard keepingContents, let first = plan.valuesInReads else { return read }
+        var contents: [SQLValue] = []
+        contents.reserveCapacity(plan.columnNames.count)
+        for (index, cell) in row.enumerated() where index - skipping >= first && index - skipping < first + plan.columnNames.count {
+            contents.append(_PostgresType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue)))
+        }
+        if contents.count == plan.columnNames.count { read.contents = contents }
+        return read
+    }
+
+    private static func decodeKey(_ row: PostgresRow, _ plan: _PostgresPlan, columns: Int, skipping: Int) -> _ReadRow {
         var values: [SQLValue] = []
         var digest = _Digest()
         var identity = SQLValue.null
@@ -91,16 +107,32 @@ enum _PostgresRows {
     /// - Complexity: O(rows); only the decoded rows are held while the statement runs.
     static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
                      _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [IndexEntry] {
+        try await read(plan, sql, binds, &keys, session, keepingContents: 0).entries
+    }
+
+    /// The rows of `sql` as index entries, in order, and the contents of the first
+    /// `keepingContents` of them when the statement carries them (``_PostgresPlan/valuesInReads``);
+    /// none when it returned more rows than that.
+    /// - Complexity: O(rows); only the decoded rows, and at most `keepingContents` rows' contents,
+    ///   are held while the statement runs.
+    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
+                     _ session: _PostgresSession, keepingContents: Int) async throws(PostgresLiveQueryError)
+        -> (entries: [IndexEntry], contents: [_ReadRow]) {
+        let keeping = plan.valuesInReads == nil ? 0 : keepingContents
         if plan.refetchReason != nil || plan.identityIsRowKey {
             // No key to assign: each row becomes its entry where it arrives.
             let counter = _Ordinal()
-            return try await session.decoded(sql, binds) { row in
+            let read = try await session.decoded(sql, binds) { row -> (IndexEntry, _ReadRow?) in
                 var none = _RowKeys(integerIdentity: true)
-                return entry(decode(row, plan, columns: row.count), plan, ordinal: counter.next(), &none)
+                let ordinal = counter.next()
+                let decoded = decode(row, plan, columns: row.count, keepingContents: ordinal < keeping)
+                return (entry(decoded, plan, ordinal: ordinal, &none), decoded.contents == nil ? nil : decoded)
             }
+            return (read.map(\.0), read.count > keeping ? [] : read.compactMap(\.1))
         }
-        let rows = try await session.decoded(sql, binds) { decode($0, plan, columns: $0.count) }
-        return entries(rows, plan, &keys)
+        let counter = _Ordinal()
+        let rows = try await session.decoded(sql, binds) { decode($0, plan, columns: $0.count, keepingContents: counter.next() < keeping) }
+        return (entries(rows, plan, &keys), rows.count > keeping ? [] : rows.filter { $0.contents != nil })
     }
 
     static func entries(_ rows: [_ReadRow], _ plan: _PostgresPlan, _ keys: inout _RowKeys) -> [IndexEntry] {
