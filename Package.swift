@@ -124,7 +124,7 @@ let package = Package(
             // The fan-out load generator's bare connections.
             .product(name: "NIOPosix", package: "swift-nio"),
             // The pg.* benchmarks: a server given by URL, or a throwaway cluster.
-            "LiveQueryPostgres", "LiveListServerPostgres", "ScratchPostgres",
+            "LiveQueryPostgres", "LiveListServerPostgres", "ScratchPostgres", "DroppingTransport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .executableTarget(
@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListServerSQLite",
-            "LiveListClient", "ScratchPostgres", "OwnThread",
+            "LiveListClient", "ScratchPostgres", "OwnThread", "DroppingTransport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -180,6 +180,11 @@ let package = Package(
         ]),
         // Blocking calls from async code, each on a thread of its own (tests and benchmarks).
         .target(name: "OwnThread"),
+        // A client transport whose connections can be cut at will (tests and benchmarks).
+        .target(name: "DroppingTransport", dependencies: [
+            "LiveListClient",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         // A throwaway PostgreSQL cluster (initdb, pg_ctl) for the tests and the benchmarks.
         .target(name: "ScratchPostgres", dependencies: [
             "OwnThread",

@@ -1,0 +1,178 @@
+import DroppingTransport
+import Foundation
+import GRDB
+import ListTesting
+import LiveListClient
+import LiveListServer
+import LiveListServerSQLite
+import LiveListWire
+import Testing
+
+/// The exactly-once promise against an oracle: several clients send random mutations, pipelined,
+/// while their connections are cut at random and the server restarts; each client's mutations are
+/// then applied once each, in its numbering order, the database equals their serial application,
+/// refusals are exactly those the serial application predicts, and every list equals the SELECT.
+@Suite("Mutations against an oracle", .serialized, .timeLimit(.minutes(3)))
+struct MutationOracleTests {
+    static let mutations = [
+        // Order- and repeat-sensitive: a mutation applied twice, or two swapped, changes the value.
+        PublishedMutation(name: "step", parameters: [QueryParameter("client", type: .text), QueryParameter("k", type: .integer)], statements: [
+            .init("INSERT INTO tally (client, value) VALUES (:client, 0) ON CONFLICT (client) DO NOTHING"),
+            .init("UPDATE tally SET value = (value * 31 + :k) % 1000000007 WHERE client = :client"),
+            .init("INSERT INTO step_log (client, k) VALUES (:client, :k)"),
+        ]),
+        // A row of the inbox list the clients show.
+        PublishedMutation(name: "note", parameters: [QueryParameter("client", type: .text), QueryParameter("k", type: .integer),
+                                                     QueryParameter("subject", type: .text)], statements: [
+            .init("INSERT INTO message (day, sender, subject, folder) VALUES (:k, :client, :subject, 'inbox')"),
+        ]),
+        // Refused (`conflict`) unless the client's note of day k is in the inbox.
+        PublishedMutation(name: "archive", parameters: [QueryParameter("client", type: .text), QueryParameter("k", type: .integer)], statements: [
+            .init("UPDATE message SET folder = 'archive' WHERE sender = :client AND day = :k AND folder = 'inbox'", mustChangeRows: true),
+        ]),
+    ]
+
+    enum Operation: Sendable {
+        case step(Int64)
+        case note(Int64, String)
+        case archive(Int64)
+
+        func call(client: String) -> (name: String, arguments: [String: WireValue]) {
+            switch self {
+            case let .step(k): ("step", ["client": .text(client), "k": .integer(k)])
+            case let .note(k, subject): ("note", ["client": .text(client), "k": .integer(k), "subject": .text(subject)])
+            case let .archive(k): ("archive", ["client": .text(client), "k": .integer(k)])
+            }
+        }
+    }
+
+    /// What one mutation came to: its number, and whether it was refused as a conflict.
+    struct Outcome: Sendable {
+        var id: Int64
+        var refused: Bool
+        /// Answered as a mutation the server had applied already (it was sent again).
+        var duplicate = false
+    }
+
+    /// One client's mutations applied serially, in number order: what the database must hold.
+    struct Serial {
+        var tally: Int64?
+        var steps: [Int64] = []
+        /// The notes in the order sent: their day, and whether they are archived.
+        var notes: [(day: Int64, archived: Bool)] = []
+        var refusals: Set<Int64> = []
+
+        mutating func apply(_ operation: Operation, id: Int64) {
+            switch operation {
+            case let .step(k):
+                tally = ((tally ?? 0) * 31 + k) % 1_000_000_007
+                steps.append(k)
+            case let .note(k, _):
+                notes.append((k, false))
+            case let .archive(k):
+                let inbox = notes.indices.filter { notes[$0].day == k && !notes[$0].archived }
+                if inbox.isEmpty { refusals.insert(id) }
+                for index in inbox { notes[index].archived = true }
+            }
+        }
+    }
+
+    static func randomOperations(_ count: Int, _ random: inout SeededRandomNumberGenerator) -> [Operation] {
+        var days: [Int64] = []
+        return (0..<count).map { _ in
+            switch random.next(upTo: 4) {
+            case 0, 1: return .step(Int64(random.next(upTo: 1_000)))
+            case 2:
+                // Days from 1,000 up: the fixture's own rows have smaller ones.
+                let k = Int64(1_000 + random.next(upTo: 40))
+                days.append(k)
+                return .note(k, WireFixture.text(&random))
+            default:
+                // Mostly a note sent before (maybe archived already), sometimes none.
+                return .archive(days.isEmpty || random.next(upTo: 4) == 0 ? Int64(2_000 + random.next(upTo: 5)) : days[random.next(upTo: days.count)])
+            }
+        }
+    }
+
+    @Test("pipelined mutations of three clients through cut connections and a server restart: each applied once, in order, as the serial oracle says")
+    @MainActor
+    func oracle() async throws {
+        let seed = SeededRandomNumberGenerator.testSeed("mutation oracle")
+        var random = SeededRandomNumberGenerator(seed: seed)
+        var fixture = try await WireFixture.start(rows: 40, seed: seed, mutations: Self.mutations)
+        try await fixture.pool.write { db in
+            try db.execute(sql: "CREATE TABLE tally (client TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE TABLE step_log (id INTEGER PRIMARY KEY, client TEXT NOT NULL, k INTEGER NOT NULL)")
+        }
+        let transport = DroppingTransport()
+        let names = ["c0", "c1", "ü\u{308}-c2"]
+        let mutators = names.map { RemoteMutator(url: fixture.url, client: $0, transport: transport) }
+        let lists = names.map { _ in WireClient(url: fixture.url, viewportRows: 10, window: 0..<60, transport: transport) }
+        let operations = names.map { _ in Self.randomOperations(40, &random) }
+
+        // Every client's mutations at once, in batches of up to 8 in flight, while connections are cut.
+        var tasks: [[Task<Outcome, any Error>]] = names.map { _ in [] }
+        var drops = 0
+        for round in 0..<10 {
+            for (client, mutator) in mutators.enumerated() {
+                for operation in operations[client][(round * 4)..<(round * 4 + 4)] {
+                    let (name, arguments) = operation.call(client: names[client])
+                    tasks[client].append(Task { @MainActor in
+                        do {
+                            let mutated = try await mutator.mutate(name, arguments: arguments)
+                            return Outcome(id: mutated.id, refused: false, duplicate: mutated.duplicate)
+                        } catch let RemoteListError.server(error) where error.code == .conflict {
+                            return Outcome(id: error.mutation?.id ?? -1, refused: true)
+                        }
+                    })
+                }
+            }
+            try await Task.sleep(for: .milliseconds(Int(5 + random.next(upTo: 40))))
+            if random.next(upTo: 2) == 0 { drops += transport.drop() }
+            if round == 5 {
+                // The server goes away with mutations in flight, and comes back.
+                try await Task.sleep(for: .milliseconds(50))
+                fixture = try await fixture.restart(mutations: Self.mutations)
+            }
+        }
+        var outcomes: [[Outcome]] = []
+        for clientTasks in tasks {
+            var answered: [Outcome] = []
+            for task in clientTasks { answered.append(try await task.value) }
+            outcomes.append(answered)
+        }
+        let resent = outcomes.joined().filter(\.duplicate).count
+        print("mutation oracle seed \(seed): \(drops) connections cut, a restart, \(resent) answered as sent again")
+
+        for (client, name) in names.enumerated() {
+            // Each call got a number of its own, 1…40 with no gap, and every mutation was answered.
+            let ids = outcomes[client].map(\.id)
+            #expect(ids.sorted() == Array(1...40), "seed \(seed), \(name): numbers \(ids)")
+            #expect(mutators[client].pendingCount == 0)
+            // The serial application of the calls in number order.
+            var serial = Serial()
+            for (operation, outcome) in zip(operations[client], outcomes[client]).sorted(by: { $0.1.id < $1.1.id }) {
+                serial.apply(operation, id: outcome.id)
+            }
+            let refused = Set(outcomes[client].filter(\.refused).map(\.id))
+            #expect(refused == serial.refusals, "seed \(seed), \(name): refusals \(refused.sorted()) vs \(serial.refusals.sorted())")
+            let (tally, steps, notes, last) = try fixture.pool.read { db in
+                (try Int64.fetchOne(db, sql: "SELECT value FROM tally WHERE client = ?", arguments: [name]),
+                 try Int64.fetchAll(db, sql: "SELECT k FROM step_log WHERE client = ? ORDER BY id", arguments: [name]),
+                 try Row.fetchAll(db, sql: "SELECT day, folder FROM message WHERE sender = ? ORDER BY id", arguments: [name]),
+                 try Int64.fetchOne(db, sql: "SELECT last_id FROM livelist_mutation_client WHERE client = ?", arguments: [name]))
+            }
+            #expect(tally == serial.tally, "seed \(seed), \(name): tally")
+            #expect(steps == serial.steps, "seed \(seed), \(name): steps applied once each, in order")
+            let held = notes.map { (day: $0["day"] as Int64, archived: ($0["folder"] as String) == "archive") }
+            #expect(held.map(\.day) == serial.notes.map(\.day), "seed \(seed), \(name): one note per note call, in order")
+            #expect(held.map(\.archived) == serial.notes.map(\.archived), "seed \(seed), \(name): archived")
+            #expect(last == 40)
+        }
+        // Every list, through the cuts and the restart, equals the SELECT.
+        try await eventually("every list equals the SELECT", seconds: 20) { try lists.allSatisfy { $0.matches(try fixture.select()) } }
+        for mutator in mutators { mutator.stop() }
+        for list in lists { list.remote.stop() }
+        await fixture.stop()
+    }
+}
