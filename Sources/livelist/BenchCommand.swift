@@ -71,6 +71,7 @@ struct BenchCommand: ParsableCommand {
             try waitFor { try await ExternalBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try WireBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try MainActor.assumeIsolated { try MutationBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             let postgres = postgres
             do {
                 try waitFor { try await PostgresBenchmarks.run(quick: quick, filter: filter, url: postgres) }.forEach(report)
