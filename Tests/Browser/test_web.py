@@ -301,6 +301,82 @@ class InboxTests(unittest.TestCase):
         self.assertEqual(mutator["pending"], 0)
         self.assertGreaterEqual(mutator["next"], 4)
 
+    def test_mutations_through_cut_connections_and_a_restart_apply_once_in_order(self):
+        """The page's Mutator sends 48 random mutations, pipelined, while the page's connections are
+        cut at random and the server restarts: each is applied once, in the client's numbering
+        order, refused exactly where their serial application says, and the list equals a fresh
+        SELECT. Sends are told apart by their subject; archives and read flags target rows shown."""
+        dom = self.quiet_dom()
+        targets = [row["id"] for row in dom["rows"]][:6]
+        connection = sqlite3.connect(self.database, timeout=10)
+        state = {id: {"archived": 0, "unread": connection.execute("SELECT unread FROM conversation WHERE id = ?", (id,)).fetchone()[0]}
+                 for id in targets}
+        connection.close()
+        rng = random.Random(SEED + 5)
+        operations = []
+        for index in range(48):
+            kind = rng.choice(["send", "send", "archive", "setUnread", "setUnread"])
+            if kind == "send":
+                operations.append({"name": "send", "args": {"sender": "Chaos", "subject": f"chaos {SEED} {index} e\u0301 \u00e9"}})
+            elif kind == "archive":
+                operations.append({"name": "archive", "args": {"id": rng.choice(targets)}})
+            else:
+                operations.append({"name": "setUnread", "args": {"id": rng.choice(targets), "unread": rng.randrange(2)}})
+        # The serial application, in the order the calls are made (their numbers' order).
+        refusals = set()
+        for index, operation in enumerate(operations):
+            target = state.get(operation["args"].get("id"))
+            if operation["name"] == "archive":
+                if target["archived"]:
+                    refusals.add(index)
+                target["archived"] = 1
+            elif operation["name"] == "setUnread":
+                if target["archived"]:
+                    refusals.add(index)
+                else:
+                    target["unread"] = operation["args"]["unread"]
+        first_id = self.driver.execute_script("""
+            const mutator = window.livelist.mutator;
+            window.chaos = {outcomes: []};
+            return mutator.nextId;""")
+        cuts = 0
+        for batch in range(6):
+            self.driver.execute_script("""
+                const [operations, offset] = arguments;
+                operations.forEach((operation, index) => {
+                  window.livelist.mutator.mutate(operation.name, operation.args).then(
+                    (mutated) => { window.chaos.outcomes[offset + index] = {id: mutated.id, duplicate: mutated.duplicate}; },
+                    (error) => { window.chaos.outcomes[offset + index] = {code: error.code}; });
+                });""", operations[batch * 8:(batch + 1) * 8], batch * 8)
+            time.sleep(rng.uniform(0.0, 0.05))
+            if rng.random() < 0.7:
+                cuts += self.driver.execute_script("const s = window.livelist.mutator.socket; if (s) { s.close(); return 1; } return 0;")
+            if batch == 3:
+                self.server.stop()
+                time.sleep(0.2)
+                self.server.start()
+        outcomes = eventually("every mutation answered", lambda: (lambda o: o if len(o) == 48 and all(o) else None)(
+            self.driver.execute_script("return window.chaos.outcomes")), seconds=60)
+        print(f"browser mutations: {cuts} connections cut, a restart, "
+              f"{sum(1 for o in outcomes if o.get('duplicate'))} answered as sent again", flush=True)
+        for index, outcome in enumerate(outcomes):
+            if index in refusals:
+                self.assertEqual(outcome.get("code"), "conflict", f"mutation {index}: {operations[index]}")
+            else:
+                self.assertEqual(outcome.get("id"), first_id + index, f"mutation {index}: {operations[index]} got {outcome}")
+        connection = sqlite3.connect(self.database, timeout=10)
+        sent = connection.execute("SELECT subject FROM conversation WHERE sender = 'Chaos' AND subject LIKE ? ORDER BY id",
+                                  (f"chaos {SEED} %",)).fetchall()
+        for id in targets:
+            archived, unread = connection.execute("SELECT archived, unread FROM conversation WHERE id = ?", (id,)).fetchone()
+            self.assertEqual((archived, unread), (state[id]["archived"], state[id]["unread"]), f"row {id}")
+        connection.close()
+        # Each send applied once, in the order of its number.
+        self.assertEqual([row[0] for row in sent], [op["args"]["subject"] for op in operations if op["name"] == "send"])
+        self.assertEqual(self.driver.execute_script("return window.livelist.mutator.pendingCount"), 0)
+        eventually("live again", lambda: self.driver.execute_script("return window.livelist.live.state === 'live'"))
+        self.assert_matches_select()
+
     def read_one(self, sql, *arguments):
         connection = sqlite3.connect(self.database, timeout=10)
         value = connection.execute(sql, arguments).fetchone()[0]
