@@ -18,7 +18,10 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "A live list over a changing SQLite inbox, in the terminal.",
         discussion: """
-            Keys: ↑↓ PgUp PgDn Home End scroll, Space selects, / edits the filter, s cycles the sort, p pauses the writer, q quits.
+            Keys: ↑↓ PgUp PgDn Home End scroll, Space selects, e archives the conversation at the cursor, u marks it read or
+            unread, c writes a new one (Enter sends), / edits the filter, s cycles the sort, p pauses the writer, q quits. Over
+            --remote these are the server's published mutations, each applied once: made while the server is away, they wait and
+            land when it is back.
             With --headless (automatic when stdout is not a terminal) a scripted viewport runs for --duration seconds, one line is
             printed per applied batch, and the last line is: demo: B batches, C changes, I inconsistencies, p50 X ms, p99 Y ms.
             With --remote ws://HOST:PORT/live the list comes from a `livelist serve --demo` server instead (its writer changes
@@ -108,6 +111,21 @@ struct DemoCommand: ParsableCommand {
                 print("script: sort \(DemoSort.bySender.title)")
                 session.setCriteria(sort: .bySender, filter: session.filter)
             }
+            // Acting on rows: read/unread and archive at the cursor, then a new conversation.
+            if tick == ticks / 4 {
+                print("script: u, a row in view read/unread")
+                session.moveCursorToLoadedRow(using: &random)
+                session.toggleUnreadAtCursor()
+            }
+            if tick == ticks / 2 {
+                print("script: e, archive a row in view")
+                session.moveCursorToLoadedRow(using: &random)
+                session.archiveAtCursor()
+            }
+            if tick == 3 * ticks / 4 {
+                print("script: c, send a conversation")
+                session.send(subject: "from the terminal demo: e\u{301} \u{E9} 😀")
+            }
             session.requestVisibleRows()
         }
         if let writer {
@@ -151,6 +169,19 @@ struct DemoCommand: ParsableCommand {
                 terminal.write("\u{1B}[2J")
             }
             for key in terminal.readKeys(timeout: 40) {
+                if let subject = screen.composing {
+                    switch key {
+                    case .enter:
+                        if !subject.isEmpty { session.send(subject: subject) }
+                        screen.composing = nil
+                    case .escape: screen.composing = nil
+                    case .backspace: if !subject.isEmpty { screen.composing?.removeLast() }
+                    case let .character(character): screen.composing?.append(character)
+                    case .interrupt: break loop
+                    default: break
+                    }
+                    continue
+                }
                 if screen.editingFilter != nil {
                     switch key {
                     case .enter:
@@ -177,6 +208,9 @@ struct DemoCommand: ParsableCommand {
                 case .home: session.moveCursor(by: -Int.max / 2)
                 case .end: session.moveCursor(by: Int.max / 2)
                 case .character(" "): session.toggleSelectionAtCursor()
+                case .character("e"): session.archiveAtCursor()
+                case .character("u"): session.toggleUnreadAtCursor()
+                case .character("c"): screen.composing = ""
                 case .character("/"): screen.editingFilter = session.filter
                 case .character("s"):
                     let next = DemoSort(rawValue: (session.sort.rawValue + 1) % DemoSort.allCases.count) ?? .byActivity

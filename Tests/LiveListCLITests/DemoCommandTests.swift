@@ -19,6 +19,9 @@ struct DemoCommandTests {
         #expect(lines.contains { $0.hasPrefix("batch ") })
         #expect(lines.contains { $0.hasPrefix("script: filter") })
         #expect(lines.contains { $0.hasPrefix("script: sort") })
+        // Acting on rows: read/unread and archive at the cursor, and a new conversation.
+        #expect(lines.contains { $0 == "send applied" })
+        #expect(lines.contains { $0.hasPrefix("setUnread ") } && lines.contains { $0.hasPrefix("archive ") })
     }
 
     @Test("bad input: one clear line and exit status 2")
@@ -113,6 +116,10 @@ struct DemoCommandTests {
             screen.contains("filter: Marg") && firstRows(screen).allSatisfy { $0.contains("Margaret") || $0.contains("──") || $0.contains("Marg") }
         }
         #expect(!firstRows(filtered).isEmpty, "\(filtered)")
+
+        // c writes a conversation; Enter sends it, and the status line says it was applied.
+        try await tmux.send("c", "H", "i", "Enter")
+        _ = try await tmux.waitForScreen { $0.contains("send applied") }
 
         try await tmux.send("q")
         let after = try await tmux.waitForScreen { $0.contains("EXITED:0") }

@@ -103,6 +103,16 @@ struct ServeCommandTests {
         #expect(summary.hasPrefix("demo: ") && summary.contains(" 0 inconsistencies"), "\(summary)")
         #expect(!summary.hasPrefix("demo: 0 batches"), "\(summary)")
         #expect(lines.contains { $0.hasPrefix("script: filter") } && lines.contains { $0.hasPrefix("script: sort") })
+        // The script's actions are the server's mutations: each answered (a row the server's writer
+        // archived meanwhile is refused), the new conversation applied once.
+        for name in ["setUnread", "archive", "send"] {
+            #expect(lines.contains { $0.hasPrefix(name + " ") && ($0.hasSuffix(": applied") || $0.contains(": refused, conflict")) },
+                    "\(name): \(lines.filter { $0.hasPrefix(name) })")
+        }
+        let sent = try await DatabaseQueue(path: directory.appendingPathComponent("demo.sqlite").path).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM conversation WHERE subject = ?", arguments: ["from the terminal demo: e\u{301} \u{E9} 😀"])
+        }
+        #expect(sent == 1)
         #expect(await CommandRunner.terminate(server) == 0)
     }
 

@@ -48,6 +48,16 @@ protocol DemoListSession: AnyObject {
     func visibleLines(now: ContinuousClock.Instant) -> [DemoLine]
     /// The status line's figures after the row count.
     func statusDetails(now: ContinuousClock.Instant) -> String
+    /// What the last action on a row came to (sent, applied, refused…), for the status line.
+    var lastAction: String? { get }
+    /// Puts the cursor on a random row in view whose content is loaded (the headless script).
+    func moveCursorToLoadedRow(using random: inout SeededRandomNumberGenerator)
+    /// Archives the conversation under the cursor (`e`).
+    func archiveAtCursor()
+    /// Marks the conversation under the cursor read, or unread (`u`).
+    func toggleUnreadAtCursor()
+    /// Sends a new conversation (`c`).
+    func send(subject: String)
     /// Waits for what is in flight and says what is inconsistent (empty: nothing); the view's
     /// batch-rule violations and stale cells included.
     func finalCheck() throws -> [String]

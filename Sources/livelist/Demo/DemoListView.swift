@@ -25,6 +25,8 @@ protocol DemoListView: DemoListSession {
     func id(atPosition position: Int) -> Item.ID?
     /// The displayed path of the row at `position` of the source's list.
     func displayedPath(ofPosition position: Int) -> ItemPath?
+    /// Whether the row's content is loaded (its cell shows it).
+    func isLoaded(_ item: Item) -> Bool
 }
 
 extension DemoListView {
@@ -51,6 +53,11 @@ extension DemoListView {
     func toggleSelectionAtCursor() {
         guard let id = cursor else { return }
         if presenter.selectedItemIDs.contains(id) { presenter.deselectItem(id: id) } else { presenter.selectItem(id: id) }
+    }
+
+    func moveCursorToLoadedRow(using random: inout SeededRandomNumberGenerator) {
+        let loaded = view.visibleItems.compactMap { presenter.displayed.itemIfPresent(at: $0)?.item }.filter(isLoaded)
+        if let item = loaded.randomElement(using: &random) { cursor = item.id }
     }
 
     func selectVisibleRow(using random: inout SeededRandomNumberGenerator) {

@@ -1,7 +1,9 @@
+import GRDB
 import LiveListServer
 
 /// What a client of `serve --demo` may change in the inbox: mark a conversation read or unread,
-/// archive it, send a new one. The same statements for SQLite and PostgreSQL but for the clock.
+/// archive it, send a new one. The same statements for SQLite and PostgreSQL but for the clock;
+/// the local demo runs the SQLite ones itself.
 enum DemoMutations {
     enum Engine { case sqlite, postgres }
 
@@ -24,4 +26,25 @@ enum DemoMutations {
                                   """)]),
         ]
     }
+
+    /// Runs mutation `name`'s statements over the local demo's database, in one transaction, with
+    /// `arguments` bound by name; `false` when a statement that must change a row changed none.
+    static func run(_ name: String, arguments: [String: DatabaseValueConvertible], in database: DatabaseQueue) throws -> Bool {
+        guard let mutation = published(for: .sqlite).first(where: { $0.name == name }),
+              case let .statements(statements) = mutation.definition else { return false }
+        do {
+            try database.write { db in
+                for statement in statements {
+                    try db.execute(sql: statement.sql, arguments: StatementArguments(arguments))
+                    // Thrown inside the transaction: it rolls back, as the server's would.
+                    if statement.mustChangeRows, db.changesCount == 0 { throw Unchanged() }
+                }
+            }
+            return true
+        } catch is Unchanged {
+            return false
+        }
+    }
+
+    private struct Unchanged: Error {}
 }

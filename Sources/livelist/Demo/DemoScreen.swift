@@ -5,14 +5,18 @@ import Foundation
 @MainActor
 struct DemoScreen {
     var editingFilter: String?
+    /// The subject of a conversation being written (`c`), sent with Enter.
+    var composing: String?
     var writerPaused = false
 
     func render(_ session: some DemoListSession, size: (rows: Int, columns: Int), title: String) -> String {
         let now = ContinuousClock.now
         let width = max(20, size.columns)
         var lines: [String] = []
-        let filterText = editingFilter.map { "filter: \($0)▏" } ?? (session.filter.isEmpty ? "no filter" : "filter: \(session.filter)")
-        lines.append(Self.style("LiveList demo — \(title) · \(session.sort.title) · \(filterText)", "1;7", width: width))
+        let filterText = composing.map { "new conversation: \($0)▏" }
+            ?? editingFilter.map { "filter: \($0)▏" } ?? (session.filter.isEmpty ? "no filter" : "filter: \(session.filter)")
+        let action = session.lastAction.map { " · \($0)" } ?? ""
+        lines.append(Self.style("LiveList demo — \(title) · \(session.sort.title) · \(filterText)\(action)", "1;7", width: width))
         // The rows in view only: the list is never walked.
         for line in session.visibleLines(now: now) { lines.append(Self.line(for: line, width: width)) }
         while lines.count < session.viewportRows + 1 { lines.append(String(repeating: " ", count: width)) }
@@ -20,9 +24,9 @@ struct DemoScreen {
         var status = (writerPaused ? "writer paused · " : "") + session.statusDetails(now: now)
         if let failure = session.lastFailure { status += " · error: \(failure)" }
         lines.append(Self.style(status, "7", width: width))
-        let help = editingFilter != nil
-            ? "type a filter · Enter apply · Esc cancel"
-            : "↑↓ PgUp PgDn Home End scroll · Space select · / filter · s sort · p pause writer · q quit"
+        let help = composing != nil ? "type a subject · Enter send · Esc cancel"
+            : editingFilter != nil ? "type a filter · Enter apply · Esc cancel"
+            : "↑↓ PgUp PgDn Home End · Space select · e archive · u unread · c write · / filter · s sort · p pause · q quit"
         lines.append(Self.style(help, "2", width: width))
         return "\u{1B}[H" + lines.prefix(size.rows).joined(separator: "\r\n") + "\u{1B}[0J"
     }

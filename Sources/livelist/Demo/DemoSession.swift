@@ -47,6 +47,11 @@ final class DemoSession: DemoListView {
     private(set) var recentlyDeleted: (count: Int, until: ContinuousClock.Instant)?
     /// The row the keyboard cursor is on, by identity.
     var cursor: Int64?
+    /// What the last actions on rows came to, for the next ``applyEvents()``.
+    private var actions: [String] = [] {
+        didSet { if let last = actions.last { lastAction = last } }
+    }
+    private(set) var lastAction: String?
 
     init(database: DatabaseQueue, viewportRows: Int) throws {
         self.database = database
@@ -77,7 +82,8 @@ final class DemoSession: DemoListView {
     /// Applies what the live query delivered since the last call — each changeset as it is, on
     /// the presenter's direct path — and returns one line per batch.
     func applyEvents() -> [String] {
-        var lines: [String] = []
+        var lines = actions
+        actions = []
         let clock = ContinuousClock()
         let events = inbox.drain()
         for event in events {
@@ -221,6 +227,38 @@ extension DemoSession {
         status += " · \(batches) batches · \(statistics.pageQueries) page queries · \(statistics.cacheHits) cache hits"
         if let deleted = deletedBadge(now: now) { status += " · −\(deleted) deleted" }
         return status
+    }
+
+    func isLoaded(_ item: LiveRow<Int64>) -> Bool { cache.content(of: item.id, version: item.version) != nil }
+
+    // MARK: Acting on rows: the demo's mutations, run on the local database
+
+    func archiveAtCursor() {
+        guard let id = cursor else { return }
+        act("archive", ["id": id])
+    }
+
+    func toggleUnreadAtCursor() {
+        guard let id = cursor else { return }
+        do {
+            guard let unread = try database.read({ db in try Int64.fetchOne(db, sql: "SELECT unread FROM conversation WHERE id = ?", arguments: [id]) }) else { return }
+            act("setUnread", ["id": id, "unread": 1 - unread])
+        } catch {
+            actions.append("setUnread failed: \(error)")
+        }
+    }
+
+    func send(subject: String) {
+        act("send", ["sender": "Terminal", "subject": subject])
+    }
+
+    /// Runs the mutation; the live query shows its commit as it shows any other.
+    private func act(_ name: String, _ arguments: [String: DatabaseValueConvertible]) {
+        do {
+            actions.append(try DemoMutations.run(name, arguments: arguments, in: database) ? "\(name) applied" : "\(name) refused: no such conversation in the inbox")
+        } catch {
+            actions.append("\(name) failed: \(error)")
+        }
     }
 
     func finalCheck() throws -> [String] {

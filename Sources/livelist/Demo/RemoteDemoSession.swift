@@ -36,11 +36,60 @@ final class RemoteDemoSession: DemoListView {
     /// The row the keyboard cursor is on, by identity.
     var cursor: RemoteRowID?
 
+    private(set) var lastAction: String?
+    /// Sends the demo's mutations (archive, read/unread, send), each applied once, under a client
+    /// name of this run's own.
+    let mutator: RemoteMutator
+
     init(url: String, token: String?, viewportRows: Int) {
         self.url = url
         self.token = token
         (remote, presenter, cells, view, dataSource) = Self.make(url: url, token: token, sort: .byActivity, filter: "", viewportRows: viewportRows)
+        mutator = RemoteMutator(url: url, client: "terminal-" + UUID().uuidString.prefix(8).lowercased(),
+                                transport: WebSocketTransport(token: token.map { token in { @Sendable in token } }))
         connect()
+    }
+
+    func isLoaded(_ item: RemoteRow) -> Bool { remote.model.record(for: item) != nil }
+
+    // MARK: Acting on rows: the server's published mutations
+
+    func archiveAtCursor() {
+        guard case let .row(id)? = cursor else { return }
+        act("archive", ["id": id])
+    }
+
+    func toggleUnreadAtCursor() {
+        guard let cursor, let path = remote.model.state.path(ofItem: cursor),
+              let record = remote.model.record(for: remote.model.state.item(at: path)), case let .integer(unread)? = record["unread"] else { return }
+        act("setUnread", ["id": record.id, "unread": .integer(1 - unread)])
+    }
+
+    func send(subject: String) {
+        act("send", ["sender": .text("Terminal"), "subject": .text(subject)])
+    }
+
+    /// Sends mutation `name`: it waits while the server is away, and is applied once when it is
+    /// back; the line says so once the list shows its commit.
+    private func act(_ name: String, _ arguments: [String: WireValue]) {
+        let number = mutator.nextID
+        lines.append("\(name) \(number): sent")
+        lastAction = lines.last
+        Task { [weak self, mutator, remote] in
+            let line: String
+            do {
+                let mutated = try await mutator.mutate(name, arguments: arguments, showingIn: [remote])
+                line = "\(name) \(mutated.id): applied" + (mutated.duplicate ? " (answered again after a lost connection)" : "")
+            } catch let RemoteListError.server(error) {
+                line = "\(name) \(number): refused, \(error.code): \(error.message)"
+            } catch is CancellationError {
+                return
+            } catch {
+                line = "\(name) \(number): \(error)"
+            }
+            self?.lines.append(line)
+            self?.lastAction = line
+        }
     }
 
     private static func make(url: String, token: String?, sort: DemoSort, filter: String, viewportRows: Int)
@@ -192,6 +241,7 @@ final class RemoteDemoSession: DemoListView {
         var status = "\(remote.model.state.count) rows · \(url) · \(connectionText) · commit→screen p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms"
         status += " · main \(String(format: "%.2f", mainCounts.p50))/\(String(format: "%.2f", mainCounts.p99)) ms"
         status += " · \(batches) batches · \(remote.resetsReceived) resets"
+        if mutator.pendingCount > 0 { status += " · \(mutator.pendingCount) mutations pending" }
         return status
     }
 
@@ -211,7 +261,11 @@ final class RemoteDemoSession: DemoListView {
     /// stand at one version at the same instant: each one's recent states are kept by version, and
     /// a state of one is compared with the other's at its version.
     func finalCheck() throws -> [String] {
+        // Every mutation answered first: the fresh subscription then shows them all.
+        let answered = Date(timeIntervalSinceNow: 15)
+        while mutator.pendingCount > 0, Date() < answered { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005)) }
         var problems = view.violations.map { "violation: \($0)" }
+        if mutator.pendingCount > 0 { problems.append("\(mutator.pendingCount) mutations not answered within 15 s") }
         let fresh = RemoteLiveQuery(url: url, query: remote.query, arguments: remote.arguments, window: remote.model.window, prefetch: 0,
                                     transport: WebSocketTransport(token: token.map { token in { @Sendable in token } }))
         fresh.start()
