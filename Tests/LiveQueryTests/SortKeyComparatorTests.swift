@@ -68,6 +68,15 @@ struct SortKeyComparatorTests {
         #expect(compare(.text("_"), .text("A"), .nocase) < 0)
         #expect(compare(.text("É"), .text("é"), .nocase) != 0)
         #expect(compare(.text("a  "), .text("a"), .rtrim) == 0)
+        // NOCASE compares up to the left text's first NUL, then by length (the sqlite3 shell:
+        // 'a'||char(0)||'x' = 'a'||char(0)||'y' COLLATE NOCASE; 'a'||char(0) < 'a'||char(0)||'x';
+        // 'a'||char(0) < 'a'||char(1); 'A' < 'a'||char(0); 'a'||char(1) > 'A'||char(0)||'z').
+        #expect(compare(.text("a\0x"), .text("a\0y"), .nocase) == 0)
+        #expect(compare(.text("a\0x"), .text("a\0y"), .binary) < 0)
+        #expect(compare(.text("a\0"), .text("a\0x"), .nocase) < 0)
+        #expect(compare(.text("a\0"), .text("a\u{1}"), .nocase) < 0)
+        #expect(compare(.text("A"), .text("a\0"), .nocase) < 0)
+        #expect(compare(.text("a\u{1}"), .text("A\0z"), .nocase) > 0)
         #expect(compare(.blob([]), .blob([0])) < 0)
         #expect(compare(.text("z"), .blob([])) < 0)
         #expect(compare(.null, .integer(Int64.min)) < 0)

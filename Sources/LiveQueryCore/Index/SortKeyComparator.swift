@@ -125,10 +125,16 @@ package struct SortKeyComparator: _RowOrdering {
         return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
     }
 
-    /// SQLite's NOCASE: ASCII upper-case letters folded to lower case, every other byte as is.
+    /// SQLite's NOCASE: ASCII upper-case letters folded to lower case, every other byte as is, up
+    /// to the first NUL of the left text (SQLite's `sqlite3StrNICmp` stops there); then the
+    /// shorter first. (`'a\0x' = 'a\0y' COLLATE NOCASE` in SQLite.)
     static func compareNoCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(a.count, b.count)
         for index in 0..<common {
+            if a[index] == 0 {
+                if b[index] != 0 { return -1 }
+                break
+            }
             let x = fold(a[index]), y = fold(b[index])
             if x != y { return x < y ? -1 : 1 }
         }
