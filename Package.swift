@@ -192,7 +192,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQueryPostgres", "ScratchPostgres",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQueryPostgres", "ScratchPostgres", "LiveListWire",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -13,6 +13,9 @@ public struct RemoteListModel: Sendable {
     public internal(set) var version: WireVersion?
     /// The column names of the records.
     public private(set) var columns: [String] = []
+    /// How the server orders the list, when it states it (the last reset's `order`): compare a
+    /// row it has not sent with the rows held to find where it will stand.
+    public private(set) var order: WireOrder?
     /// The window the server sends rows for.
     public private(set) var window: Range<Int> = 0..<0
     /// When the server saw the last commit applied, in microseconds since 1970 on its clock
@@ -116,6 +119,7 @@ public struct RemoteListModel: Sendable {
 
     private mutating func receive(_ reset: WireReset) -> Output {
         columns = reset.columns
+        order = reset.order
         lastResetReason = reset.reason
         window = reset.window.range ?? 0..<0
         requestedWindow = nil

@@ -27,3 +27,22 @@ extension WireValue {
         }
     }
 }
+
+extension WireOrder {
+    /// A query's order as a `reset` states it; `nil` when a term compares text under a collation
+    /// the protocol does not name.
+    init?(_ order: ResultOrder) {
+        var terms: [WireOrderTerm] = []
+        for term in order.terms {
+            let collation: WireOrderTerm.Collation
+            switch term.collation {
+            case .binary: collation = .binary
+            case .nocase: collation = .nocase
+            case .rtrim: collation = .rtrim
+            case .custom: return nil
+            }
+            terms.append(WireOrderTerm(column: term.column, descending: term.descending, nullsFirst: term.nullsFirst, collation: collation))
+        }
+        self.init(terms: terms)
+    }
+}

@@ -10,6 +10,9 @@ public protocol ServedLiveQuery: Sendable {
     var events: AsyncStream<LiveQueryEvent<SQLValue>> { get }
     /// The names of the query's columns, in the order of ``values(of:)``'s values.
     var columnNames: [String] { get }
+    /// How the query orders its result, stated on its columns, when the engine can (`nil`
+    /// otherwise, the default): sent with every `reset`.
+    var order: ResultOrder? { get }
     /// The values of `rows` of a delivered result, exactly as that result holds them: a row whose
     /// content changed since is left out (its update reloads it), and so is a row that is gone.
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]]
@@ -61,6 +64,8 @@ extension ServedLiveQuery {
     /// Results numbered by the server.
     public var positionsName: String? { nil }
     /// Results numbered by the server.
+    public var order: ResultOrder? { nil }
+
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
     /// Results numbered by the server.
     public func holds(_ state: ListStateID, at position: UInt64) -> Bool { false }

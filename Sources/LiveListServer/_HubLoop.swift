@@ -527,7 +527,8 @@ final class _HubLoop {
             sections.append(WireSection(key: section.key.wire, count: section.count))
         }
         let message = WireReset(sub: 0, version: version, reason: reason, columns: query.columnNames, sections: sections,
-                                window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] })
+                                window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] },
+                                order: query.order.flatMap(WireOrder.init))
         subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true)
     }
 }

@@ -5,9 +5,10 @@ enum _WebFiles {
     static let files: [String: (contentType: String, body: String)] = [
         "livelist.js": ("text/javascript; charset=utf-8", ##"""
 // livelist.js — the LiveList wire protocol (docs/PROTOCOL.md) in the browser, without the DOM:
-// the exact values, the list model a client keeps (counts, sections, the window's identities and
-// rows) and a live query over a WebSocket that subscribes, applies every changeset in order, asks
-// for rows as the window moves, resumes from its version and reconnects with backoff.
+// the exact values and the list's order, the list model a client keeps (counts, sections, the
+// window's identities and rows) and a live query over a WebSocket that subscribes, applies every
+// changeset in order, asks for rows as the window moves, resumes from its version and reconnects
+// with backoff.
 //
 // No dependencies; an ES module for browsers and Node (20+, where `WebSocket` is passed in).
 
@@ -64,6 +65,143 @@ export class ProtocolError extends Error {
     this.name = 'ProtocolError';
     this.kind = kind;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list's order: how the server orders a list, when its reset states it (docs/PROTOCOL.md).
+
+const collations = new Set(['binary', 'nocase', 'rtrim']);
+
+/**
+ * The `order` of a reset, checked: terms {column (an index into `columns`, or null for the row's
+ * identity), descending, nullsFirst, collation ('binary' when absent, 'nocase' or 'rtrim')}, the
+ * last one the identity. Null when there is none, or when it is not one this client can read (not
+ * an array, a column out of range, a collation it does not know, a flag missing): the list is then
+ * one without a stated order, and the reset stands.
+ */
+export function parseOrder(json, columnCount) {
+  if (!Array.isArray(json) || json.length === 0) return null;
+  const terms = [];
+  for (const term of json) {
+    if (term === null || typeof term !== 'object' || Array.isArray(term)) return null;
+    const { column, descending, nullsFirst, collation = 'binary' } = term;
+    if (!(column === null || (Number.isInteger(column) && column >= 0 && column < columnCount))) return null;
+    if (typeof descending !== 'boolean' || typeof nullsFirst !== 'boolean' || !collations.has(collation)) return null;
+    terms.push(Object.freeze({ column, descending, nullsFirst, collation }));
+  }
+  if (terms[terms.length - 1].column !== null) return null;   // the identity ends every order
+  return Object.freeze(terms);
+}
+
+/** A value as the model holds it (a BigInt, a Real, a Uint8Array…) from itself or from its JSON. */
+function orderable(value) {
+  if (typeof value === 'bigint' || value instanceof Real || value instanceof Uint8Array) return value;
+  return decodeValue(value);
+}
+
+/** The class a value sorts in: numbers, then text, then bytes. */
+function orderClass(value) {
+  if (typeof value === 'string') return 2;
+  if (value instanceof Uint8Array) return 3;
+  return 1;
+}
+
+/**
+ * Integers (numbers, BigInts) and reals by value, exactly: JavaScript compares a BigInt with a
+ * number by their mathematical values (9007199254740993n > 9007199254740992), infinities included.
+ */
+function compareNumbers(a, b) {
+  const x = a instanceof Real ? a.value : typeof a === 'bigint' ? a : BigInt(a);
+  const y = b instanceof Real ? b.value : typeof b === 'bigint' ? b : BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * A UTF-16 code unit's rank in code point order: surrogates (the halves of U+10000 and above) after
+ * U+E000–U+FFFF. At the first unit where two well-formed strings differ, ranks order them as their
+ * code points, and so as their UTF-8 bytes.
+ */
+const codePointRank = (unit) => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+
+/**
+ * Text by its UTF-8 bytes after the collation: `nocase` folds A–Z only and stops at the left
+ * text's first NUL (then the shorter first), `rtrim` drops trailing U+0020; never normalized.
+ */
+function compareText(a, b, collation) {
+  let endA = a.length, endB = b.length;
+  if (collation === 'rtrim') {
+    while (endA > 0 && a.charCodeAt(endA - 1) === 0x20) endA--;
+    while (endB > 0 && b.charCodeAt(endB - 1) === 0x20) endB--;
+  }
+  const fold = collation === 'nocase';
+  const common = Math.min(endA, endB);
+  for (let i = 0; i < common; i++) {
+    let x = a.charCodeAt(i), y = b.charCodeAt(i);
+    // NOCASE compares up to the first NUL of the left text, then by length (SQLite's rule).
+    if (fold && x === 0) {
+      if (y !== 0) return -1;
+      break;
+    }
+    if (x === y) continue;
+    if (fold) {
+      if (x >= 0x41 && x <= 0x5a) x += 0x20;
+      if (y >= 0x41 && y <= 0x5a) y += 0x20;
+      if (x === y) continue;
+    }
+    return codePointRank(x) < codePointRank(y) ? -1 : 1;
+  }
+  return endA < endB ? -1 : endA > endB ? 1 : 0;
+}
+
+/** Bytes by their bytes, a prefix before a longer value. */
+function compareBytes(a, b) {
+  const common = Math.min(a.length, b.length);
+  for (let i = 0; i < common; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/**
+ * Negative, zero or positive as value `a` stands before, with, or after `b` under one term of a
+ * list's order: NULL first or last as `nullsFirst` says (whatever `descending` says); then numbers
+ * before text before bytes; numbers by exact value, text by its UTF-8 bytes after the collation,
+ * bytes by their bytes; `descending` reverses that. Values as the model holds them (numbers,
+ * BigInts, Reals, strings, Uint8Arrays, null) or as the wire's JSON (`{"i":…}`, `{"f":…}`,
+ * `{"b":…}`); anything else throws a ProtocolError.
+ */
+export function compareValues(term, a, b) {
+  a = orderable(a);
+  b = orderable(b);
+  if (a === null || b === null) {
+    if (a === b) return 0;
+    return (a === null) === term.nullsFirst ? -1 : 1;
+  }
+  const classA = orderClass(a), classB = orderClass(b);
+  let result;
+  if (classA !== classB) result = classA < classB ? -1 : 1;
+  else if (classA === 1) result = compareNumbers(a, b);
+  else if (classA === 2) result = compareText(a, b, term.collation ?? 'binary');
+  else result = compareBytes(a, b);
+  return term.descending && result !== 0 ? -result : result;
+}
+
+/**
+ * Negative, zero or positive as row `a` stands before, with, or after `b` in a list of `order`
+ * (the model's `order`): term after term, by the value of the term's column, or by the identity
+ * (`id`) for a term whose column is null. A row is {id, values} (values in the order of
+ * `columns`, as `ListModel.row` gives them); a row without values cannot be ordered (TypeError).
+ */
+export function compareRows(order, a, b) {
+  for (const term of order) {
+    const result = compareValues(term, orderedValue(a, term.column), orderedValue(b, term.column));
+    if (result !== 0) return result;
+  }
+  return 0;
+}
+
+function orderedValue(row, column) {
+  if (column === null) return row.id;
+  if (!row.values) throw new TypeError('a row without values has no place in the order');
+  return row.values[column];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,8 +400,8 @@ export function parseChanges(message) {
 
 /**
  * A remote list as the server's messages make it, without I/O: the sections and counts, the
- * version, the window the server sends rows for, and the identities and values of the window's
- * rows. `receive(message)` applies one message and says what changed; a message that cannot be
+ * version, the window the server sends rows for, the identities and values of the window's rows,
+ * and the list's order when the last reset stated it (`order`, for `compareRows`; else null). `receive(message)` applies one message and says what changed; a message that cannot be
  * applied throws a ProtocolError and changes nothing.
  */
 export class ListModel {
@@ -271,6 +409,7 @@ export class ListModel {
     this.sections = new Sections([], []);
     this.version = null;
     this.columns = [];
+    this.order = null;               // the reset's order (parseOrder), or null: not stated
     this.window = [0, 0];            // [start, end)
     this.requestedWindow = null;     // [start, end) asked for, not answered yet
     this.known = new Map();          // position → {key, id, stamp}
@@ -347,6 +486,7 @@ export class ListModel {
     this.sections = sections;
     this.version = version;
     this.columns = message.columns;
+    this.order = parseOrder(message.order, message.columns.length);
     this.window = [window[0], window[0] + window[1]];
     this.requestedWindow = null;
     this.lastReset = String(message.reason);

@@ -128,6 +128,8 @@ struct _PostgresServedQuery: ServedLiveQuery {
     }
     var columnNames: [String] { query.columnNames }
 
+    var order: ResultOrder? { query.order }
+
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
         try await query.values(of: rows)
     }

@@ -62,6 +62,8 @@ struct _SQLiteServedQuery: ServedLiveQuery {
     var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
     var columnNames: [String] { query.payloadColumnNames }
 
+    var order: ResultOrder? { query.order }
+
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
         try await query.exactPayloads(of: rows, reader: reader)
     }

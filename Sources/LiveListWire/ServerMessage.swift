@@ -172,10 +172,13 @@ public struct WireReset: Hashable, Sendable {
     public var window: WireWindow
     /// The rows of the window, by position.
     public var rows: [WireRow]
+    /// How the server orders the list, when it can state it exactly (`nil` otherwise): it stands
+    /// until the next reset.
+    public var order: WireOrder?
 
     /// Creates a reset.
     public init(sub: Int, version: WireVersion, reason: WireResetReason, columns: [String], sections: [WireSection],
-                window: WireWindow, rows: [WireRow]) {
+                window: WireWindow, rows: [WireRow], order: WireOrder? = nil) {
         self.sub = sub
         self.version = version
         self.reason = reason
@@ -183,6 +186,7 @@ public struct WireReset: Hashable, Sendable {
         self.sections = sections
         self.window = window
         self.rows = rows
+        self.order = order
     }
 
     var members: [JSONValue.Member] {
@@ -191,7 +195,7 @@ public struct WireReset: Hashable, Sendable {
             .init(key: "reason", value: .string(reason.rawValue)), .init(key: "columns", value: .array(columns.map { .string($0) })),
             .init(key: "sections", value: .array(sections.map { .array([$0.key.json, .int($0.count)]) })),
             .init(key: "window", value: window.json), .init(key: "rows", value: .array(rows.map(\.json))),
-        ]
+        ] + (order.map { [.init(key: "order", value: $0.json)] } ?? [])
     }
 
     init(_ fields: _Fields) throws(WireDecodingError) {
@@ -212,6 +216,7 @@ public struct WireReset: Hashable, Sendable {
         }
         window = try WireWindow(json: try fields.required("window"), field: "window")
         rows = try WireRow.rows(fields)
+        order = try fields.value("order").map { json throws(WireDecodingError) in try WireOrder(json: json, columns: columns.count) }
     }
 }
 

@@ -71,6 +71,11 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// The names of the SELECT's columns, in the order of ``values(of:)``'s values.
     public var columnNames: [String] { runner.plan.columnNames }
 
+    /// How the query orders its result, stated on its own columns: `nil` for a refetched query,
+    /// when a sort term is not one of the SELECT's columns, or is of a type sent as text
+    /// (numerics, dates, times, uuids) or floating point.
+    public var order: ResultOrder? { runner.plan.layout.resultOrder }
+
     /// The values of the SELECT's columns for `rows` of a result this query delivered, exactly as
     /// they are in that result: a row whose content changed since is left out — the update that
     /// changed it reloads it — and so is a row that left the tables. Numbers, booleans (0 and 1),

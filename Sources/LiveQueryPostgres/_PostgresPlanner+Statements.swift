@@ -15,9 +15,10 @@ extension _PostgresPlanner {
         let identityIsRowKey = identityType == .integer
         let rules = incremental.terms.map(\.rule)
         let identityRule = _PostgresOrdering.Rule(comparison: identityType.comparison, descending: false, nullsFirst: false)
-        let layout = _ResultLayout(ordering: _PostgresOrdering(rules: identityIsRowKey ? rules : rules + [identityRule]),
+        var layout = _ResultLayout(ordering: _PostgresOrdering(rules: identityIsRowKey ? rules : rules + [identityRule]),
                                    identityIsRowid: identityIsRowKey, sections: request.section != nil ? rules.first : nil,
                                    sectionsArePositional: false)
+        layout.resultOrder = resultOrder(incremental.terms, parsed, roles: roles, columns: columns)
 
         let id = Self.quoted(roles[0].qualifier) + "." + Self.quoted(identity.name)
         let sorts = incremental.terms.map(\.sql)
@@ -84,6 +85,25 @@ extension _PostgresPlanner {
             valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? 1 + sorts.count : nil,
             columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
             children: children, otherRelations: [], notes: notes)
+    }
+
+    /// The order stated on the SELECT's columns: each term the select-list item that is the term's
+    /// column, of a type whose wire values compare as PostgreSQL compares it (integers, booleans,
+    /// text compared by bytes, bytea), the identity last; `nil` otherwise, or when the select list
+    /// expands `*` (its items are then not its columns).
+    func resultOrder(_ terms: [Term], _ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)]) -> ResultOrder? {
+        guard parsed.items.count == columns.count, !parsed.items.contains(where: { $0.text == "*" || $0.text.hasSuffix(".*") }) else { return nil }
+        var stated: [ResultOrder.Term] = []
+        for term in terms {
+            guard let type = _PostgresType(oid: term.column.typeOID), [.integer, .boolean, .text, .bytea].contains(type),
+                  let index = parsed.items.firstIndex(where: { item in
+                      guard let reference = item.column, let resolved = resolve(reference, nil, roles, []) else { return false }
+                      return resolved.role == term.role && resolved.column.name == term.column.name
+                  }) else { return nil }
+            stated.append(ResultOrder.Term(column: index, descending: term.rule.descending, nullsFirst: term.rule.nullsFirst))
+        }
+        stated.append(ResultOrder.Term(column: nil, descending: false, nullsFirst: false))
+        return ResultOrder(terms: stated)
     }
 
     /// The base rows that meet the changed rows of `role`'s table: along the joins' links from the

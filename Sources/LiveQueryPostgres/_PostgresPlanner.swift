@@ -407,7 +407,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// The table and column a reference names. A bare name that is an output column's name (as
     /// ORDER BY reads it first) resolves through that output column, and not at all when the
     /// output column is not one of a table's columns.
-    private func resolve(_ reference: _PostgresParsedSelect.ColumnReference, _ parsed: _PostgresParsedSelect?, _ roles: [Role],
+    func resolve(_ reference: _PostgresParsedSelect.ColumnReference, _ parsed: _PostgresParsedSelect?, _ roles: [Role],
                          _ columns: [(name: String, type: UInt32)]) -> (role: Int, column: Column)? {
         if reference.qualifier == nil, let parsed, columns.contains(where: { $0.name == reference.name }) {
             // An output column of that name: an aliased item, a column item, or a table's column through `*`.

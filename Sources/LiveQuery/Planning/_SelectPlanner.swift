@@ -311,7 +311,9 @@ struct _SelectPlanner<ID: LiveIdentity> {
         comparator.rules = terms.map(\.rule)
         let sectionRule = request.section != nil ? comparator.rules.first : nil
         if !identity.isRowid { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
-        return _ResultLayout(ordering: comparator, identityIsRowid: identity.isRowid, sections: sectionRule, sectionsArePositional: false)
+        var layout = _ResultLayout(ordering: comparator, identityIsRowid: identity.isRowid, sections: sectionRule, sectionsArePositional: false)
+        layout.resultOrder = resultOrder(terms)
+        return layout
     }
 
     /// For each joined table, the lookup from its changed rows to the base rows that meet them,
@@ -378,6 +380,25 @@ struct _SelectPlanner<ID: LiveIdentity> {
                                            payloadPrefix: statements.payload, payloadColumns: columns,
                                            valueColumns: Self.valueColumns(of: columns, count: Int32(compiled.columnNames.count)),
                                            columnNames: compiled.columnNames))
+    }
+
+    /// The order stated on the result's columns: each term the result column SQLite says holds
+    /// the term's table column as stored (its origin), the identity last; `nil` when a term is not
+    /// among the result's columns, or its table is joined twice (an origin then names either).
+    private func resultOrder(_ terms: [Term]) -> ResultOrder? {
+        var stated: [ResultOrder.Term] = []
+        for term in terms {
+            let table = schemas[term.resolved.table].name
+            guard schemas.filter({ $0.name.caseInsensitiveCompare(table) == .orderedSame }).count == 1,
+                  let index = compiled.origins.firstIndex(where: { origin in
+                      guard let origin else { return false }
+                      return origin.table.caseInsensitiveCompare(table) == .orderedSame && origin.column.caseInsensitiveCompare(term.resolved.column) == .orderedSame
+                  }) else { return nil }
+            stated.append(ResultOrder.Term(column: index, descending: term.rule.descending, nullsFirst: term.rule.nullsFirst, collation: term.rule.collation))
+        }
+        // The tie-break: the identity as stored, ascending (NULLs first, as SQLite puts them).
+        stated.append(ResultOrder.Term(column: nil, descending: false, nullsFirst: true))
+        return ResultOrder(terms: stated)
     }
 
     /// Whether the identity is the base table's key (the default) or one of its columns.

@@ -17,6 +17,8 @@ package struct _ResultLayout: Sendable {
     /// How the engine loads the content of this layout's rows as records (SQLite's is a
     /// `QueryPlan.RecordQuery`); the core only carries it along with the layout.
     package var records: (any Sendable)?
+    /// The order as the query's columns state it, when they can (``ResultOrder``).
+    package var resultOrder: ResultOrder?
 
     var isSectioned: Bool { sections != nil }
 

@@ -6,6 +6,10 @@ extension LiveQuery {
     /// The names of the query's own columns, in the order of ``exactPayloads(of:reader:)``'s values.
     package var payloadColumnNames: [String] { core.index.current.layout.recordQuery?.columnNames ?? [] }
 
+    /// How the query orders its result, stated on its own columns: `nil` for a refetched query,
+    /// or when a sort term is not one of the SELECT's columns as stored.
+    public var order: ResultOrder? { core.index.current.layout.resultOrder }
+
     /// The column values of `rows`, read with the request's own SQL and kept only where the row
     /// read now has the content token the result holds for it (``LiveRow/version``): a row that
     /// changed since the result was made is left out — the next update reloads it — so what is
