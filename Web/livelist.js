@@ -131,10 +131,11 @@ function compareText(a, b, collation) {
   const common = Math.min(endA, endB);
   for (let i = 0; i < common; i++) {
     let x = a.charCodeAt(i), y = b.charCodeAt(i);
-    // NOCASE compares up to the first NUL of the left text, then by length (SQLite's rule).
+    // NOCASE compares up to the first NUL of the left text, then by UTF-8 length (SQLite's rule).
     if (fold && x === 0) {
       if (y !== 0) return -1;
-      break;
+      const bytesA = utf8Length(a, endA), bytesB = utf8Length(b, endB);
+      return bytesA < bytesB ? -1 : bytesA > bytesB ? 1 : 0;
     }
     if (x === y) continue;
     if (fold) {
@@ -145,6 +146,19 @@ function compareText(a, b, collation) {
     return codePointRank(x) < codePointRank(y) ? -1 : 1;
   }
   return endA < endB ? -1 : endA > endB ? 1 : 0;
+}
+
+/** The bytes of the UTF-8 encoding of `text`'s first `end` UTF-16 units (a lone surrogate: 3, as U+FFFD). */
+function utf8Length(text, end) {
+  let bytes = 0;
+  for (let i = 0; i < end; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit < 0xdc00 && i + 1 < end && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { bytes += 4; i++; }
+    else bytes += 3;
+  }
+  return bytes;
 }
 
 /** Bytes by their bytes, a prefix before a longer value. */

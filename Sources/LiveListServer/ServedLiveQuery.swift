@@ -63,9 +63,10 @@ public enum ServedLiveQueryEvent: Sendable {
 extension ServedLiveQuery {
     /// Results numbered by the server.
     public var positionsName: String? { nil }
-    /// Results numbered by the server.
+    /// No order stated: clients place no row themselves.
     public var order: ResultOrder? { nil }
 
+    /// Results numbered by the server.
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
     /// Results numbered by the server.
     public func holds(_ state: ListStateID, at position: UInt64) -> Bool { false }

@@ -81,9 +81,11 @@ public struct WireOrderTerm: Hashable, Sendable {
     /// Negative when `a` comes before `b` under this term, positive when after, 0 when they tie:
     /// NULLs by ``nullsFirst``; then numbers before text before bytes; numbers by value (an
     /// integer and a real exactly), text by UTF-8 bytes after the collation, bytes by bytes;
-    /// then ``descending`` reverses.
+    /// then ``descending`` reverses. A NaN compares as NULL.
     /// - Complexity: O(v) for values of v bytes.
     public func compare(_ a: WireValue, _ b: WireValue) -> Int {
+        // A NaN (no database value is one; an app's own might be) compares as NULL, as SQLite stores it.
+        let (a, b) = (Self.nanAsNull(a), Self.nanAsNull(b))
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return nullsFirst ? -1 : 1
@@ -92,6 +94,11 @@ public struct WireOrderTerm: Hashable, Sendable {
             let ascending = Self.compareNonNull(a, b, collation)
             return descending ? -ascending : ascending
         }
+    }
+
+    private static func nanAsNull(_ value: WireValue) -> WireValue {
+        if case let .real(number) = value, number.isNaN { return .null }
+        return value
     }
 
     private static func rank(_ value: WireValue) -> Int {
@@ -111,13 +118,16 @@ public struct WireOrderTerm: Hashable, Sendable {
         case let (.real(x), .integer(y)): return compare(real: x, integer: y)
         case let (.text(x), .text(y)):
             let (a, b) = (folded(x, collation), folded(y, collation))
-            // NOCASE compares up to the first NUL of the left text, then by length, as SQLite does.
-            if collation == .nocase, let nul = a.firstIndex(of: 0), nul < b.count {
-                if b[nul] != 0 { return -1 }
-                let before = compareBytes(Array(a[..<nul]), Array(b[..<nul]))
-                return before != 0 ? before : (a.count < b.count ? -1 : (a.count == b.count ? 0 : 1))
+            guard collation == .nocase else { return compareBytes(a, b) }
+            // NOCASE compares up to the left text's first NUL, then by length, as SQLite does.
+            for (p, q) in zip(a, b) {
+                if p == 0 {
+                    if q != 0 { return -1 }
+                    break
+                }
+                if p != q { return p < q ? -1 : 1 }
             }
-            return compareBytes(a, b)
+            return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
         case let (.blob(x), .blob(y)): return compareBytes(x, y)
         default: return rank(a) - rank(b)
         }

@@ -144,6 +144,8 @@ struct DemoCommand: ParsableCommand {
         } catch {
             problems = ["the final check failed: \(error)"]
         }
+        // What arrived while the check waited (the answers to the last mutations among it).
+        for line in session.applyEvents() { print(line) }
         for problem in problems { print("inconsistency: \(problem)") }
         let (p50, p99) = session.statusCounts
         let (mainP50, mainP99) = session.mainCounts

@@ -302,7 +302,7 @@ class InboxTests(unittest.TestCase):
         self.assertGreaterEqual(mutator["next"], 4)
 
     def test_mutations_through_cut_connections_and_a_restart_apply_once_in_order(self):
-        """The page's Mutator sends 48 random mutations, pipelined, while the page's connections are
+        """The page's Mutator sends 48 random mutations, pipelined, while its connection is
         cut at random and the server restarts: each is applied once, in the client's numbering
         order, refused exactly where their serial application says, and the list equals a fresh
         SELECT. Sends are told apart by their subject; archives and read flags target rows shown."""

@@ -110,7 +110,8 @@ struct MutationOracleTests {
         let lists = names.map { _ in WireClient(url: fixture.url, viewportRows: 10, window: 0..<60, transport: transport) }
         let operations = names.map { _ in Self.randomOperations(40, &random) }
 
-        // Every client's mutations at once, in batches of up to 8 in flight, while connections are cut.
+        // Every client's mutations, 4 more each round without waiting for answers (all of them may be
+        // in flight), while connections are cut: at random, and surely in rounds 2 and 7.
         var tasks: [[Task<Outcome, any Error>]] = names.map { _ in [] }
         var drops = 0
         for round in 0..<10 {
@@ -128,7 +129,7 @@ struct MutationOracleTests {
                 }
             }
             try await Task.sleep(for: .milliseconds(Int(5 + random.next(upTo: 40))))
-            if random.next(upTo: 2) == 0 { drops += transport.drop() }
+            if random.next(upTo: 2) == 0 || round == 2 || round == 7 { drops += transport.drop() }
             if round == 5 {
                 // The server goes away with mutations in flight, and comes back.
                 try await Task.sleep(for: .milliseconds(50))
@@ -143,6 +144,7 @@ struct MutationOracleTests {
         }
         let resent = outcomes.joined().filter(\.duplicate).count
         print("mutation oracle seed \(seed): \(drops) connections cut, a restart, \(resent) answered as sent again")
+        #expect(drops > 0, "connections were cut")
 
         for (client, name) in names.enumerated() {
             // Each call got a number of its own, 1…40 with no gap, and every mutation was answered.

@@ -604,6 +604,10 @@ test('compareValues: NULLs, classes, exact numbers, code point order, collations
   before(term('nocase'), 'a\u0000', 'a\u0000x');
   before(term('nocase'), 'a\u0000', 'a\u0001');
   before(term('nocase'), 'A', 'a\u0000');
+  // After the NUL, lengths are UTF-8 bytes (SQLite: char(97,0,233) = char(97,0,120,121) COLLATE NOCASE).
+  same(term('nocase'), 'a\u0000\u00e9', 'a\u0000xy');
+  before(term('nocase'), 'a\u0000xyz', 'a\u0000\u{1F600}');
+  before(term('nocase'), 'a\u0001', 'b\u0000');
   same(term('rtrim'), 'a\u0000 ', 'a\u0000');
   before(term('rtrim'), 'a', 'a\u0000 ');
   // Bytes by their bytes, a prefix first.

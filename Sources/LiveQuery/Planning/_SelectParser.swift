@@ -46,7 +46,19 @@ struct _ParsedSelect: Sendable {
         var nulls: SortTerm.NullsOrder?
     }
 
+    /// One item of the select list.
+    enum ResultItem: Sendable, Equatable {
+        /// A column as it is, with or without an alias.
+        case column(ColumnReference)
+        /// `*` or `table.*`.
+        case star(qualifier: String?)
+        /// Any other expression (a subquery included).
+        case expression
+    }
+
     var resultColumns: String = ""
+    /// The select list's items, in order.
+    var resultItems: [ResultItem] = []
     var tables: [TableReference] = []
     var from: String = ""
     /// Where the FROM clause is in the source's UTF-8.
@@ -119,6 +131,22 @@ private struct Parser {
         return parts
     }
 
+    /// A select-list item: a column reference without its alias (`AS alias` or a bare alias),
+    /// `*`, `table.*`, or another expression.
+    func resultItem(_ range: Range<Int>) -> _ParsedSelect.ResultItem {
+        let parts = Array(range)
+        if parts.count == 1, tokens[parts[0]].isSymbol, tokens[parts[0]].text == "*" { return .star(qualifier: nil) }
+        if parts.count == 3, tokens[parts[1]].text == ".", tokens[parts[2]].isSymbol, tokens[parts[2]].text == "*",
+           case .identifier = tokens[parts[0]].kind {
+            return .star(qualifier: tokens[parts[0]].text)
+        }
+        if let reference = columnReference(range) { return .column(reference) }
+        guard parts.count >= 2, case .identifier = tokens[parts[parts.count - 1]].kind else { return .expression }
+        let aliased = parts.count >= 3 && tokens[parts[parts.count - 2]].isKeyword("AS") ? range.lowerBound..<range.upperBound - 2
+            : range.lowerBound..<range.upperBound - 1
+        return columnReference(aliased).map { .column($0) } ?? .expression
+    }
+
     /// A column reference made of the tokens of `range`: `name` or `qualifier.name`
     /// (`schema.table.name` keeps the table).
     func columnReference(_ range: Range<Int>) -> _ParsedSelect.ColumnReference? {
@@ -182,6 +210,7 @@ private struct Parser {
         let selectEnd = clauses.first?.index ?? tokens.count
         let selectList = selectStart..<selectEnd
         select.resultColumns = text(selectList)
+        select.resultItems = split(selectList) { $0.isSymbol && $0.text == "," }.map(resultItem)
         select.resultColumnsHaveParameters = tokens[selectList].contains { $0.kind == .parameter }
         if containsAggregateOrWindow(selectList, in: &select) { return }
 

@@ -382,18 +382,14 @@ struct _SelectPlanner<ID: LiveIdentity> {
                                            columnNames: compiled.columnNames))
     }
 
-    /// The order stated on the result's columns: each term the result column SQLite says holds
-    /// the term's table column as stored (its origin), the identity last; `nil` when a term is not
-    /// among the result's columns, or its table is joined twice (an origin then names either).
+    /// The order stated on the result's columns: each term the result column that reads the
+    /// term's table column as stored (``plainResultColumns()``), the identity last; `nil` when a
+    /// term is not among them.
     private func resultOrder(_ terms: [Term]) -> ResultOrder? {
+        guard let plain = plainResultColumns() else { return nil }
         var stated: [ResultOrder.Term] = []
         for term in terms {
-            let table = schemas[term.resolved.table].name
-            guard schemas.filter({ $0.name.caseInsensitiveCompare(table) == .orderedSame }).count == 1,
-                  let index = compiled.origins.firstIndex(where: { origin in
-                      guard let origin else { return false }
-                      return origin.table.caseInsensitiveCompare(table) == .orderedSame && origin.column.caseInsensitiveCompare(term.resolved.column) == .orderedSame
-                  }) else { return nil }
+            guard let index = plain.firstIndex(where: { $0 == term.resolved }) else { return nil }
             stated.append(ResultOrder.Term(column: index, descending: term.rule.descending, nullsFirst: term.rule.nullsFirst, collation: term.rule.collation))
         }
         // The tie-break: the identity as stored, ascending (NULLs first, as SQLite puts them).
@@ -428,20 +424,50 @@ struct _SelectPlanner<ID: LiveIdentity> {
             guard let table = parsed.tables.firstIndex(where: { $0.visibleName.caseInsensitiveCompare(qualifier) == .orderedSame }) else { return nil }
             return column(reference.column, in: table)
         }
-        if aliases, let aliased = resolveAlias(reference.column) { return aliased }
+        if aliases, let aliased = resolveAlias(reference.column) { return aliased.table < 0 ? nil : aliased }
         let matches = schemas.indices.compactMap { column(reference.column, in: $0) }
         return matches.count == 1 ? matches[0] : nil
     }
 
     private func resolveAlias(_ name: String) -> Resolved? {
+        let plain = plainResultColumns()
         for (index, columnName) in compiled.columnNames.enumerated() where columnName.caseInsensitiveCompare(name) == .orderedSame {
-            guard let origin = compiled.origins[index] else { return nil }   // an alias of an expression
-            guard origin.column.caseInsensitiveCompare(name) != .orderedSame else { continue }   // not an alias
-            let tables = schemas.indices.filter { schemas[$0].name.caseInsensitiveCompare(origin.table) == .orderedSame }
-            guard tables.count == 1 else { return nil }
-            return column(origin.column, in: tables[0])
+            // An expression (a subquery too) under that name: the term is that expression, which
+            // the caller must not take for a table's column.
+            guard let resolved = plain?[index] else { return Resolved(table: -1, column: name, isRowid: false) }
+            guard resolved.column.caseInsensitiveCompare(name) != .orderedSame else { continue }   // not an alias
+            return resolved
         }
         return nil
+    }
+
+    /// Each result column's table column when the column reads it as stored — a bare column
+    /// reference of the select list (its alias aside) or a column of `*` / `table.*` — else `nil`
+    /// (an expression); `nil` altogether when the select list cannot be matched with the columns.
+    /// SQLite's column origins alone do not tell: a scalar subquery reports its inner column's.
+    private func plainResultColumns() -> [Resolved?]? {
+        let items = parsed.resultItems
+        let stars = items.filter { if case .star = $0 { true } else { false } }.count
+        let count = compiled.columnNames.count
+        guard stars <= 1, items.count - stars <= count, stars == 1 || items.count == count else { return nil }
+        var result: [Resolved?] = []
+        for item in items {
+            switch item {
+            case let .column(reference): result.append(resolve(reference, aliases: false))
+            case .expression: result.append(nil)
+            case .star:
+                // The columns `*` expands to: SQLite names each one's origin, a table's column as stored.
+                for index in result.count..<result.count + count - (items.count - 1) {
+                    guard let origin = compiled.origins[index] else {
+                        result.append(nil)
+                        continue
+                    }
+                    let tables = schemas.indices.filter { schemas[$0].name.caseInsensitiveCompare(origin.table) == .orderedSame }
+                    result.append(tables.count == 1 ? column(origin.column, in: tables[0]) : nil)
+                }
+            }
+        }
+        return result.count == count ? result : nil
     }
 
     private func column(_ name: String, in table: Int) -> Resolved? {

@@ -72,8 +72,7 @@ final class RemoteDemoSession: DemoListView {
     /// Sends mutation `name`: it waits while the server is away, and is applied once when it is
     /// back; the line says so once the list shows its commit.
     private func act(_ name: String, _ arguments: [String: WireValue]) {
-        let number = mutator.nextID
-        lines.append("\(name) \(number): sent")
+        lines.append("\(name): sent")
         lastAction = lines.last
         Task { [weak self, mutator, remote] in
             let line: String
@@ -81,11 +80,11 @@ final class RemoteDemoSession: DemoListView {
                 let mutated = try await mutator.mutate(name, arguments: arguments, showingIn: [remote])
                 line = "\(name) \(mutated.id): applied" + (mutated.duplicate ? " (answered again after a lost connection)" : "")
             } catch let RemoteListError.server(error) {
-                line = "\(name) \(number): refused, \(error.code): \(error.message)"
+                line = "\(name) \(error.mutation.map { String($0.id) } ?? "?"): refused, \(error.code): \(error.message)"
             } catch is CancellationError {
                 return
             } catch {
-                line = "\(name) \(number): \(error)"
+                line = "\(name): \(error)"
             }
             self?.lines.append(line)
             self?.lastAction = line
