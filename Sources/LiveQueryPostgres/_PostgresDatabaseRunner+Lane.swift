@@ -5,7 +5,9 @@ import PostgresNIO
 /// own (the lanes, ``laneCount`` of them), which read them in that very snapshot while the round
 /// commits and the next rounds go on — so the updates of queries followed row by row never wait
 /// behind whole reads, and the whole reads of several queries run side by side. Commits that touch
-/// a query while it is read apart wait for the next time it is read, one read for all of them.
+/// a query while it is read apart wait for the next time it is read, one read for all of them: the
+/// lane runs off the engine's actor, so they are held here and given to the query when the lane
+/// hands it back (``_PostgresDatabaseRunner/handBack(_:)``).
 extension _PostgresDatabaseRunner {
     /// How many lanes read at once, each on a connection of its own. One: measured with
     /// `pg.mixed` on two cores, a second lane let two whole reads run side by side and took the
@@ -64,7 +66,7 @@ extension _PostgresDatabaseRunner {
                 // Not read: what it took is read again later.
                 runner.abandonApply()
             }
-            runner.isDetached = false
+            handBack(runner)
         }
         if aborted {
             do throws(PostgresLiveQueryError) { try await lane.control.execute("ROLLBACK") } catch { failure = error }

@@ -19,7 +19,7 @@ extension _PostgresDatabaseRunner {
             // Commits may have been missed between the last session and the new slot: every query
             // says so (unless this outage was told already) and reads its result again.
             if missed == .tellQueries {
-                for runner in runners { runner.lostTrack(.slotLost(slotName), heldThrough: progress.applied) }
+                for runner in runners { deliver(.lostTrack(.slotLost(slotName), heldThrough: progress.applied), to: runner) }
             }
             for runner in runners { attend(runner) }
         }
@@ -40,7 +40,7 @@ extension _PostgresDatabaseRunner {
                 return false
             }
             // Queries followed row by row here; refetched ones apart, on the lane, when it is free.
-            let due = attention.filter { $0.value.needsRound && !$0.value.refetches }
+            let due = attention.filter { !$0.value.isDetached && !$0.value.refetches && $0.value.needsRound }
             // Queries that differ only in their arguments first, a statement for each batch of them.
             var together: Set<ObjectIdentifier> = []
             if batchesPaused {
@@ -64,7 +64,7 @@ extension _PostgresDatabaseRunner {
                 // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
                 if !runner.awaitsRound { attention[key] = nil }
             }
-            let apart = attention.values.filter { $0.needsRound && $0.refetches }
+            let apart = attention.values.filter { !$0.isDetached && $0.refetches && $0.needsRound }
             if !apart.isEmpty, !lanesBusy { try await detach(apart, round: through, from: session) }
             try await then?(through, log)
             try await session.control.execute("COMMIT")
@@ -161,7 +161,7 @@ extension _PostgresDatabaseRunner {
         relations.absorb(&taken)
         log.append(end: taken.endLSN.value, relations: taken.relations)
         for runner in concerned(by: taken) {
-            runner.absorb(taken, relations: relations)
+            deliver(.commit(taken, relations), to: runner)
             attend(runner)
         }
     }

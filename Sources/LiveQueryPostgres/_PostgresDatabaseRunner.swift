@@ -29,6 +29,9 @@ actor _PostgresDatabaseRunner {
     var laneSessions: [Int: _PostgresSession] = [:]
     /// The lanes reading now.
     var busyLanes: Set<Int> = []
+    /// What the queries read apart are told when their lane hands them back, in order: a query
+    /// being read apart runs on the lane, off this actor, so nothing else touches it meanwhile.
+    var heldForLane: [ObjectIdentifier: [_HeldForLane]] = [:]
     nonisolated let inbox: _StreamInbox
     nonisolated let stream: _ReplicationStream
     let slotName: String
@@ -239,7 +242,7 @@ actor _PostgresDatabaseRunner {
 
     /// Whether a round has work: a commit waiting touches an open query, or a query needs one.
     private var needsRound: Bool {
-        streamState.sessions == .commitsMayBeMissed || !inbox.isEmpty || attention.values.contains { $0.needsRound && !(lanesBusy && $0.refetches) }
+        streamState.sessions == .commitsMayBeMissed || !inbox.isEmpty || attention.values.contains { !$0.isDetached && $0.needsRound && !(lanesBusy && $0.refetches) }
     }
 
     /// A query the next round has work for.
@@ -258,7 +261,7 @@ actor _PostgresDatabaseRunner {
                     inbox.take()
                     continue
                 }
-                guard streamState.sessions == .following, concerned(by: commit).isEmpty, !attention.values.contains(where: { $0.needsRound }) else { return }
+                guard streamState.sessions == .following, concerned(by: commit).isEmpty, !attention.values.contains(where: { !$0.isDetached && $0.needsRound }) else { return }
                 inbox.take()
                 var taken = commit
                 relations.absorb(&taken)
@@ -301,7 +304,7 @@ actor _PostgresDatabaseRunner {
             let told = cause ?? .connectionClosed
             logger.warning("live queries behind the database", metadata: ["error": "\(told)"])
             for runner in runners {
-                runner.lostTrack(told, heldThrough: progress.applied)
+                deliver(.lostTrack(told, heldThrough: progress.applied), to: runner)
                 attend(runner)
             }
         }
@@ -436,7 +439,22 @@ actor _PostgresDatabaseRunner {
         runners.removeAll { $0 === runner }
         attention[ObjectIdentifier(runner)] = nil
         indexReaders()
-        runner.finish()
+        deliver(.finish, to: runner)
+    }
+
+    /// Tells `runner` now, or, while a lane reads it apart, once the lane hands it back.
+    func deliver(_ what: _HeldForLane, to runner: any _PostgresQueryFollowing) {
+        guard runner.isDetached else {
+            what.tell(runner)
+            return
+        }
+        heldForLane[ObjectIdentifier(runner), default: []].append(what)
+    }
+
+    /// A lane hands `runner` back: it is told, in order, what happened while it was read apart.
+    func handBack(_ runner: any _PostgresQueryFollowing) {
+        runner.isDetached = false
+        for what in heldForLane.removeValue(forKey: ObjectIdentifier(runner)) ?? [] { what.tell(runner) }
     }
 
     /// Runs a round at once and returns once it applied what was committed before the call: what
@@ -469,7 +487,7 @@ actor _PostgresDatabaseRunner {
 
     func shutDown() async {
         closed = true
-        for runner in runners { runner.finish() }
+        for runner in runners { deliver(.finish, to: runner) }
         runners = []
         readers = [:]
         attention = [:]

@@ -85,8 +85,9 @@ final class _EngineProgress: Sendable {
 }
 
 /// One open query's following: its plan, tracker and row keys, and the commit positions its
-/// results hold at. `@unchecked Sendable`: every method but the readers below runs on the engine
-/// actor, one round at a time (the engine's gate), so ``tracker``'s state, ``keys``, ``absorbed``,
+/// results hold at. `@unchecked Sendable`: every method but the readers below runs for the engine
+/// actor, one round at a time (the engine's gate) — or, read apart, for its lane alone, the
+/// engine holding back what it would tell it meanwhile (`_HeldForLane`) — so ``tracker``'s state, ``keys``, ``absorbed``,
 /// ``pending`` and ``lastFailure`` are never touched concurrently (the channel's tap runs there
 /// too, inside the tracker's deliveries); ``positions`` is under `positionsLock` for readers on
 /// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`, the
@@ -401,7 +402,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
         guard needsRound || isDetached else { return true }
-        // Commits absorbed while this one is applied (read apart) wait for the next.
+        // Commits absorbed while this one is read apart are held by the engine until it is handed back.
         defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
         // A query that failed before, or whose tables changed shape, reads guarded.
         let guarded = guarded || tracker.state.isBehind || needsPlan || detachedWork?.replan == true
