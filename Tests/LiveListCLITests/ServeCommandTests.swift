@@ -109,7 +109,10 @@ struct ServeCommandTests {
             #expect(lines.contains { $0.hasPrefix(name + " ") && ($0.contains(": applied") || $0.contains(": refused, conflict")) },
                     "\(name): \(lines.filter { $0.hasPrefix(name) })")
         }
-        let sent = try await DatabaseQueue(path: directory.appendingPathComponent("demo.sqlite").path).read { db in
+        // The server's writer goes on: wait for its lock as any other process would.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let sent = try await DatabaseQueue(path: directory.appendingPathComponent("demo.sqlite").path, configuration: configuration).read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM conversation WHERE subject = ?", arguments: ["from the terminal demo: e\u{301} \u{E9} 😀"])
         }
         #expect(sent == 1)
