@@ -19,6 +19,8 @@ public struct DroppingTransport: RemoteTransport {
         self.base = base
     }
 
+    /// Opens a connection through the base transport, kept among those ``drop()`` cuts until it
+    /// closes.
     public func connect(to url: String) async throws -> RemoteConnection {
         let connection = try await base.connect(to: url)
         let open = open

@@ -9,7 +9,6 @@ import LiveListServer
 import LiveListServerSQLite
 import LiveListWire
 import LiveQuery
-import Logging
 
 /// `wire.mutate.*`: published mutations from a `RemoteMutator` to a `LiveListServer` on a
 /// loopback port, in the same process — from the call to the list showing the commit, and
@@ -37,7 +36,7 @@ public enum MutationBenchmarks {
             let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 11)
             try setup.close()
             let pool = try DatabasePool(path: path)
-            let served = try serve(pool, mutations: [rename])
+            let served = try WireServer.start(pool, mutations: [rename])
             defer { served.stop() }
             results.append(try confirmed(served, pool: pool, name: "wire.mutate.\(suffix)", rows: rows, runs: quick ? 41 : 201))
         }
@@ -50,21 +49,11 @@ public enum MutationBenchmarks {
             }
             try setup.close()
             let pool = try DatabasePool(path: path)
-            let served = try serve(pool, mutations: [bump])
+            let served = try WireServer.start(pool, mutations: [bump])
             defer { served.stop() }
             results.append(try retry(served, pool: pool, mutations: quick ? 200 : 1_000, disconnects: quick ? 5 : 20))
         }
         return results
-    }
-
-    static func serve(_ pool: DatabasePool, mutations: [PublishedMutation]) throws -> WireServer {
-        var logger = Logger(label: "bench.server")
-        logger.logLevel = .warning
-        let server = LiveListServer(database: pool, queries: [PublishedQuery(name: "items", sql: WireBenchmarks.sql, version: "version")],
-                                    mutations: mutations, options: LiveQueryOptions(dataVersionPollInterval: nil, firstScreenRows: nil),
-                                    logger: logger)
-        let serverLogger = logger
-        return try waitFor { try await WireServer.start(server, logger: serverLogger) }
     }
 
     /// A list of the 1M-row query on screen (a presenter fed by a `RemoteLiveQuery`), and a

@@ -76,10 +76,13 @@ extension _PostgresDatabaseRunner {
         var binds = PostgresBindings()
         for member in members { member.appendBatchRow(to: &binds) }
         let sql = _RereadBatch.sql(template: template, arguments: plan.arguments.count, rows: members.count)
+        // Contents kept for the first rows only (bounded memory): rows past them are read again when their contents are asked for.
+        let counter = _Ordinal()
         let rows = try await session.decoded(sql, binds) { row -> (Int, _ReadRow)? in
             guard let first = row.first(where: { _ in true }),
                   case let .integer(number) = _PostgresType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
-            return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1, keepingContents: true))
+            let keeping = counter.next() < _PostgresRows.contentsKept
+            return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1, keepingContents: keeping))
         }
         var byMember = [[_ReadRow]](repeating: [], count: members.count)
         for case let (number, read)? in rows where byMember.indices.contains(number) { byMember[number].append(read) }

@@ -67,7 +67,7 @@ extension _PostgresQueryRunner {
         batchedWork = nil
         defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
         let reads = _PrefetchedReads(entries: _PostgresRows.entries(rows, plan, &keys))
-        if rows.count <= Self.contentsKept { keep(rows) }
+        if rows.count <= _PostgresRows.contentsKept { keep(rows) }
         return try await finishApply(taken, round: round, session, guarded: false, start: .now, prefetched: reads)
     }
 

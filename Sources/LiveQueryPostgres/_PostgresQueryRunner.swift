@@ -550,7 +550,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
                 let (entries, contents) = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session,
-                                                                        keepingContents: Self.contentsKept)
+                                                                        keepingContents: _PostgresRows.contentsKept)
                 keep(contents)
                 // Both read before either is kept: the keys must stay those of the index until it is replaced.
                 let links = try await Self.childLinks(plan, groups: entries.compactMap { fresh.identity(of: $0.rowid) }, session)
@@ -604,7 +604,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             offset += batch.count
             var binds = plan.arguments
             binds.append(batch.map(Self.text(of:)))
-            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: Self.contentsKept)
+            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: _PostgresRows.contentsKept)
             entries += read.entries
             keep(read.contents)
         } while offset < identities.count
@@ -640,16 +640,14 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         return payloads
     }
 
-    /// At most this many rows' contents are kept from the reads (``keptContents(of:)``).
-    static var contentsKept: Int { 1_000 }
 
     /// Keeps the contents that rows read to follow the query carried, by identity and token.
-    /// Bounded: past ``contentsKept`` rows it starts over.
+    /// Bounded: past ``_PostgresRows/contentsKept`` rows it starts over.
     /// - Complexity: O(rows).
     func keep(_ rows: [_ReadRow]) {
         guard !rows.isEmpty else { return }
         readContents.withLockedValue { kept in
-            if kept.count + rows.count > Self.contentsKept { kept.removeAll(keepingCapacity: true) }
+            if kept.count + rows.count > _PostgresRows.contentsKept { kept.removeAll(keepingCapacity: true) }
             for row in rows {
                 guard let contents = row.contents else { continue }
                 kept[ID(identityValue: row.identity)?.identityValue ?? row.identity] = (row.token, contents)

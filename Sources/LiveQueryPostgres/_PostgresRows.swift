@@ -30,6 +30,10 @@ final class _Ordinal: Sendable {
 /// How a query's rows become index entries and values: one rule for the fetch, the re-reads and
 /// the contents, so that a row's token is the same wherever it is read.
 enum _PostgresRows {
+    /// At most this many rows' contents are kept from one read (see
+    /// ``_PostgresQueryRunner/keptContents(of:)``).
+    static let contentsKept = 1_000
+
     /// The index's view of a row, from its first `columns` columns: identity, sort values, then
     /// the content that makes the token (``_PostgresPlan/RowShape``).
     /// `keepingContents`: also keep the SELECT's columns when the row carries them.

@@ -157,15 +157,7 @@ extension ListOrderTests {
     @Test("the order's comparisons are the server index's: every pair of hostile values, every collation and direction")
     func sameAsTheIndex() {
         var random = SeededRandomNumberGenerator(seed: 0x0D_2026)
-        let values: [WireValue] = (0..<60).map { _ in
-            switch Self.value(&random).storage {
-            case .null: .null
-            case let .int64(number): .integer(number)
-            case let .double(number): .real(number)
-            case let .string(text): .text(text)
-            case let .blob(data): .blob([UInt8](data))
-            }
-        } + Self.texts.map { .text($0) }
+        let values: [WireValue] = (0..<60).map { _ in Self.wire(Self.value(&random)) } + Self.texts.map { .text($0) }
         for collation in WireOrderTerm.Collation.allCases {
             for descending in [false, true] {
                 for nullsFirst in [false, true] {

@@ -43,6 +43,8 @@ struct _SelectPlanner<ID: LiveIdentity> {
     private(set) var reasons: [RefetchReason.Shape] = []
     private(set) var incremental: Incremental?
     private var schemas: [_TableSchema] = []
+    /// ``plainResultColumns()``, once the schemas are read.
+    private var plainColumns: [Resolved?]?
 
     init(compiled: _CompiledSelect, request: LiveQueryRequest<ID>, identityHoldsIntegers: Bool, db: Database) {
         self.compiled = compiled
@@ -87,6 +89,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
     /// reason and planning stops (the query is then refetched).
     mutating func plan() throws(LiveQueryError) {
         guard reasons.isEmpty, try readSchemas(), let baseRowidName = baseRowidName() else { return }
+        plainColumns = plainResultColumns()
         let baseRowid = parsed.tables[0].visibleName.quotedIdentifier + "." + baseRowidName
         guard let links = try joinLinks(), var terms = orderTerms() else { return }
         try checkSection(terms)
@@ -386,7 +389,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
     /// term's table column as stored (``plainResultColumns()``), the identity last; `nil` when a
     /// term is not among them.
     private func resultOrder(_ terms: [Term]) -> ResultOrder? {
-        guard let plain = plainResultColumns() else { return nil }
+        guard let plain = plainColumns else { return nil }
         var stated: [ResultOrder.Term] = []
         for term in terms {
             guard let index = plain.firstIndex(where: { $0 == term.resolved }) else { return nil }
@@ -424,21 +427,34 @@ struct _SelectPlanner<ID: LiveIdentity> {
             guard let table = parsed.tables.firstIndex(where: { $0.visibleName.caseInsensitiveCompare(qualifier) == .orderedSame }) else { return nil }
             return column(reference.column, in: table)
         }
-        if aliases, let aliased = resolveAlias(reference.column) { return aliased.table < 0 ? nil : aliased }
+        if aliases {
+            switch resolveAlias(reference.column) {
+            case let .column(resolved): return resolved
+            case .expression: return nil
+            case .none: break
+            }
+        }
         let matches = schemas.indices.compactMap { column(reference.column, in: $0) }
         return matches.count == 1 ? matches[0] : nil
     }
 
-    private func resolveAlias(_ name: String) -> Resolved? {
-        let plain = plainResultColumns()
+    /// What a result column's name stands for in ORDER BY.
+    private enum Alias {
+        /// A table column under another name.
+        case column(Resolved)
+        /// An expression (a subquery too): the term is that expression, not a table's column.
+        case expression
+        /// No alias: the name is a table column's.
+        case none
+    }
+
+    private func resolveAlias(_ name: String) -> Alias {
         for (index, columnName) in compiled.columnNames.enumerated() where columnName.caseInsensitiveCompare(name) == .orderedSame {
-            // An expression (a subquery too) under that name: the term is that expression, which
-            // the caller must not take for a table's column.
-            guard let resolved = plain?[index] else { return Resolved(table: -1, column: name, isRowid: false) }
+            guard let resolved = plainColumns?[index] else { return .expression }
             guard resolved.column.caseInsensitiveCompare(name) != .orderedSame else { continue }   // not an alias
-            return resolved
+            return .column(resolved)
         }
-        return nil
+        return .none
     }
 
     /// Each result column's table column when the column reads it as stored — a bare column

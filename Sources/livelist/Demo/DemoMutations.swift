@@ -31,7 +31,7 @@ enum DemoMutations {
     /// `arguments` bound by name; `false` when a statement that must change a row changed none.
     static func run(_ name: String, arguments: [String: DatabaseValueConvertible], in database: DatabaseQueue) throws -> Bool {
         guard let mutation = published(for: .sqlite).first(where: { $0.name == name }),
-              case let .statements(statements) = mutation.definition else { return false }
+              case let .statements(statements) = mutation.definition else { throw UnknownMutation(name: name) }
         do {
             try database.write { db in
                 for statement in statements {
@@ -47,4 +47,10 @@ enum DemoMutations {
     }
 
     private struct Unchanged: Error {}
+
+    /// A name the demo does not publish.
+    struct UnknownMutation: Error, CustomStringConvertible {
+        let name: String
+        var description: String { "the demo publishes no mutation \"\(name)\"" }
+    }
 }
