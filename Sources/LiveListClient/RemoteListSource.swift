@@ -109,8 +109,8 @@ public final class DecodedRemoteRecords<Record: Decodable>: ListRecordProvider {
 
     /// A row whose values do not fit `Record`: failed, naming the column; else the query's state.
     public func placeholderState(atPosition position: Int) -> PlaceholderState {
-        if let query, position >= 0, position < query.model.state.count,
-           let error = decodingError(for: query.model.state.row(at: position)) {
+        if let query, position >= 0, position < query.displayedState.count,
+           let error = decodingError(for: query.displayedState.row(at: position)) {
             return .failed(LoadFailure(error, retry: {}))
         }
         return base.placeholderState(atPosition: position)
@@ -127,7 +127,7 @@ public final class DecodedRemoteRecords<Record: Decodable>: ListRecordProvider {
         } catch {
             outcome = .failure(RemoteDecodingError(column: "", value: nil, reason: .unsupportedShape("\(error)")))
         }
-        if let query, decoded.count >= 2 * max(64, query.model.state.known.count) { prune(keeping: query.model.state) }
+        if let query, decoded.count >= 2 * max(64, query.displayedState.known.count) { prune(keeping: query.displayedState) }
         decoded[item.id] = (item.version, outcome)
         return outcome
     }

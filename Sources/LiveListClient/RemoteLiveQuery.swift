@@ -55,6 +55,11 @@ public final class RemoteLiveQuery {
     public var prefetch: Int
     /// The list as the server's messages made it.
     public private(set) var model = RemoteListModel()
+    /// The list shown: the server's (``model``'s state) with the app's pending changes laid over
+    /// the rows held (``showPending(_:)``); the server's own while none shows.
+    public var displayedState: RemoteListState { shown.displayed }
+    /// Pending changes shown and not withdrawn yet.
+    public var pendingChangesCount: Int { overlay.entries.count }
     /// Where the connection stands now; the records' `onStateChanged` hears of every change.
     public private(set) var connectionState: ConnectionState = .idle {
         didSet { records.onStateChanged?() }
@@ -82,6 +87,9 @@ public final class RemoteLiveQuery {
     /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
     private var pendingSyncs: [Int: CheckedContinuation<Void, any Error>] = [:]
     private var lastSync = 0
+    private var overlay = _PendingOverlay()
+    /// What the presenter was last handed.
+    private var shown = _PendingOverlay.Resolved.plain(RemoteListModel().state)
 
     /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first.
     public init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
@@ -119,6 +127,48 @@ public final class RemoteLiveQuery {
         self.arguments = arguments
         guard connectionState == .live, let connection else { return }
         connection.send(ClientMessage.arguments(sub: sub, arguments).encoded())
+    }
+
+    /// Shows `changes` at once over the list, marked pending, after those shown before — a
+    /// mutation's expected effect (``RemoteMutator/mutate(_:arguments:showingIn:expecting:)``
+    /// shows and withdraws them itself). They stay laid over every state the server sends until
+    /// ``withdrawPending(_:)``; a change the server's list already shows does nothing, so the
+    /// commit that carries it turns the pending row into the server's in the same changeset.
+    ///
+    /// - Complexity: O(w + p·w) on the main actor for w rows held and p changes pending.
+    public func showPending(_ changes: [PendingChange]) -> PendingChangesID {
+        let id = overlay.add(changes)
+        reshow(through: nil)
+        return id
+    }
+
+    /// Takes back the pending changes `id`: the list shows the server's rows in their place, in
+    /// one changeset.
+    public func withdrawPending(_ id: PendingChangesID) {
+        guard overlay.remove(id) else { return }
+        reshow(through: nil)
+    }
+
+    /// The record shown for `row`: its pending values, or the server's.
+    func record(for row: RemoteRow) -> RemoteRecord? {
+        if case let .row(id) = row.id, let pending = shown.records[id], pending.version == row.version {
+            return RemoteRecord(id: id, columns: model.columns, values: pending.values, isPending: true)
+        }
+        return model.record(for: row)
+    }
+
+    /// Lays the pending changes over the server's state again and hands the presenter the change
+    /// from what it shows, the server's state having gone through `server`.
+    private func reshow(through server: Changeset<RemoteSection, RemoteRow>?) {
+        let old = shown
+        shown = overlay.resolve(over: model) { model.nextStateID() }
+        if old.isPlain, shown.isPlain {
+            if let server { send(.changes(server)) }
+            return
+        }
+        guard old.displayed.stateID != shown.displayed.stateID else { return }
+        let changes = _PendingOverlay.transition(from: old, through: server?.changes, to: shown)
+        send(.changes(Changeset(changes: changes, from: old.displayed, to: shown.displayed)))
     }
 
     /// Makes sure the rows at `positions` and ``prefetch`` around them are sent; asks the
@@ -209,13 +259,17 @@ public final class RemoteLiveQuery {
 
     private func deliver(_ output: RemoteListModel.Output) {
         switch output {
-        case let .initial(state):
+        case .initial:
             resetsReceived += 1
-            send(.initial(AnySectionedList(state)))
+            shown = overlay.resolve(over: model) { model.nextStateID() }
+            send(.initial(AnySectionedList(shown.displayed)))
         case let .changes(changeset, loaded):
-            send(.changes(changeset))
+            reshow(through: changeset)
             if !loaded.isEmpty { records.onRowsLoaded?(loaded) }
-        case let .rowsLoaded(ids): records.onRowsLoaded?(ids)
+        case let .rowsLoaded(ids):
+            // Rows now held with their values may give a pending row its place.
+            if !overlay.isEmpty { reshow(through: nil) }
+            records.onRowsLoaded?(ids)
         case let .synced(id): pendingSyncs.removeValue(forKey: id)?.resume()
         case .none: break
         }
@@ -274,6 +328,9 @@ public final class RemoteLiveQuery {
         start()
     }
 
+    /// The server's position of displayed position `position`.
+    func serverPosition(ofDisplayed position: Int) -> Int { shown.serverPosition(ofDisplayed: position) }
+
     /// The placeholder of rows not yet sent.
     var placeholderState: PlaceholderState {
         if let failure { return .failed(failure) }
@@ -289,7 +346,7 @@ extension RemoteLiveQuery: ListSource {
     /// Hands every event from now on to `receive`: first the list held (a loading one before the
     /// first message), then what the server's messages make of it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void) -> ListSourceSubscription {
-        receive(.initial(AnySectionedList(model.state), isComplete: model.version != nil))
+        receive(.initial(AnySectionedList(shown.displayed), isComplete: model.version != nil))
         if let failure { receive(.failure(failure)) }
         return receivers.add(receive)
     }
@@ -314,7 +371,7 @@ extension RemoteLiveQuery: ListSource {
                 connection.send(ClientMessage.sync(sub: sub, id: id).encoded())
             }
         }
-        return model.state.stateID
+        return shown.displayed.stateID
     }
 }
 
@@ -330,11 +387,14 @@ public final class RemoteRecords: ListRecordProvider {
         self.query = query
     }
 
-    public func record(for item: RemoteRow) -> RemoteRecord? { query?.model.record(for: item) }
+    public func record(for item: RemoteRow) -> RemoteRecord? { query?.record(for: item) }
 
     public func loadRecords(at positions: Range<Int>, prefetch: Int) {
-        guard let query else { return }
-        query.showRows(at: positions)
+        guard let query, !positions.isEmpty else { return }
+        // Positions of the list shown; pending rows shift them within the window only.
+        let start = query.serverPosition(ofDisplayed: positions.lowerBound)
+        let end = query.serverPosition(ofDisplayed: positions.upperBound - 1) + 1
+        query.showRows(at: start..<max(start, end))
     }
 
     public func placeholderState(atPosition position: Int) -> PlaceholderState { query?.placeholderState ?? .loading }

@@ -59,14 +59,37 @@ public final class RemoteMutator {
 
     /// Runs published mutation `name` with `arguments` on the server, once, and returns its
     /// `mutated` — after the lists in `showingIn` hold its commit (each catches up with `sync`;
-    /// a list that cannot, its connection down, is not waited for). Throws
+    /// a list that cannot, its connection down, is not waited for).
+    ///
+    /// `expecting` is what the app expects the mutation to do to lists it shows: each list shows
+    /// it at once, before the call suspends, marked pending (``RemoteRecord/isPending``), and
+    /// withdraws it once the list holds the commit — by then the server's rows stand in its
+    /// place, so the pending row becomes the server's as the same row (moved or reloaded, never
+    /// deleted and inserted). When the mutation is refused, or the call throws for any reason,
+    /// the lists take the change back in one changeset.
+    ///
+    /// ```swift
+    /// import LiveListClient
+    /// import LiveListWire
+    ///
+    /// @MainActor
+    /// func markRead(_ id: Int64, in inbox: RemoteLiveQuery, mutator: RemoteMutator) async throws {
+    ///     _ = try await mutator.mutate("setUnread", arguments: ["id": .integer(id), "unread": .integer(0)],
+    ///                                  expecting: [PendingEffect(inbox, [.update(id: .integer(id), values: ["unread": .integer(0)])])])
+    /// }
+    /// ```
+    ///
+    /// Throws
     /// `RemoteListError.server` with the server's error (`conflict`, `mutationFailed`,
     /// `badArguments`…) when it was refused, `RemoteMutatorError.tooManyPending` when
     /// ``maximumPending`` wait already, and `CancellationError` when ``stop()`` came first (the
     /// mutation stays pending, and is sent when the mutator starts again: do not send it again).
     /// A lost connection is not an error: the mutation is sent again once it is back.
-    public func mutate(_ name: String, arguments: [String: WireValue] = [:], showingIn lists: [RemoteLiveQuery] = []) async throws -> WireMutated {
+    public func mutate(_ name: String, arguments: [String: WireValue] = [:], showingIn lists: [RemoteLiveQuery] = [],
+                       expecting effects: [PendingEffect] = []) async throws -> WireMutated {
         guard pending.entries.count < Self.maximumPending else { throw RemoteMutatorError.tooManyPending(Self.maximumPending) }
+        let shown = effects.map { ($0.list, $0.list.showPending($0.changes)) }
+        defer { for (list, id) in shown { list.withdrawPending(id) } }
         let mutated = try await withCheckedThrowingContinuation { continuation in
             let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
             if let connection {
@@ -75,7 +98,8 @@ public final class RemoteMutator {
                 start()
             }
         }
-        for list in lists {
+        var waited = Set<ObjectIdentifier>()
+        for list in lists + effects.map(\.list) where waited.insert(ObjectIdentifier(list)).inserted {
             do {
                 _ = try await list.upToDate()
             } catch {
@@ -166,5 +190,21 @@ public enum RemoteMutatorError: Error, Hashable, Sendable, CustomStringConvertib
         switch self {
         case let .tooManyPending(limit): "\(limit) mutations wait for the server's answer already"
         }
+    }
+}
+
+/// What the app expects a mutation to do to one list it shows (see
+/// ``RemoteMutator/mutate(_:arguments:showingIn:expecting:)``).
+@MainActor
+public struct PendingEffect {
+    /// The list.
+    public let list: RemoteLiveQuery
+    /// The changes it shows while the mutation is pending.
+    public let changes: [PendingChange]
+
+    /// `changes` to show over `list`.
+    public init(_ list: RemoteLiveQuery, _ changes: [PendingChange]) {
+        self.list = list
+        self.changes = changes
     }
 }

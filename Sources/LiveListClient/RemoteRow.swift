@@ -45,7 +45,8 @@ public struct RemoteSection: ListElement, Hashable, Sendable {
 }
 
 /// What a loaded remote row's cell shows: the query's columns and their values, exactly as the
-/// database returned them at the list's version.
+/// database returned them at the list's version — or, for a row the app's pending change adds or
+/// changes, the values it expects (``isPending``).
 public struct RemoteRecord: Hashable, Sendable {
     /// The row's identity.
     public var id: WireValue
@@ -53,12 +54,16 @@ public struct RemoteRecord: Hashable, Sendable {
     public var columns: [String]
     /// The values, in `columns` order.
     public var values: [WireValue]
+    /// Whether the values are the app's pending change (``PendingChange``), not yet the
+    /// server's: a cell may show the row dimmed.
+    public var isPending: Bool
 
     /// Creates a record.
-    public init(id: WireValue, columns: [String], values: [WireValue]) {
+    public init(id: WireValue, columns: [String], values: [WireValue], isPending: Bool = false) {
         self.id = id
         self.columns = columns
         self.values = values
+        self.isPending = isPending
     }
 
     /// The value of the column named `name` (the first, when several have the name).

@@ -134,7 +134,8 @@ extension [QueryParameter] {
             guard let value = arguments[parameter.name] ?? parameter.defaultValue else {
                 throw WireError(sub: nil, code: .badArguments, message: "missing argument \"\(parameter.name)\"")
             }
-            guard parameter.type.accepts(value) else {
+            // A NULL default (set in Swift; a config file has none) makes a parameter optional.
+            guard parameter.type.accepts(value) || (arguments[parameter.name] == nil && value == .null) else {
                 throw WireError(sub: nil, code: .badArguments, message: "argument \"\(parameter.name)\" must be \(parameter.type)")
             }
             checked[parameter.name] = value
@@ -163,7 +164,9 @@ public struct QueryParameter: Sendable, Hashable {
     public var name: String
     /// What it accepts.
     public var type: ValueType
-    /// Its value when a client gives none (`nil`: required).
+    /// Its value when a client gives none (`nil`: required). A `.null` default makes a
+    /// parameter of any type optional; another default its type does not accept refuses the
+    /// requests that rely on it.
     public var defaultValue: WireValue?
     /// The token claim the value comes from (`nil`: the client gives it). A client may not give
     /// a bound parameter, and a connection without the claim may not subscribe.

@@ -1,0 +1,302 @@
+import ListDiff
+import LiveListWire
+
+/// The app's pending changes over a remote list, and what the list shows with them: the
+/// server's state at its version with the pending changes laid over the rows the client holds.
+/// Decisions only, no I/O: ``resolve(over:stateID:)`` lays the changes over a server state,
+/// ``transition(from:through:to:)`` gives the one changeset from what was shown to what is
+/// shown now.
+///
+/// The overlay never touches a row the client does not hold, so its changes stay within the
+/// window: the rows before it keep their positions, the rows after it shift by the same count.
+struct _PendingOverlay {
+    /// Pending changes shown together (one mutation's), in the order they were shown.
+    struct Entry {
+        let id: PendingChangesID
+        let changes: [PendingChange]
+    }
+
+    /// One server state with the changes laid over it.
+    struct Resolved {
+        /// The server's state.
+        var server: RemoteListState
+        /// What the list shows: `server` itself when no change shows.
+        var displayed: RemoteListState
+        /// From `server` to `displayed`: rows taken out deleted, rows added or moved inserted,
+        /// rows changed in place reloaded.
+        var changes: ListChanges
+        /// The values shown for the pending rows, by identity, at their displayed version.
+        var records: [WireValue: (version: UInt64, values: [WireValue])]
+        /// The positions of the server's held rows (its window) and how many rows the displayed
+        /// list has in their place.
+        var region: Range<Int>
+        var displayedRegionCount: Int
+
+        /// The server's state shown as it is.
+        static func plain(_ server: RemoteListState) -> Resolved {
+            Resolved(server: server, displayed: server, changes: ListChanges(), records: [:], region: 0..<0, displayedRegionCount: 0)
+        }
+
+        /// Whether the displayed list is the server's.
+        var isPlain: Bool { changes.isEmpty }
+
+        /// The server's position of displayed position `position` (the nearest held one, for a
+        /// pending row).
+        func serverPosition(ofDisplayed position: Int) -> Int {
+            if position < region.lowerBound { return position }
+            let offset = position - region.lowerBound
+            if offset >= displayedRegionCount { return position - displayedRegionCount + region.count }
+            return region.lowerBound + min(offset, max(0, region.count - 1))
+        }
+    }
+
+    private(set) var entries: [Entry] = []
+    private var lastID = 0
+    /// Versions of pending rows: the top bit set, apart from the server's rows' versions.
+    private var lastVersion: UInt64 = 1 << 63
+    /// The last resolution's pending rows, so that a row whose values did not change keeps its
+    /// version (its cell is not reloaded).
+    private var lastRecords: [WireValue: (version: UInt64, values: [WireValue])] = [:]
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Lays `changes` over the list, after those shown before.
+    mutating func add(_ changes: [PendingChange]) -> PendingChangesID {
+        lastID += 1
+        let id = PendingChangesID(value: lastID)
+        entries.append(Entry(id: id, changes: changes))
+        return id
+    }
+
+    /// Takes the changes named `id` away; `false` when they were not shown.
+    @discardableResult
+    mutating func remove(_ id: PendingChangesID) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.id == id }) else { return false }
+        entries.remove(at: index)
+        return true
+    }
+
+    /// The list `model` holds with every pending change laid over the rows it holds, in the order
+    /// they were shown; `stateID` names the displayed state when it is not the server's.
+    ///
+    /// - Complexity: O(w + k + p·w) for w rows held in the window, k rows known, and p changes.
+    mutating func resolve(over model: RemoteListModel, stateID: () -> ListStateID) -> Resolved {
+        let server = model.state
+        guard !entries.isEmpty else {
+            lastRecords = [:]
+            return .plain(server)
+        }
+        let region = model.window.clamped(to: 0..<server.count)
+        var slots: [_OverlaySlot] = []
+        slots.reserveCapacity(region.count + entries.count)
+        var section = 0
+        for position in region {
+            while section + 1 < server.sectionCount, server.starts[section + 1] <= position { section += 1 }
+            let row = server.row(at: position)
+            var id: WireValue?
+            if case let .row(value) = row.id { id = value }
+            slots.append(_OverlaySlot(id: id, values: model.record(for: row)?.values, section: section, serverPosition: position, isPending: false))
+        }
+        var held = Set<WireValue>()
+        for row in server.known.values { if case let .row(id) = row.id { held.insert(id) } }
+        let placer = _Placer(server: server, region: region, order: model.order)
+        let columnIndex = Dictionary(model.columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        for entry in entries {
+            for change in entry.changes {
+                Self.apply(change, to: &slots, held: held, columns: model.columns, columnIndex: columnIndex, placer: placer)
+            }
+        }
+        return finish(slots, server: server, region: region, stateID: stateID)
+    }
+
+    private static func apply(_ change: PendingChange, to slots: inout [_OverlaySlot], held: Set<WireValue>, columns: [String],
+                              columnIndex: [String: Int], placer: _Placer) {
+        switch change {
+        case let .insert(id, values, placement):
+            guard !held.contains(id), !slots.contains(where: { $0.id == id }) else { return }
+            let row = columns.map { values[$0] ?? .null }
+            guard let (index, section) = placer.place(id, row, placement, among: slots) else { return }
+            slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: index)
+        case let .update(id, values):
+            guard let index = slots.firstIndex(where: { $0.id == id }), let old = slots[index].values else { return }
+            var row = old
+            for (name, value) in values { if let column = columnIndex[name] { row[column] = value } }
+            guard row != old else { return }
+            var slot = slots.remove(at: index)
+            if let (target, section) = placer.place(id, row, .sorted, among: slots), target != index || section != slot.section {
+                slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: target)
+            } else {
+                slot.values = row
+                slot.isPending = true
+                slots.insert(slot, at: index)
+            }
+        case let .delete(id):
+            guard let index = slots.firstIndex(where: { $0.id == id }) else { return }
+            slots.remove(at: index)
+        }
+    }
+
+    /// The displayed state and the changes to it from the laid-over region.
+    private mutating func finish(_ slots: [_OverlaySlot], server: RemoteListState, region: Range<Int>, stateID: () -> ListStateID) -> Resolved {
+        var present = Set<Int>()
+        for slot in slots { if let position = slot.serverPosition { present.insert(position) } }
+        var changes = ListChanges()
+        var counts = server.counts
+        for position in region where !present.contains(position) {
+            guard let path = server.path(ofPosition: position) else { continue }
+            changes.itemDeletes.append(path)
+            counts[path.section] -= 1
+        }
+        for slot in slots where slot.serverPosition == nil { counts[slot.section] += 1 }
+        for slot in slots where slot.isPending && slot.serverPosition != nil {
+            if let position = slot.serverPosition, let path = server.path(ofPosition: position) { changes.itemReloads.append(path) }
+        }
+        guard !changes.itemDeletes.isEmpty || !changes.itemReloads.isEmpty || slots.contains(where: { $0.serverPosition == nil }) else {
+            lastRecords = [:]
+            return .plain(server)
+        }
+        let shift = slots.count - region.count
+        var known: [Int: RemoteRow] = [:]
+        for (position, row) in server.known {
+            if position < region.lowerBound { known[position] = row } else if position >= region.upperBound { known[position + shift] = row }
+        }
+        var records: [WireValue: (version: UInt64, values: [WireValue])] = [:]
+        for (offset, slot) in slots.enumerated() {
+            let position = region.lowerBound + offset
+            if slot.isPending, let id = slot.id, let values = slot.values {
+                let version: UInt64
+                if let last = lastRecords[id], last.values == values {
+                    version = last.version
+                } else {
+                    lastVersion += 1
+                    version = lastVersion
+                }
+                known[position] = RemoteRow(id: .row(id), version: version)
+                records[id] = (version, values)
+            } else if let serverPosition = slot.serverPosition, let row = server.known[serverPosition] {
+                known[position] = row
+            }
+        }
+        lastRecords = records
+        let displayed = RemoteListState(keys: server.keys, counts: counts, known: known, stateID: stateID())
+        for (offset, slot) in slots.enumerated() where slot.serverPosition == nil {
+            if let path = displayed.path(ofPosition: region.lowerBound + offset) { changes.itemInserts.append(path) }
+        }
+        return Resolved(server: server, displayed: displayed, changes: changes, records: records, region: region,
+                        displayedRegionCount: slots.count)
+    }
+
+    /// The one changeset from what `old` showed to what `new` shows, the server's state having
+    /// gone through `server` (`nil`: it did not change): the pending changes taken back, the
+    /// server's changes, the pending changes laid again — with a row that leaves one place and
+    /// comes back at another as the same identity moved (and reloaded when its content changed),
+    /// never deleted and inserted.
+    ///
+    /// - Complexity: O(c log c) for c changes in all.
+    static func transition(from old: Resolved, through server: ListChanges?, to new: Resolved) -> ListChanges {
+        if old.isPlain && new.isPlain { return server ?? ListChanges() }
+        var back = ListChanges()
+        back.itemDeletes = old.changes.itemInserts
+        back.itemInserts = old.changes.itemDeletes
+        let mapping = PathMapping(old.changes)
+        back.itemReloads = old.changes.itemReloads.compactMap { mapping.newPath(ofOld: $0) }
+        var changes = back
+        if let server { changes = changes.composed(with: server) }
+        changes = changes.composed(with: new.changes)
+        return paired(changes, before: old.displayed, after: new.displayed)
+    }
+
+    /// `changes` with every row deleted and inserted again under the same identity written as a
+    /// move, reloaded when its version changed.
+    private static func paired(_ changes: ListChanges, before: RemoteListState, after: RemoteListState) -> ListChanges {
+        let deletedSections = Set(changes.sectionDeletes), insertedSections = Set(changes.sectionInserts)
+        var deleted: [WireValue: ItemPath] = [:]
+        for path in changes.itemDeletes where !deletedSections.contains(path.section) {
+            if case let .row(id) = before.item(at: path).id { deleted[id] = path }
+        }
+        guard !deleted.isEmpty else { return changes }
+        var result = changes
+        var movedFrom = Set<ItemPath>(), movedTo = Set<ItemPath>()
+        for path in changes.itemInserts where !insertedSections.contains(path.section) {
+            guard case let .row(id) = after.item(at: path).id, let from = deleted.removeValue(forKey: id) else { continue }
+            movedFrom.insert(from)
+            movedTo.insert(path)
+            result.itemMoves.append(Move(from: from, to: path))
+            if before.item(at: from).version != after.item(at: path).version { result.itemReloads.append(from) }
+        }
+        result.itemDeletes.removeAll { movedFrom.contains($0) }
+        result.itemInserts.removeAll { movedTo.contains($0) }
+        result.itemMoves.sort { $0.to < $1.to }
+        result.itemReloads.sort()
+        return result
+    }
+}
+
+/// A row of the held region as the pending changes are laid over it.
+private struct _OverlaySlot {
+    var id: WireValue?
+    var values: [WireValue]?
+    var section: Int
+    /// The server's position of the row; `nil` for a row the changes put here.
+    var serverPosition: Int?
+    var isPending: Bool
+}
+
+/// Finds where a pending row stands among the rows held, exactly or not at all.
+private struct _Placer {
+    let server: RemoteListState
+    let region: Range<Int>
+    let order: WireOrder?
+
+    /// Whether the list has sections (one section keyed NULL is a list without).
+    var sectioned: Bool { server.sectionCount != 1 || server.keys.first != .null }
+
+    /// The index among `slots` and the section of row `id` with `values`, or `nil`.
+    func place(_ id: WireValue, _ values: [WireValue], _ placement: PendingPlacement, among slots: [_OverlaySlot]) -> (index: Int, section: Int)? {
+        switch placement {
+        case .sorted:
+            guard let order, server.sectionCount > 0 else { return nil }
+            // The server's rows held are in its order: find the gap among them, then the place
+            // among the pending rows already in that gap.
+            let settled = slots.indices.filter { !slots[$0].isPending }
+            func comesBefore(_ slot: _OverlaySlot) -> Bool? {
+                guard let otherID = slot.id, let other = slot.values else { return nil }
+                return order.compare((id, values), (otherID, other)) < 0
+            }
+            var low = 0, high = settled.count
+            while low < high {
+                let middle = (low + high) / 2
+                guard let before = comesBefore(slots[settled[middle]]) else { return nil }
+                if before { high = middle } else { low = middle + 1 }
+            }
+            // A place before the first row held or after the last is exact only at the list's ends.
+            if low == 0, region.lowerBound > 0 { return nil }
+            if low == settled.count, region.upperBound < server.count { return nil }
+            var index = low > 0 ? settled[low - 1] + 1 : 0
+            let runEnd = low < settled.count ? settled[low] : slots.count
+            while index < runEnd {
+                guard let before = comesBefore(slots[index]) else { return nil }
+                if before { break }
+                index += 1
+            }
+            low = index
+            let first = low > 0 ? slots[low - 1].section : 0
+            let last = low < slots.count ? slots[low].section : server.sectionCount - 1
+            guard first <= last else { return nil }
+            guard sectioned else { return (low, first) }
+            guard let column = order.terms.first?.column, column < values.count,
+                  let section = (first...last).first(where: { server.keys[$0] == values[column] }) else { return nil }
+            return (low, section)
+        case let .first(key):
+            guard let section = server.keys.firstIndex(of: key) else { return nil }
+            let start = server.starts[section]
+            guard region.lowerBound <= start, start <= region.upperBound else { return nil }
+            return (slots.firstIndex { $0.section >= section } ?? slots.count, section)
+        case let .last(key):
+            guard let section = server.keys.firstIndex(of: key) else { return nil }
+            let end = server.starts[section + 1]
+            guard region.lowerBound <= end, end <= region.upperBound else { return nil }
+            return (slots.firstIndex { $0.section > section } ?? slots.count, section)
+        }
+    }
+}
