@@ -11,6 +11,11 @@
 //
 // Accessible as a grid: `aria-rowcount` is the list's count, each row has its `aria-rowindex`, and
 // the selected row holds the focus.
+//
+// It shows the live query's displayed list (`live.displayed`): the server's rows with the pending
+// effects of the client's own mutations laid over them. A row an effect shows or changes has the
+// class `pending` and `aria-busy="true"`; a pending row that becomes the server's keeps its element
+// (its key is its identity), and a row leaving fades out with the class `ll-leaving`.
 
 import { displayText } from './livelist.js';
 
@@ -18,9 +23,11 @@ const css = `
 .ll-scroller { position: relative; overflow-y: auto; overflow-x: hidden; outline: none; contain: strict; overflow-anchor: none; }
 .ll-content { position: relative; width: 100%; }
 .ll-row, .ll-header, .ll-state { position: absolute; left: 0; right: 0; box-sizing: border-box; will-change: transform; }
-.ll-row { display: flex; align-items: center; padding: 0 12px; border-bottom: 1px solid #eee; cursor: default; background: #fff; }
+.ll-row { display: flex; align-items: center; padding: 0 12px; border-bottom: 1px solid #eee; cursor: default; background: #fff; transition: opacity 0.18s; }
 .ll-row[aria-selected="true"] { background: #dbe9ff; }
 .ll-row.ll-placeholder { color: #999; }
+.ll-row.pending { opacity: 0.5; }
+.ll-row.ll-leaving { pointer-events: none; }
 .ll-row.ll-placeholder .ll-skeleton { display: inline-block; width: 60%; height: 0.8em; border-radius: 4px; background: linear-gradient(90deg, #eee, #f6f6f6, #eee); }
 .ll-header { display: flex; align-items: center; padding: 0 12px; font-weight: 600; background: #f3f4f6; color: #333; z-index: 1; }
 .ll-sticky { position: sticky; top: 0; height: 0; z-index: 2; }
@@ -157,7 +164,7 @@ export class LiveListView extends EventTarget {
 
   /** Selects the row at `position` (by its identity from now on). */
   select(position, { focus = true } = {}) {
-    const row = this.live.model.row(position);
+    const row = this.live.displayed.row(position);
     this.selectedPosition = position;
     this.selectedKey = row ? row.key : null;
     this.#announceSelection('selected');
@@ -166,17 +173,17 @@ export class LiveListView extends EventTarget {
   }
 
   #makeLayout() {
-    const model = this.live.model;
-    const stateHeight = this.#listState() && model.count > 0 ? this.rowHeight : 0;
-    return new Layout(model.sections, this.rowHeight, this.headerHeight, stateHeight);
+    const displayed = this.live.displayed;
+    const stateHeight = this.#listState() && displayed.count > 0 ? this.rowHeight : 0;
+    return new Layout(displayed.sections, this.rowHeight, this.headerHeight, stateHeight);
   }
 
   /** The list's state row: loading before the first state, failed with retry, empty. */
   #listState() {
     const live = this.live;
     if (live.failure) return { kind: 'failed', message: live.failure.message };
-    if (live.model.version === null) return { kind: 'loading' };
-    if (live.model.count === 0) return { kind: 'empty' };
+    if (live.displayed.version === null) return { kind: 'loading' };
+    if (live.displayed.count === 0) return { kind: 'empty' };
     return null;
   }
 
@@ -186,9 +193,12 @@ export class LiveListView extends EventTarget {
         this.#reset();
         break;
       case 'changes':
-        this.#changes(event);
+        this.#follow(event.transition);
+        this.#schedule(this.live.displayed.lastObservedAt !== null && event.changes.at !== null ? this.live.displayed.lastObservedAt : null);
         break;
-      case 'rows':
+      case 'rows':      // the window moved: pending rows may come or go with the rows held
+      case 'pending':   // the client's own mutations' effects came or went
+        this.#follow(event.transition);
         this.#schedule(null);
         break;
       default:   // state, failure, recovered
@@ -199,48 +209,39 @@ export class LiveListView extends EventTarget {
 
   /** A new first state: the anchor and the selection stay on their rows when they are still there. */
   #reset() {
-    const model = this.live.model;
-    const byKey = new Map([...model.known].map(([position, row]) => [row.key, position]));
+    const displayed = this.live.displayed;
     if (this.selectedKey !== null) {
-      const position = byKey.get(this.selectedKey);
-      if (position === undefined && this.selectedPosition !== null && this.selectedPosition >= model.window[0] && this.selectedPosition < model.window[1]) {
+      const position = displayed.positionOf(this.selectedKey);
+      const held = this.selectedPosition !== null && this.selectedPosition >= displayed.regionStart && this.selectedPosition < displayed.regionEnd;
+      if (position === null && held) {
         this.#dropSelection('removed');
-      } else if (position !== undefined) {
+      } else if (position !== null) {
         this.selectedPosition = position;
       }
     }
     if (this.anchor && this.anchor.key) {
-      const position = byKey.get(this.anchor.key);
-      if (position !== undefined) this.anchor.position = position;
+      const position = displayed.positionOf(this.anchor.key);
+      if (position !== null) this.anchor.position = position;
     }
     this.#schedule(null);
   }
 
-  #changes(event) {
-    const { mapping, oldSections } = event;
-    const map = (position) => {
-      const path = oldSections.path(position);
-      if (!path) return null;
-      const target = mapping.newPath(path[0], path[1]);
-      return target ? this.live.model.sections.position(target[0], target[1]) : null;
-    };
-    // A row whose section came or went is deleted and inserted: its identity says where it went.
-    const inserted = new Map();
-    for (const [section, item, id] of event.changes.inserts) inserted.set(JSON.stringify(id), this.live.model.sections.position(section, item));
+  /** The selection and the anchor follow their rows through one transition of the displayed list. */
+  #follow(transition) {
+    const displayed = this.live.displayed;
+    // A row deleted and inserted (its section came or went): its identity says where it went.
     if (this.selectedPosition !== null) {
-      const next = map(this.selectedPosition) ?? inserted.get(this.selectedKey) ?? null;
+      const next = transition.newPosition(this.selectedPosition) ?? (this.selectedKey !== null ? displayed.positionOf(this.selectedKey) : null);
       if (next === null) this.#dropSelection('removed'); else this.selectedPosition = next;
     }
     if (this.anchor) {
       // The first visible row, or the first one after it that is still in the list.
-      let position = this.anchor.position, next = map(position) ?? (this.anchor.key ? inserted.get(this.anchor.key) ?? null : null), steps = 0;
+      let position = this.anchor.position, next = transition.newPosition(position) ?? (this.anchor.key ? displayed.positionOf(this.anchor.key) : null), steps = 0;
       const survived = next !== null;
-      while (next === null && position + 1 < oldSections.count && steps < 200) { position += 1; steps += 1; next = map(position); }
-      this.anchor.position = next ?? Math.min(this.anchor.position, Math.max(0, this.live.model.count - 1));
-      if (!survived) this.anchor.key = this.live.model.row(this.anchor.position)?.key ?? null;
+      while (next === null && position + 1 < transition.from.count && steps < 200) { position += 1; steps += 1; next = transition.newPosition(position); }
+      this.anchor.position = next ?? Math.min(this.anchor.position, Math.max(0, displayed.count - 1));
+      if (!survived) this.anchor.key = displayed.row(this.anchor.position)?.key ?? null;
     }
-    const at = this.live.model.lastObservedAt;
-    this.#schedule(at !== null && event.changes.at !== null ? at : null);
   }
 
   #dropSelection(reason) {
@@ -294,7 +295,7 @@ export class LiveListView extends EventTarget {
     const layout = this.layout;
     const [first] = this.visibleRange;
     const top = layout.rowTop(first);
-    const row = this.live.model.row(first);
+    const row = this.live.displayed.row(first);
     this.anchor = top === null ? null : { position: first, key: row ? row.key : null, offset: top - this.scroller.scrollTop };
     if (!this.pending && !this.scrollFrame) {
       this.scrollFrame = requestAnimationFrame(() => { this.scrollFrame = null; this.#render(null); });
@@ -305,7 +306,7 @@ export class LiveListView extends EventTarget {
   #render(observedAt, animate = false) {
     this.renders += 1;
     this.lastRender = performance.now();
-    const live = this.live, model = live.model;
+    const live = this.live, model = live.displayed;
     const layout = this.#makeLayout();
     this.layout = layout;
     this.content.style.height = `${Math.max(layout.height, this.#listState() ? this.rowHeight : 0)}px`;
@@ -346,7 +347,8 @@ export class LiveListView extends EventTarget {
   #keepAnchor(layout, model) {
     if (!this.anchor || model.count === 0) return;
     if (this.anchor.key !== null) {
-      for (const [position, row] of model.known) if (row.key === this.anchor.key) { this.anchor.position = position; break; }
+      const position = model.positionOf(this.anchor.key);
+      if (position !== null) this.anchor.position = position;
     }
     const top = layout.rowTop(Math.min(this.anchor.position, model.count - 1));
     if (top === null) return;
@@ -386,7 +388,7 @@ export class LiveListView extends EventTarget {
       element.classList.toggle('ll-placeholder', !loaded);
       if (loaded) {
         element.dataset.id = row.key;
-        this.renderRow(element, row.values, this.live.model.columns, row);
+        this.renderRow(element, row.values, this.live.displayed.columns, row);
       } else {
         delete element.dataset.id;
         const skeleton = document.createElement('span');
@@ -394,6 +396,12 @@ export class LiveListView extends EventTarget {
         skeleton.setAttribute('aria-label', 'loading');
         element.replaceChildren(skeleton);
       }
+    }
+    // A row an effect of the client's own mutation shows or changes, not yet the server's.
+    const pending = loaded && row.pending === true;
+    element.classList.toggle('pending', pending);
+    if ((element.getAttribute('aria-busy') === 'true') !== pending) {
+      if (pending) element.setAttribute('aria-busy', 'true'); else element.removeAttribute('aria-busy');
     }
     element.setAttribute('aria-rowindex', String(position + 1 + (state ? 1 : 0)));
     const selected = this.selectedKey !== null && row !== null && row.key === this.selectedKey;
@@ -414,7 +422,7 @@ export class LiveListView extends EventTarget {
     if (!existed) {
       this.content.append(element);
       if (animate && row !== null && this.renders > 1) {
-        element.animate([{ opacity: 0 }, { opacity: 1 }], { duration: this.animationMs });
+        element.animate([{ opacity: 0, offset: 0 }], { duration: this.animationMs });   // to its own opacity (a pending row's is lower)
         animated = true;
       }
     }
@@ -426,7 +434,11 @@ export class LiveListView extends EventTarget {
     let animated = false;
     for (const [key, element] of gone) {
       if (animate && !key.startsWith('#') && element._top !== undefined) {
-        const fading = element.animate([{ opacity: 1 }, { opacity: 0 }], { duration: this.animationMs });
+        element.classList.add('ll-leaving');
+        element.setAttribute('aria-hidden', 'true');
+        element.removeAttribute('aria-selected');
+        element.tabIndex = -1;
+        const fading = element.animate([{ opacity: 0 }], { duration: this.animationMs, fill: 'forwards' });
         fading.onfinish = () => element.remove();
         animated = true;
       } else {
@@ -499,7 +511,7 @@ export class LiveListView extends EventTarget {
   }
 
   #key(event) {
-    const model = this.live.model;
+    const model = this.live.displayed;
     if (model.count === 0) return;
     const current = this.selectedPosition ?? this.visibleRange[0];
     let target = null;

@@ -669,14 +669,430 @@ export class ListModel {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The live query over a WebSocket
+// Pending rows: what the client's own mutations are expected to do, shown at once over the rows
+// the client holds, until the server's list shows it (docs/PROTOCOL.md, "The list's order").
+
+const maximumSafe = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
- * A published query followed live: `start()` connects and subscribes; every message becomes an
- * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'failure'|'state', …} — after the model
- * applied it. `showRows(start, end)` keeps the window around the visible rows; `retry()` and
- * reconnection with backoff resume from the version held.
+ * A value of a pending row as the model holds it: null, a string, an integer (a number within
+ * ±(2⁵³ − 1), a BigInt beyond), a Real, a Uint8Array — given as such or in the wire's JSON form
+ * (`{"i":…}`, `{"f":…}`, `{"b":…}`). A number with a fraction is refused (a real is a `Real`).
  */
+export function pendingValue(value) {
+  if (value === null || typeof value === 'string') return value;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) throw new TypeError(`${value}: a real is given as a Real`);
+    return Number.isSafeInteger(value) ? value : BigInt(value);
+  }
+  if (typeof value === 'bigint') return value >= -maximumSafe && value <= maximumSafe ? Number(value) : value;
+  if (value instanceof Real || value instanceof Uint8Array) return value;
+  if (value === undefined) throw new TypeError('undefined is not a value (null is)');
+  let decoded;
+  try {
+    decoded = decodeValue(value);
+  } catch {
+    throw new TypeError(`not a value: ${JSON.stringify(value)}`);
+  }
+  return pendingValue(decoded);
+}
+
+/** A value in the wire's JSON form. */
+function wireForm(value) {
+  if (typeof value === 'bigint') return { i: String(value) };
+  if (value instanceof Real) return { f: value.value === Infinity ? 'inf' : value.value === -Infinity ? '-inf' : value.value };
+  if (value instanceof Uint8Array) {
+    let binary = '';
+    for (const byte of value) binary += String.fromCharCode(byte);
+    return { b: btoa(binary) };
+  }
+  return value;
+}
+
+/** The key the model gives the row of identity `id` (a value as `pendingValue` reads it). */
+export function identityKey(id) {
+  return JSON.stringify(wireForm(pendingValue(id)));
+}
+
+/** Whether two values (as the model holds them) are the same value, of the same class: exactly. */
+function sameValue(a, b) {
+  if (a === b) return true;
+  if (a instanceof Real && b instanceof Real) return a.value === b.value;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((byte, i) => byte === b[i]);
+  return false;
+}
+
+function sameValues(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+  return true;
+}
+
+/**
+ * One expected effect of a mutation on one list, checked: `{insert: {id, values, placement}}`,
+ * `{update: {id, values}}` or `{delete: {id}}` — `values` by column name (columns not given read
+ * as null; names the list does not have are ignored), `placement` `'sorted'` (the default),
+ * `{first: sectionKey}` or `{last: sectionKey}`. Throws a TypeError for anything else.
+ */
+export class PendingEffect {
+  constructor(effect) {
+    if (effect instanceof PendingEffect) return effect;
+    if (effect === null || typeof effect !== 'object') throw new TypeError('an effect is {insert}, {update} or {delete}');
+    const kinds = ['insert', 'update', 'delete'].filter((kind) => effect[kind] !== undefined);
+    if (kinds.length !== 1) throw new TypeError('an effect is one of {insert}, {update} or {delete}');
+    const kind = kinds[0], body = effect[kind];
+    if (body === null || typeof body !== 'object' || body.id === undefined) throw new TypeError(`${kind}: an id is needed`);
+    this.kind = kind;
+    this.id = pendingValue(body.id);
+    this.key = JSON.stringify(wireForm(this.id));
+    if (kind !== 'delete') {
+      const values = body.values ?? {};
+      if (values === null || typeof values !== 'object' || Array.isArray(values)) throw new TypeError(`${kind}: values by column name`);
+      this.values = new Map(Object.entries(values).map(([name, value]) => [name, pendingValue(value)]));
+    }
+    if (kind === 'insert') {
+      const placement = body.placement ?? 'sorted';
+      if (placement === 'sorted') this.placement = sortedPlacement;
+      else if (placement !== null && typeof placement === 'object' && ('first' in placement) !== ('last' in placement)) {
+        this.placement = 'first' in placement ? { edge: 'first', section: pendingValue(placement.first) } : { edge: 'last', section: pendingValue(placement.last) };
+      } else {
+        throw new TypeError("insert: placement is 'sorted', {first: sectionKey} or {last: sectionKey}");
+      }
+    }
+    Object.freeze(this);
+  }
+}
+
+const sortedPlacement = Object.freeze({ edge: 'sorted' });
+
+/**
+ * Where a pending row stands among the rows held (the region: the server's positions
+ * `start ..< end`, the window within the list), exactly or not at all (null).
+ */
+class Placer {
+  constructor(model, start, end) {
+    this.sections = model.sections;
+    this.order = model.order;
+    this.start = start;
+    this.end = end;
+    // One section keyed null is a list without sections.
+    this.sectioned = this.sections.length !== 1 || this.sections.keys[0] !== null;
+  }
+
+  /** {index among `slots`, section} for the row `id` with `values` (an array in column order). */
+  place(id, values, placement, slots) {
+    const sections = this.sections;
+    if (placement.edge === 'sorted') {
+      const order = this.order;
+      if (!order || sections.length === 0) return null;
+      // Binary search: the first slot the row sorts before (no two rows tie: the identity ends the order).
+      const row = { id, values };
+      let low = 0, high = slots.length;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        const other = slots[middle];
+        if (other.key === null || other.values === null) return null;
+        if (compareRows(order, row, other) < 0) high = middle; else low = middle + 1;
+      }
+      // Before the first row held, or after the last, the place is exact only at the list's ends.
+      if (low === 0 && this.start > 0) return null;
+      if (low === slots.length && this.end < sections.count) return null;
+      const first = low > 0 ? slots[low - 1].section : 0;
+      const last = low < slots.length ? slots[low].section : sections.length - 1;
+      if (first > last) return null;
+      if (!this.sectioned) return { index: low, section: first };
+      // With sections, the first term's column is the row's section: one of those around its place.
+      const column = order[0].column;
+      if (column === null || column >= values.length) return null;
+      for (let section = first; section <= last; section++) {
+        if (sameValue(sections.keys[section], values[column])) return { index: low, section };
+      }
+      return null;   // it would open a section
+    }
+    const section = sections.keys.findIndex((key) => sameValue(key, placement.section));
+    if (section < 0) return null;
+    const edge = placement.edge === 'first' ? sections.starts[section] : sections.starts[section + 1];
+    if (edge < this.start || edge > this.end) return null;
+    const index = slots.findIndex((slot) => (placement.edge === 'first' ? slot.section >= section : slot.section > section));
+    return { index: index < 0 ? slots.length : index, section };
+  }
+}
+
+function applyEffect(effect, slots, held, columns, columnIndex, placer) {
+  switch (effect.kind) {
+    case 'insert': {
+      // The server's list shows it already, or an earlier effect did.
+      if (held.has(effect.key) || slots.some((slot) => slot.key === effect.key)) return;
+      const values = columns.map((name) => (effect.values.has(name) ? effect.values.get(name) : null));
+      const place = placer.place(effect.id, values, effect.placement, slots);
+      if (!place) return;
+      slots.splice(place.index, 0, { key: effect.key, id: effect.id, values, section: place.section, serverPosition: null, pending: true });
+      return;
+    }
+    case 'update': {
+      const index = slots.findIndex((slot) => slot.key === effect.key);
+      if (index < 0 || slots[index].values === null) return;
+      const old = slots[index].values;
+      const values = [...old];
+      for (const [name, value] of effect.values) {
+        const column = columnIndex.get(name);
+        if (column !== undefined) values[column] = value;
+      }
+      if (sameValues(values, old)) return;
+      const [slot] = slots.splice(index, 1);
+      const place = placer.place(slot.id, values, sortedPlacement, slots);
+      if (place && (place.index !== index || place.section !== slot.section)) {
+        slots.splice(place.index, 0, { ...slot, values, section: place.section, pending: true });
+      } else {
+        slots.splice(index, 0, { ...slot, values, pending: true });   // its place is not among the rows held: it stays
+      }
+      return;
+    }
+    default: {
+      const index = slots.findIndex((slot) => slot.key === effect.key);
+      if (index >= 0) slots.splice(index, 1);
+    }
+  }
+}
+
+let lastPendingStamp = 0;
+
+/**
+ * The list a client shows: the server's list (a ListModel) at its version with the pending
+ * effects laid over the rows it holds. Read it as a ListModel: `count`, `sections`, `row(position)`
+ * ({key, id, values, stamp, pending} or null), `positionOf(key)`, `version`, `columns`, `order`.
+ * The effects touch only the region — the server's window within the list, positions
+ * `regionStart ..< regionStart + regionCount` — so rows before it keep their positions and rows
+ * after it shift by `count - model.count`.
+ */
+export class DisplayedList {
+  constructor(model, start, end, slots, previous) {
+    this.version = model.version;
+    this.columns = model.columns;
+    this.order = model.order;
+    this.lastObservedAt = model.lastObservedAt;
+    this.regionStart = start;
+    this.regionCount = end - start;
+    const plain = slots === null;
+    if (plain) slots = regionSlots(model, start, end);
+    this.plain = plain;
+    this.shift = slots.length - this.regionCount;
+    this.count = model.count + this.shift;
+    // The sections: their counts less the region's rows, plus the rows shown there.
+    if (plain) {
+      this.sections = model.sections;
+    } else {
+      const counts = [...model.sections.counts];
+      let section = 0;
+      for (let position = start; position < end; position++) {
+        while (section + 1 < model.sections.length && model.sections.starts[section + 1] <= position) section += 1;
+        counts[section] -= 1;
+      }
+      for (const slot of slots) counts[slot.section] += 1;
+      this.sections = new Sections(model.sections.keys, counts);
+    }
+    // The rows shown in the region; pending ones keep their stamp while their values do not change.
+    const previousPending = previous?.pendingRecords ?? new Map();
+    this.pendingRecords = new Map();
+    this.rows = new Array(slots.length);
+    this.serverPositions = new Array(slots.length);
+    this.byServer = new Int32Array(this.regionCount).fill(-1);
+    this.byKey = new Map();
+    this.inserted = new Set();
+    slots.forEach((slot, offset) => {
+      this.serverPositions[offset] = slot.serverPosition;
+      if (slot.serverPosition !== null) this.byServer[slot.serverPosition - start] = offset;
+      if (slot.key === null) { this.rows[offset] = null; return; }
+      let stamp = slot.stamp;
+      if (slot.pending) {
+        const last = previousPending.get(slot.key);
+        stamp = last && sameValues(last.values, slot.values) ? last.stamp : `p${++lastPendingStamp}`;
+        this.pendingRecords.set(slot.key, { values: slot.values, stamp });
+      }
+      if (slot.serverPosition === null) this.inserted.add(slot.key);
+      this.rows[offset] = Object.freeze({ key: slot.key, id: slot.id, values: slot.values, stamp, pending: slot.pending });
+      this.byKey.set(slot.key, start + offset);
+    });
+    // Rows known outside the region (a window asked for), where they stand now.
+    this.outside = new Map();
+    for (const [position, known] of model.known) {
+      if (position >= start && position < end) continue;
+      const shown = position < start ? position : position + this.shift;
+      this.outside.set(shown, model.row(position));
+      if (!this.byKey.has(known.key)) this.byKey.set(known.key, shown);
+    }
+    Object.freeze(this);
+  }
+
+  /** The row at `position`: {key, id, values (null: not loaded), stamp, pending}, or null when its identity is unknown. */
+  row(position) {
+    const offset = position - this.regionStart;
+    if (offset >= 0 && offset < this.rows.length) return this.rows[offset];
+    return this.outside.get(position) ?? null;
+  }
+
+  /** The position of the row whose key is `key` among the rows known, or null. */
+  positionOf(key) { return this.byKey.get(key) ?? null; }
+
+  /** The end of the region in displayed positions: `regionStart` plus the rows shown there. */
+  get regionEnd() { return this.regionStart + this.rows.length; }
+
+  /** Whether rows the effects brought in or changed show (false: this is the server's list). */
+  get hasPending() { return !this.plain; }
+
+  /** The server's position of displayed `position` (for a pending row, the nearest held one). */
+  serverPosition(position) {
+    const offset = position - this.regionStart;
+    if (offset < 0) return position;
+    if (offset >= this.rows.length) return position - this.shift;
+    return this.serverPositions[offset] ?? this.regionStart + Math.min(offset, Math.max(0, this.regionCount - 1));
+  }
+
+  // For DisplayedTransition: positions of server rows, and the region's slots.
+
+  /** The displayed position of the server's row at `position`, or null when an effect took it out. */
+  fromServer(position) {
+    const offset = position - this.regionStart;
+    if (offset < 0) return position;
+    if (offset >= this.regionCount) return position + this.shift;
+    const shown = this.byServer[offset];
+    return shown < 0 ? null : this.regionStart + shown;
+  }
+
+  /** The server's position of the row at displayed `position`; null for a row an effect inserted. */
+  toServer(position) {
+    const offset = position - this.regionStart;
+    if (offset < 0) return position;
+    if (offset >= this.rows.length) return position - this.shift;
+    return this.serverPositions[offset];
+  }
+
+  /** The key of the region's row at displayed `position`, or null (outside the region, unknown). */
+  regionKey(position) {
+    const offset = position - this.regionStart;
+    return offset >= 0 && offset < this.rows.length ? this.rows[offset]?.key ?? null : null;
+  }
+
+  /** The displayed position of the region's row that holds the server's `position`, and its key. */
+  regionKeyOfServer(position) {
+    const offset = position - this.regionStart;
+    if (offset < 0 || offset >= this.regionCount || this.byServer[offset] < 0) return null;
+    return this.rows[this.byServer[offset]]?.key ?? null;
+  }
+
+  /** The displayed position of key `key` in the region, or null. */
+  regionPositionOf(key) {
+    const position = this.byKey.get(key);
+    return position !== undefined && position >= this.regionStart && position < this.regionStart + this.rows.length ? position : null;
+  }
+}
+
+function regionSlots(model, start, end) {
+  const slots = [];
+  const sections = model.sections;
+  let section = 0;
+  for (let position = start; position < end; position++) {
+    while (section + 1 < sections.length && sections.starts[section + 1] <= position) section += 1;
+    const row = model.row(position);
+    slots.push(row
+      ? { key: row.key, id: row.id, values: row.values, stamp: row.stamp, section, serverPosition: position, pending: false }
+      : { key: null, id: undefined, values: null, stamp: undefined, section, serverPosition: position, pending: false });
+  }
+  return slots;
+}
+
+/**
+ * The list `model` holds with `effects` (lists of PendingEffect, one per mutation, in mutation
+ * order) laid over the rows it holds, as a DisplayedList. An effect does nothing when the
+ * server's list shows it already (an insert of an identity held, an update or delete of one not
+ * held, an update to the values the row has) or when its exact place is not among the rows held;
+ * a later effect sees the earlier ones. `previous` (the last DisplayedList) keeps pending rows'
+ * stamps while their values stay.
+ *
+ * Cost: O(w + k) for w rows in the window and k known, plus, per effect, O(log w) comparisons
+ * and an O(w) search and splice of the window's array — never O(list size).
+ */
+export function resolvePending(model, effects, previous = null) {
+  const count = model.count;
+  const start = Math.min(Math.max(0, model.window[0]), count);
+  const end = Math.max(start, Math.min(model.window[1], count));
+  const lists = [...effects].filter((list) => list.length > 0);
+  if (lists.length === 0 || model.version === null) return new DisplayedList(model, start, end, null, null);
+  const slots = regionSlots(model, start, end);
+  const held = new Set();
+  for (const row of model.known.values()) held.add(row.key);
+  const placer = new Placer(model, start, end);
+  const columnIndex = new Map();
+  model.columns.forEach((name, index) => { if (!columnIndex.has(name)) columnIndex.set(name, index); });
+  for (const list of lists) for (const effect of list) applyEffect(effect, slots, held, model.columns, columnIndex, placer);
+  if (slots.length === end - start && !slots.some((slot) => slot.pending)) return new DisplayedList(model, start, end, null, null);
+  return new DisplayedList(model, start, end, slots, previous);
+}
+
+/**
+ * The server's positions across one of its transitions (a `changes`): the model's `mapping`
+ * between `oldSections` and `newSections`, as flat positions.
+ */
+export function serverPositionMapping(oldSections, newSections, mapping) {
+  return {
+    newPosition(position) {
+      const path = oldSections.path(position);
+      const target = path && mapping.newPath(path[0], path[1]);
+      return target ? newSections.position(target[0], target[1]) : null;
+    },
+    oldPosition(position) {
+      const path = newSections.path(position);
+      const source = path && mapping.oldPath(path[0], path[1]);
+      return source ? oldSections.position(source[0], source[1]) : null;
+    },
+  };
+}
+
+/**
+ * One transition of the displayed list, from `from` to `to` (DisplayedLists), the server's list
+ * having gone through `server` ({newPosition, oldPosition} over its positions, or null: the
+ * server's list did not change, only its window or the effects did): `newPosition(old)` and
+ * `oldPosition(new)` pair the rows that stay (a position of neither is deleted, or inserted).
+ * A row an effect inserted pairs with the row of its identity on the other side — the server's
+ * row its commit brought, or the pending row again — so that it moves or changes as the same
+ * row, never deleted and inserted. Each lookup is O(log) (the server's mapping).
+ */
+export class DisplayedTransition {
+  constructor(from, to, server = null) {
+    this.from = from;
+    this.to = to;
+    this.server = server;
+  }
+
+  newPosition(position) {
+    return pair(position, this.from, this.to, this.server ? (p) => this.server.newPosition(p) : (p) => p);
+  }
+
+  oldPosition(position) {
+    return pair(position, this.to, this.from, this.server ? (p) => this.server.oldPosition(p) : (p) => p);
+  }
+}
+
+/** The position in `other` of the row at `position` in `list`, through `map` for server rows. */
+function pair(position, list, other, map) {
+  if (!(Number.isInteger(position) && position >= 0 && position < list.count)) return null;
+  const key = list.regionKey(position);
+  // A row an effect inserted, on either side, pairs by its identity.
+  if (key !== null && (list.inserted.has(key) || other.inserted.has(key))) return other.regionPositionOf(key);
+  const server = list.toServer(position);
+  if (server === null) return null;
+  const target = map(server);
+  if (target === null || target < 0) return null;
+  const shown = other.fromServer(target);
+  if (shown === null || shown >= other.count) return null;
+  const otherKey = other.regionKeyOfServer(target);
+  if (otherKey !== null && (list.inserted.has(otherKey) || other.inserted.has(otherKey))) return null;   // paired by identity
+  return shown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live query over a WebSocket
+
 /** `url` with the bearer token as its `access_token` query parameter (none: as it is). */
 function withToken(url, token) {
   return token ? url + (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(token) : url;
@@ -688,6 +1104,27 @@ function reconnectDelay([base, cap], attempt) {
   return delay + Math.random() * delay / 4;
 }
 
+/**
+ * A published query followed live: `start()` connects and subscribes; every message becomes an
+ * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'pending'|'failure'|'state', …} — after
+ * the model applied it. `retry()` and reconnection with backoff resume from the version held.
+ *
+ * Two lists:
+ * - `model` (a ListModel): the server's list at its version, as its messages made it.
+ * - `displayed` (a DisplayedList): what to show — `model` with the pending effects of the
+ *   client's own mutations laid over the rows held (`addPending(key, effects)`, removed by
+ *   `removePending(key)`; a Mutator given `effects` does both). It reads as a ListModel (`count`,
+ *   `sections`, `row(position)`, `positionOf(key)`, `version`, `columns`), and a row shown or
+ *   changed by an effect has `pending: true`. It is recomputed after every message and every
+ *   change of the effects; while none is pending it is the server's list. Views read `displayed`,
+ *   not `model`.
+ *
+ * Events `changes`, `rows` and `pending` (effects added or removed) carry `transition`, a
+ * DisplayedTransition from the displayed list before to the one now (`newPosition(old)`,
+ * `oldPosition(new)`); a `reset` is a new first state. `showRows(start, end)` takes displayed
+ * positions and keeps the server's window around them. `sync()` resolves once the list holds
+ * every commit made before it was called (the protocol's `sync`).
+ */
 export class LiveQuery {
   constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
     this.url = url;
@@ -712,6 +1149,73 @@ export class LiveQuery {
     this.timer = null;
     this.awaitingSubscription = false;
     this.acceptedArgs = null;
+    this.pendingEffects = new Map();   // key → [PendingEffect], in the order added
+    this.displayed = resolvePending(this.model, []);
+    this.syncs = new Map();            // id → {resolve, reject, sentOn: the sub it was sent for}
+    this.lastSync = 0;
+  }
+
+  /**
+   * Shows `effects` (`{insert}`, `{update}`, `{delete}`: see PendingEffect) at once over the list,
+   * marked pending, after those added before, until `removePending(key)`. Throws a TypeError for
+   * an effect that is not one (and shows none of them).
+   */
+  addPending(key, effects) {
+    const checked = effects.map((effect) => new PendingEffect(effect));
+    this.pendingEffects.set(key, checked);
+    this.#redisplay();
+  }
+
+  /** Takes the effects `key` back; false when there were none. */
+  removePending(key) {
+    if (!this.pendingEffects.delete(key)) return false;
+    this.#redisplay();
+    return true;
+  }
+
+  get pendingCount() { return this.pendingEffects.size; }
+
+  /**
+   * Resolves (with the version held) once every commit made before the call is in the list: the
+   * protocol's `sync`, sent again after a reconnection until answered. Rejects when the live
+   * query stops or is refused.
+   */
+  sync() {
+    return new Promise((resolve, reject) => {
+      if (this.state === 'stopped' || this.state === 'refused') {
+        reject(new Error(`the live query is ${this.state}`));
+        return;
+      }
+      this.lastSync = this.lastSync >= 0x7fffffff ? 1 : this.lastSync + 1;
+      this.syncs.set(this.lastSync, { resolve, reject, sentOn: null });
+      this.#sendSyncs();
+    });
+  }
+
+  #sendSyncs() {
+    if (!this.socket || this.state !== 'live' || this.awaitingSubscription) return;
+    for (const [id, entry] of this.syncs) {
+      if (entry.sentOn === this.sub) continue;
+      entry.sentOn = this.sub;
+      this.socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id }));
+    }
+  }
+
+  #rejectSyncs(reason) {
+    const syncs = [...this.syncs.values()];
+    this.syncs.clear();
+    for (const entry of syncs) entry.reject(new Error(reason));
+  }
+
+  /** Lays the effects over the server's list again; the transition from what was displayed. */
+  #display(server) {
+    const before = this.displayed;
+    this.displayed = resolvePending(this.model, this.pendingEffects.values(), before);
+    return new DisplayedTransition(before, this.displayed, server);
+  }
+
+  #redisplay() {
+    this.#emit({ type: 'pending', transition: this.#display(null) });
   }
 
   start() {
@@ -750,6 +1254,7 @@ export class LiveQuery {
     this.socket = null;
     if (socket) socket.close(1000);
     this.state = 'stopped';
+    this.#rejectSyncs('the live query stopped');
     this.#emit({ type: 'state', state: this.state });
   }
 
@@ -773,8 +1278,12 @@ export class LiveQuery {
     if (this.socket && this.state === 'live') this.socket.send(JSON.stringify({ type: 'arguments', sub: this.sub, arguments: args }));
   }
 
-  /** Makes sure rows `start..<end` (and `prefetch` around them) are sent. */
+  /** Makes sure the displayed rows `start..<end` (and `prefetch` around them) are sent. */
   showRows(start, end) {
+    // Displayed positions to the server's: pending rows shift positions within the window only.
+    const first = this.displayed.serverPosition(start);
+    end = end > start ? Math.max(first, this.displayed.serverPosition(end - 1) + 1) : first;
+    start = first;
     const from = Math.max(0, start - this.prefetch);
     const wanted = [from, Math.max(from, end + this.prefetch)];
     const current = this.model.requestedWindow ?? this.model.window;
@@ -814,6 +1323,14 @@ export class LiveQuery {
     if (message === null || typeof message !== 'object') return;
     if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
     if (message.type === 'mutated' || (message.type === 'error' && message.mutation !== undefined)) return;   // a Mutator's
+    if (message.type === 'synced') {
+      const entry = this.syncs.get(message.id);
+      if (entry) {
+        this.syncs.delete(message.id);
+        entry.resolve(message.version);
+      }
+      return;
+    }
     let output;
     try {
       output = this.model.receive(message);
@@ -842,7 +1359,10 @@ export class LiveQuery {
         this.state = 'refused';
         this.socket?.close(1000);
         this.socket = null;
+        this.#rejectSyncs(`the live query was refused: ${output.error.code}`);
       }
+      // A sync whose look failed is answered by this error: ask again once the list goes on.
+      if (output.error.code === 'queryFailed') for (const entry of this.syncs.values()) entry.sentOn = null;
       this.#emit({ type: 'failure', failure: this.failure, refused });
       return;
     }
@@ -855,11 +1375,20 @@ export class LiveQuery {
       this.failure = null;
       this.#emit({ type: 'recovered' });
     }
-    if (output.type === 'reset') this.resetsReceived += 1;
+    if (output.type === 'reset') {
+      this.resetsReceived += 1;
+      // A reset after dropped frames may have dropped a `synced` with them: ask again.
+      for (const entry of this.syncs.values()) entry.sentOn = null;
+    }
+    if (output.type === 'reset' || output.type === 'changes' || output.type === 'rows') {
+      const transition = this.#display(output.type === 'changes' ? serverPositionMapping(output.oldSections, this.model.sections, output.mapping) : null);
+      if (output.type !== 'reset') output = { ...output, transition };
+    }
     if (output.type === 'reset' || output.type === 'changes') this.awaitingSubscription = false;
     // A reset, or changes from one live query's version to another's, answer new arguments.
     if (output.type === 'reset' || (output.type === 'changes' && output.changes.from.split(':')[0] !== output.changes.to.split(':')[0])) this.acceptedArgs = null;
     if (output.type !== 'none') this.#emit(output);
+    this.#sendSyncs();
     // A window asked for while another was in flight goes out once that one is answered.
     const requested = this.model.requestedWindow;
     if (requested === null && (this.wanted[0] !== this.model.window[0] || this.wanted[1] !== this.model.window[1]) && this.socket) {
@@ -948,6 +1477,12 @@ export class MutationError extends Error {
  * as the options `nextId` and `pending`) to keep the promise across page loads; give each tab a
  * client name of its own. `mutate` resolves with the server's `mutated` and rejects with a
  * MutationError.
+ *
+ * `mutate(name, args, {effects})` also shows what the mutation is expected to do, at once, in the
+ * live queries it names — `[{list: live, insert: {id, values, placement}}, {list: live, update:
+ * {id, values}}, {list: live, delete: {id}}]`, in that order (see PendingEffect): the rows show
+ * marked pending until the list holds the mutation's commit (after `mutated`, the list's `sync()`
+ * answers), then the server's rows stand in their place; a refusal takes them back at once.
  */
 export class Mutator {
   static maximumPending = 1000;
@@ -985,13 +1520,35 @@ export class Mutator {
    * Runs published mutation `name` with `args` once; resolves with its `mutated`. After `stop()`,
    * a call starts the mutator again.
    */
-  mutate(name, args = {}) {
+  mutate(name, args = {}, { effects = [] } = {}) {
     return new Promise((resolve, reject) => {
       if (this.pending.entries.length >= Mutator.maximumPending) {
         reject(new MutationError('tooManyPending', `${Mutator.maximumPending} mutations wait for the server's answer already`));
         return;
       }
-      const mutation = this.pending.add(name, args, { resolve, reject });
+      // The effects by list, checked before anything is sent (a TypeError rejects the call).
+      const byList = new Map();
+      for (const effect of effects) {
+        const list = effect?.list;
+        if (!list || typeof list.addPending !== 'function') throw new TypeError('an effect names its list: {list: liveQuery, …}');
+        if (!byList.has(list)) byList.set(list, []);
+        byList.get(list).push(new PendingEffect(effect));
+      }
+      let key = null;
+      const waiter = {
+        resolve: (mutated) => {
+          resolve(mutated);
+          // Shown until each list holds the commit: then the server's rows stand in their place.
+          for (const list of byList.keys()) list.sync().catch(() => {}).then(() => list.removePending(key));
+        },
+        reject: (error) => {
+          for (const list of byList.keys()) list.removePending(key);
+          reject(error);
+        },
+      };
+      const mutation = this.pending.add(name, args, waiter);
+      key = `${this.client}#${mutation.id}`;
+      for (const [list, listEffects] of byList) list.addPending(key, listEffects);
       if (this.open) this.socket.send(JSON.stringify(mutation)); else this.start();
     });
   }

@@ -15,7 +15,7 @@ enum DemoLine {
 }
 
 /// What just happened to a row, shown for a moment in its gutter.
-enum DemoMark { case inserted, moved, updated }
+enum DemoMark { case inserted, moved, updated, pending }
 
 /// A list the demo shows and drives, local (``DemoSession``) or remote (``RemoteDemoSession``):
 /// the terminal screen and the headless script use only this.

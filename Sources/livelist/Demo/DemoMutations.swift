@@ -12,6 +12,12 @@ enum DemoMutations {
         case .sqlite: "CAST(strftime('%s', 'now') AS INTEGER)"
         case .postgres: "CAST(extract(epoch FROM clock_timestamp()) AS bigint)"
         }
+        // A client may choose the new conversation's identity (to show it pending under the
+        // identity the server will give it); without one, the database numbers it.
+        let id = switch engine {
+        case .sqlite: ":id"
+        case .postgres: "COALESCE(CAST(:id AS bigint), nextval(pg_get_serial_sequence('conversation', 'id')))"
+        }
         return [
             PublishedMutation(name: "setUnread", parameters: [QueryParameter("id", type: .integer), QueryParameter("unread", type: .integer)],
                               statements: [.init("UPDATE conversation SET unread = :unread, version = version + 1 WHERE id = :id AND archived = 0",
@@ -19,19 +25,24 @@ enum DemoMutations {
             PublishedMutation(name: "archive", parameters: [QueryParameter("id", type: .integer)],
                               statements: [.init("UPDATE conversation SET archived = 1, version = version + 1 WHERE id = :id AND archived = 0",
                                                  mustChangeRows: true)]),
-            PublishedMutation(name: "send", parameters: [QueryParameter("sender", type: .text), QueryParameter("subject", type: .text)],
+            PublishedMutation(name: "send", parameters: [QueryParameter("sender", type: .text), QueryParameter("subject", type: .text),
+                                                         QueryParameter("id", type: .integer, default: .null)],
                               statements: [.init("""
-                                  INSERT INTO conversation (sender, subject, unread, last_activity, day)
-                                  VALUES (:sender, :subject, 0, \(now), \(now) / \(InboxDatabase.secondsPerDay))
+                                  INSERT INTO conversation (id, sender, subject, unread, last_activity, day)
+                                  VALUES (\(id), :sender, :subject, 0, \(now), \(now) / \(InboxDatabase.secondsPerDay))
                                   """)]),
         ]
     }
 
     /// Runs mutation `name`'s statements over the local demo's database, in one transaction, with
     /// `arguments` bound by name; `false` when a statement that must change a row changed none.
-    static func run(_ name: String, arguments: [String: DatabaseValueConvertible], in database: DatabaseQueue) throws -> Bool {
+    static func run(_ name: String, arguments given: [String: DatabaseValueConvertible], in database: DatabaseQueue) throws -> Bool {
         guard let mutation = published(for: .sqlite).first(where: { $0.name == name }),
               case let .statements(statements) = mutation.definition else { throw UnknownMutation(name: name) }
+        var arguments = given
+        for parameter in mutation.parameters where arguments[parameter.name] == nil && parameter.defaultValue == .null {
+            arguments[parameter.name] = DatabaseValue.null
+        }
         do {
             try database.write { db in
                 for statement in statements {

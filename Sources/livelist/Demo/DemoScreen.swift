@@ -57,6 +57,7 @@ struct DemoScreen {
             case .inserted?: gutter = "+"; color = "32"
             case .moved?: gutter = "↕"; color = "33"
             case .updated?: gutter = "*"; color = "36"
+            case .pending?: gutter = "…"; color = "2"
             case nil: break
             }
             let check = isSelected ? "●" : " "

@@ -50,34 +50,41 @@ final class RemoteDemoSession: DemoListView {
         connect()
     }
 
-    func isLoaded(_ item: RemoteRow) -> Bool { remote.model.record(for: item) != nil }
+    func isLoaded(_ item: RemoteRow) -> Bool { remote.records.record(for: item) != nil }
 
     // MARK: Acting on rows: the server's published mutations
 
     func archiveAtCursor() {
         guard case let .row(id)? = cursor else { return }
-        act("archive", ["id": id])
+        act("archive", ["id": id], expecting: [.delete(id: id)])
     }
 
     func toggleUnreadAtCursor() {
-        guard let cursor, let path = remote.model.state.path(ofItem: cursor),
-              let record = remote.model.record(for: remote.model.state.item(at: path)), case let .integer(unread)? = record["unread"] else { return }
-        act("setUnread", ["id": record.id, "unread": .integer(1 - unread)])
+        guard let cursor, let path = remote.displayedState.path(ofItem: cursor),
+              let record = remote.records.record(for: remote.displayedState.item(at: path)), case let .integer(unread)? = record["unread"] else { return }
+        act("setUnread", ["id": record.id, "unread": .integer(1 - unread)], expecting: [.update(id: record.id, values: ["unread": .integer(1 - unread)])])
     }
 
+    /// Sends a new conversation under an identity of this client's choosing (far above the
+    /// database's own numbers), so that it shows at once, pending, where the server will put it.
     func send(subject: String) {
-        act("send", ["sender": .text("Terminal"), "subject": .text(subject)])
+        let id = WireValue.integer(Int64.random(in: (1 << 40)..<(1 << 50)))
+        let now = Int64(Date().timeIntervalSince1970)
+        let values: [String: WireValue] = ["id": id, "sender": .text("Terminal"), "subject": .text(subject), "unread": .integer(0),
+                                           "last_activity": .integer(now), "day": .integer(now / InboxDatabase.secondsPerDay), "version": .integer(0)]
+        act("send", ["id": id, "sender": .text("Terminal"), "subject": .text(subject)], expecting: [.insert(id: id, values: values)])
     }
 
-    /// Sends mutation `name`: it waits while the server is away, and is applied once when it is
-    /// back; the line says so once the list shows its commit.
-    private func act(_ name: String, _ arguments: [String: WireValue]) {
+    /// Sends mutation `name`: the list shows its expected effect at once, pending; it waits while
+    /// the server is away, and is applied once when it is back; the line says so once the list
+    /// shows its commit.
+    private func act(_ name: String, _ arguments: [String: WireValue], expecting changes: [PendingChange]) {
         lines.append("\(name): sent")
         lastAction = lines.last
         Task { [weak self, mutator, remote] in
             let line: String
             do {
-                let mutated = try await mutator.mutate(name, arguments: arguments, showingIn: [remote])
+                let mutated = try await mutator.mutate(name, arguments: arguments, expecting: [PendingEffect(remote, changes)])
                 line = "\(name) \(mutated.id): applied" + (mutated.duplicate ? " (answered again after a lost connection)" : "")
             } catch let RemoteListError.server(error) {
                 line = "\(name) \(error.mutation.map { String($0.id) } ?? "?"): refused, \(error.code): \(error.message)"
@@ -162,7 +169,7 @@ final class RemoteDemoSession: DemoListView {
 
     private func mark(_ changes: ListChanges, before: some SectionedList<RemoteSection, RemoteRow>, now: ContinuousClock.Instant) {
         let until = now.advanced(by: .milliseconds(1_500))
-        let after = remote.model.state
+        let after = remote.displayedState
         for path in changes.itemReloads where path.section < before.sectionCount && path.item < before.itemCount(inSection: path.section) {
             marks[before.item(at: path).id] = (.updated, until)
         }
@@ -193,14 +200,14 @@ final class RemoteDemoSession: DemoListView {
         remote.setArguments(["sort": .text(sort.argument), "filter": .text(filter)])
     }
 
-    var rowCount: Int { remote.model.state.count }
+    var rowCount: Int { remote.displayedState.count }
 
-    var cursorPosition: Int? { cursor.flatMap { remote.model.state.path(ofItem: $0) }.flatMap { remote.model.state.position(of: $0) } }
+    var cursorPosition: Int? { cursor.flatMap { remote.displayedState.path(ofItem: $0) }.flatMap { remote.displayedState.position(of: $0) } }
 
-    func id(atPosition position: Int) -> RemoteRowID? { remote.model.state.row(at: position).id }
+    func id(atPosition position: Int) -> RemoteRowID? { remote.displayedState.row(at: position).id }
 
     func displayedPath(ofPosition position: Int) -> ItemPath? {
-        remote.model.state.path(ofPosition: position).map { presenter.displayed.displayedPath(ofModelPath: $0) }
+        remote.displayedState.path(ofPosition: position).map { presenter.displayed.displayedPath(ofModelPath: $0) }
     }
 
     func visibleLines(now: ContinuousClock.Instant) -> [DemoLine] {
@@ -221,7 +228,8 @@ final class RemoteDemoSession: DemoListView {
                 case let .placeholder(row, state):
                     return .placeholder(id: "\(row.id)", failed: state.isFailed, isCursor: cursor == row.id)
                 case let .record(row, record):
-                    let mark = marks[row.id].flatMap { $0.until > now ? $0.mark : nil }
+                    // A row the app's own mutation shows before the server answers: dimmed.
+                    let mark = record.isPending ? .pending : marks[row.id].flatMap { $0.until > now ? $0.mark : nil }
                     return .conversation(Self.conversation(record), mark: mark, isSelected: view.isSelected(path), isCursor: cursor == row.id)
                 }
             }
@@ -278,7 +286,8 @@ final class RemoteDemoSession: DemoListView {
             // The fresh subscription holds at least the rows this list holds (its window moves on
             // as the list scrolls and grows).
             fresh.showRows(at: remote.model.window)
-            let caughtUp = remote.model.requestedWindow == nil && presenter.displayed.model.stateID == remote.model.state.stateID
+            let caughtUp = remote.model.requestedWindow == nil && remote.pendingChangesCount == 0
+                && presenter.displayed.model.stateID == remote.displayedState.stateID
             var pairs: [(RemoteListModel, RemoteListModel)] = []
             if let version = fresh.model.version, fresh.model.requestedWindow == nil {
                 freshStates.keep(fresh.model, at: version)
