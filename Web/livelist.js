@@ -785,18 +785,31 @@ class Placer {
     if (placement.edge === 'sorted') {
       const order = this.order;
       if (!order || sections.length === 0) return null;
-      // Binary search: the first slot the row sorts before (no two rows tie: the identity ends the order).
+      // The server's rows held (no effect touched them) are in its order: binary search for the
+      // gap among them (no two rows tie: the identity ends the order), then the place among the
+      // pending rows already in that gap.
       const row = { id, values };
-      let low = 0, high = slots.length;
+      const before = (other) => (other.key === null || other.values === null ? null : compareRows(order, row, other) < 0);
+      const settled = [];
+      slots.forEach((slot, index) => { if (!slot.pending) settled.push(index); });
+      let low = 0, high = settled.length;
       while (low < high) {
         const middle = (low + high) >> 1;
-        const other = slots[middle];
-        if (other.key === null || other.values === null) return null;
-        if (compareRows(order, row, other) < 0) high = middle; else low = middle + 1;
+        const comes = before(slots[settled[middle]]);
+        if (comes === null) return null;
+        if (comes) high = middle; else low = middle + 1;
       }
       // Before the first row held, or after the last, the place is exact only at the list's ends.
       if (low === 0 && this.start > 0) return null;
-      if (low === slots.length && this.end < sections.count) return null;
+      if (low === settled.length && this.end < sections.count) return null;
+      let index = low > 0 ? settled[low - 1] + 1 : 0;
+      const runEnd = low < settled.length ? settled[low] : slots.length;
+      for (; index < runEnd; index++) {
+        const comes = before(slots[index]);
+        if (comes === null) return null;
+        if (comes) break;
+      }
+      low = index;
       const first = low > 0 ? slots[low - 1].section : 0;
       const last = low < slots.length ? slots[low].section : sections.length - 1;
       if (first > last) return null;

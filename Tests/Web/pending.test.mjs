@@ -364,17 +364,14 @@ function naiveDisplayed(sections, window, groups, kind) {
   function place(row, placement, work) {
     if (placement === 'sorted') {
       if (!order || keys.length === 0) return null;
-      const isSorted = work.every((r, i) => i === 0 || compare(work[i - 1], r) < 0);
-      let index;
-      if (isSorted) {
-        index = work.filter((r) => compare(r, row) < 0).length;
-      } else {   // the rule where effects left rows out of order: the binary search's answer
-        let low = 0, high = work.length;
-        while (low < high) { const m = Math.floor((low + high) / 2); if (compare(row, work[m]) < 0) high = m; else low = m + 1; }
-        index = low;
-      }
-      if (index === 0 && start > 0) return null;
-      if (index === work.length && end < count) return null;
+      // Among the server's rows (in its order), linearly; then among the pending rows in that gap.
+      const settled = work.map((r, i) => i).filter((i) => !work[i].pending);
+      const gap = settled.filter((i) => compare(work[i], row) < 0).length;
+      if (gap === 0 && start > 0) return null;
+      if (gap === settled.length && end < count) return null;
+      const runStart = gap > 0 ? settled[gap - 1] + 1 : 0, runEnd = gap < settled.length ? settled[gap] : work.length;
+      let index = runStart;
+      while (index < runEnd && compare(row, work[index]) > 0) index++;
       const before = index > 0 ? work[index - 1].section : 0, after = index < work.length ? work[index].section : keys.length - 1;
       if (before > after) return null;
       if (!sectioned) return { index, section: before };
