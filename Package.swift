@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LiveListServer", targets: ["LiveListServer"]),
         .library(name: "LiveListServerSQLite", targets: ["LiveListServerSQLite"]),
         .library(name: "LiveListClient", targets: ["LiveListClient"]),
+        .library(name: "LiveListOffline", targets: ["LiveListOffline"]),
         .library(name: "LiveQueryPostgres", targets: ["LiveQueryPostgres"]),
         .library(name: "LiveListServerPostgres", targets: ["LiveListServerPostgres"]),
         .executable(name: "livelist", targets: ["livelist"]),
@@ -109,11 +110,16 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // A remote list and its pending mutations kept in a local SQLite file, for offline launches.
+        .target(name: "LiveListOffline", dependencies: [
+            "ListPresenter", "LiveListClient", "LiveListWire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // The headless view conforms to ListPresenter's ListTarget, so apps can test their presenter.
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: [
-            "ListDiff", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient",
+            "ListDiff", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveListOffline",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
@@ -167,7 +173,7 @@ let package = Package(
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListServerSQLite",
-            "LiveListClient", "ScratchPostgres", "OwnThread", "DroppingTransport",
+            "LiveListClient", "LiveListOffline", "ScratchPostgres", "OwnThread", "DroppingTransport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -207,7 +213,7 @@ let package = Package(
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
                 "LiveQueryCore", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveQueryPostgres",
-                "LiveListServerPostgres",
+                "LiveListServerPostgres", "LiveListOffline",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -28,6 +28,7 @@ RULES = {
     "LiveListServerSQLite": {"never": POSTGRES},
     "LiveListServerPostgres": {"never": SQLITE},
     "LiveListClient": {"never": SQLITE | POSTGRES | SERVER},
+    "LiveListOffline": {"never": POSTGRES | SERVER},
 }
 
 

@@ -107,6 +107,29 @@ public struct RemoteListModel: Sendable {
         }
     }
 
+    /// The list held, as a `reset` at its version: its sections and counts, the window, and the
+    /// rows of the window the client holds (with their values when it has them); `nil` before the
+    /// first state.
+    ///
+    /// - Complexity: O(w + s) for w rows of the window and s sections.
+    public func heldList(sub: Int = 0) -> WireReset? {
+        guard let version else { return nil }
+        let range = window.clamped(to: 0..<state.count)
+        var rows: [WireRow] = []
+        rows.reserveCapacity(range.count)
+        for position in range {
+            let row = state.row(at: position)
+            guard case let .row(id) = row.id else { continue }
+            rows.append(WireRow(position: position, id: id, values: record(for: row)?.values))
+        }
+        return WireReset(sub: sub, version: version, reason: lastResetReason ?? .subscribed, columns: columns,
+                         sections: zip(state.keys, state.counts).map { WireSection(key: $0, count: $1) },
+                         window: WireWindow(window), rows: rows, order: order)
+    }
+
+    /// Takes in a list held before (``heldList(sub:)``) as a first state.
+    mutating func restore(_ list: WireReset) -> Output { receive(list) }
+
     mutating func nextStateID() -> ListStateID {
         generation += 1
         return ListStateID(source: source, generation: generation)

@@ -1,3 +1,4 @@
+import Foundation
 import ListDiff
 import ListPresenter
 import LiveListWire
@@ -58,6 +59,11 @@ public final class RemoteLiveQuery {
     /// The list shown: the server's (``model``'s state) with the app's pending changes laid over
     /// the rows held (``showPending(_:)``); the server's own while none shows.
     public var displayedState: RemoteListState { shown.displayed }
+    /// When the list shown was held, while it is a snapshot restored by ``restore(_:)`` that the
+    /// server has not brought up to date yet (`nil` once it has: the list is live).
+    public private(set) var staleSince: Date? {
+        didSet { if staleSince != oldValue { records.onStateChanged?() } }
+    }
     /// Pending changes shown and not withdrawn yet.
     public var pendingChangesCount: Int { overlay.entries.count }
     /// Where the connection stands now; the records' `onStateChanged` hears of every change.
@@ -127,6 +133,36 @@ public final class RemoteLiveQuery {
         self.arguments = arguments
         guard connectionState == .live, let connection else { return }
         connection.send(ClientMessage.arguments(sub: sub, arguments).encoded())
+    }
+
+    /// The list held, to show again before the server is reached (``restore(_:)``): its version,
+    /// sections and counts, and the rows of its window with their values — the pending changes
+    /// left out. `nil` before the first state.
+    ///
+    /// - Complexity: O(w + s) for w rows of the window and s sections.
+    public func snapshot() -> RemoteListSnapshot? {
+        guard let list = model.heldList() else { return nil }
+        return RemoteListSnapshot(query: query, arguments: arguments, list: list, savedAt: staleSince ?? Date())
+    }
+
+    /// Shows `snapshot` as the list's first state, stale (``staleSince``), before ``start()``:
+    /// an app launched without a network shows its last list in its first frame. Once started,
+    /// the query resumes from the snapshot's version, so the server sends the changes since, in
+    /// one changeset (or a reset when it no longer has that version).
+    ///
+    /// Throws when the query has started or holds a list already, or when `snapshot` is of
+    /// another query or other arguments; nothing changes then.
+    ///
+    /// - Complexity: O(w + s) for w rows held and s sections.
+    public func restore(_ snapshot: RemoteListSnapshot) throws(RemoteListRestoreError) {
+        guard connectionState == .idle, model.version == nil else { throw .started }
+        guard snapshot.query == query else { throw .otherQuery(snapshot.query) }
+        guard snapshot.arguments == arguments else { throw .otherArguments }
+        _ = model.restore(snapshot.list)
+        if !model.window.isEmpty { wanted = model.window }
+        staleSince = snapshot.savedAt
+        shown = overlay.resolve(over: model) { model.nextStateID() }
+        send(.initial(AnySectionedList(shown.displayed)))
     }
 
     /// Shows `changes` at once over the list, marked pending, after those shown before — a
@@ -250,6 +286,7 @@ public final class RemoteLiveQuery {
                 connectionState = .live
                 failure = nil
             }
+            staleSince = nil
             deliver(output)
         } catch {
             return recover(from: error, on: connection)
@@ -403,4 +440,22 @@ public final class RemoteRecords: ListRecordProvider {
 extension Range where Bound == Int {
     /// Whether every position of `other` is in this range.
     func covers(_ other: Range<Int>) -> Bool { lowerBound <= other.lowerBound && other.upperBound <= upperBound }
+}
+
+/// Why ``RemoteLiveQuery/restore(_:)`` did not show a snapshot.
+public enum RemoteListRestoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The query has started, or holds a list already.
+    case started
+    /// The snapshot is of the query with this name.
+    case otherQuery(String)
+    /// The snapshot is of the query with other arguments.
+    case otherArguments
+
+    public var description: String {
+        switch self {
+        case .started: "the query has started: a snapshot is shown before start()"
+        case let .otherQuery(name): "the snapshot is of the query \"\(name)\""
+        case .otherArguments: "the snapshot is of the query with other arguments"
+        }
+    }
 }

@@ -35,6 +35,11 @@ public final class RemoteMutator {
     public var pendingCount: Int { pending.entries.count }
     /// The mutations not answered yet, in number order: what to keep for the next launch.
     public var pendingMutations: [WireMutation] { pending.toResend }
+    /// Called on the main actor whenever ``nextID`` or ``pendingMutations`` change: after a
+    /// mutation is numbered and before it is sent, and after each answer. Keep them there
+    /// (synchronously, or a crash after the send loses the number: the next launch would number
+    /// a new mutation as one the server has applied, and be answered with the old one's outcome).
+    public var onPendingChange: (() -> Void)?
     /// The most mutations that may wait for an answer (the server answers for a client's latest
     /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:)`` throws.
     public static let maximumPending = 1_000
@@ -92,6 +97,7 @@ public final class RemoteMutator {
         defer { for (list, id) in shown { list.withdrawPending(id) } }
         let mutated = try await withCheckedThrowingContinuation { continuation in
             let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
+            onPendingChange?()
             if let connection {
                 connection.send(ClientMessage.mutate(mutation).encoded())
             } else {
@@ -160,6 +166,7 @@ public final class RemoteMutator {
             return
         default: return
         }
+        if case .finish = decision { onPendingChange?() }
         switch decision {
         case let .finish(waiter, .success(mutated)):
             busyAnswers = 0

@@ -72,6 +72,7 @@ struct BenchCommand: ParsableCommand {
             try MainActor.assumeIsolated { try EndToEndBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try WireBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             try MainActor.assumeIsolated { try MutationBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
+            try MainActor.assumeIsolated { try OfflineBenchmarks.run(quick: quick, filter: filter) }.forEach(report)
             let postgres = postgres
             do {
                 try waitFor { try await PostgresBenchmarks.run(quick: quick, filter: filter, url: postgres) }.forEach(report)

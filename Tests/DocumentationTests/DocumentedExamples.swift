@@ -26,7 +26,7 @@ enum DocumentedExamples {
     /// The examples folder, relative to the package root.
     /// The modules whose doc comments hold examples.
     static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer",
-                          "LiveListServerSQLite", "LiveListServerPostgres", "LiveListClient",
+                          "LiveListServerSQLite", "LiveListServerPostgres", "LiveListClient", "LiveListOffline",
                           "LiveQueryPostgres"]
     static let folder = "Tests/DocumentationTests/Examples"
     /// What a developer runs when an example file is missing, stale or left over.

@@ -18,13 +18,14 @@ final class WireClient {
     let view: HeadlessListView<Cells.Content, SectionHeaderContent<RemoteSection>>
     let dataSource: CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>
 
-    init(url: String, query: String = "inbox", viewportRows: Int, window: Range<Int>, transport: any RemoteTransport = WebSocketTransport()) {
+    init(url: String, query: String = "inbox", viewportRows: Int, window: Range<Int>, transport: any RemoteTransport = WebSocketTransport(),
+         startsAtOnce: Bool = true) {
         remote = RemoteLiveQuery(url: url, query: query, window: window, prefetch: 10, transport: transport)
         cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 10)
         (view, dataSource) = cells.attachHeadlessView(viewportRows: viewportRows)
         let cells = cells
         remote.onEvent = { event in cells.receive(event) }
-        remote.start()
+        if startsAtOnce { remote.start() }
     }
 
     /// Why the list differs from the database's answer (`nil`: it equals it) — every section and

@@ -1,0 +1,242 @@
+import Foundation
+import GRDB
+import ListPresenter
+import LiveListClient
+import LiveListWire
+
+/// Keeps an app's remote lists and its pending mutations in a local SQLite file, so that an app
+/// launched without a network shows its last lists in its first frame — stale, with the time they
+/// were held — accepts mutations as pending, and, once the server is back, resumes each list with
+/// one changeset and sends the mutations in order, each applied once.
+///
+/// ```swift
+/// import Foundation
+/// import LiveListClient
+/// import LiveListOffline
+///
+/// @MainActor
+/// func launch(store: OfflineStore) throws -> (RemoteLiveQuery, RemoteMutator) {
+///     let inbox = RemoteLiveQuery(url: "ws://127.0.0.1:8080/live", query: "inbox")
+///     try store.keep(inbox, as: "inbox")                       // the last list, shown at once
+///     let mutator = try store.mutator(url: "ws://127.0.0.1:8080/live")   // its pending mutations
+///     inbox.start()
+///     mutator.start()
+///     return (inbox, mutator)
+/// }
+/// ```
+///
+/// What it keeps is bounded: each list's counts, sections and the rows of its window (never the
+/// whole list), and at most ``RemoteMutator/maximumPending`` mutations. A list is written a
+/// moment after it changes (``saveDelay``), off the main actor; a mutator's numbers and pending
+/// mutations are written on the main actor before each mutation is sent.
+@MainActor
+public final class OfflineStore {
+    /// How long after a list's change it is written (later changes within it are written with it).
+    public static let saveDelay: Duration = .milliseconds(500)
+
+    /// What ``keep(_:as:)`` found.
+    public enum Restored: Sendable, Equatable {
+        /// The list saved under the key, held at this time, is shown (stale).
+        case restored(savedAt: Date)
+        /// Nothing is saved under the key.
+        case nothingSaved
+        /// A list is saved under the key, but of another query or other arguments (it is
+        /// replaced by this one's), or the query had started.
+        case notRestored(RemoteListRestoreError)
+        /// The saved list cannot be read (a damaged file): it is replaced by this one's.
+        case damaged(WireDecodingError)
+    }
+
+    /// The file.
+    public let path: String
+    /// The last error writing a list or a mutator's state (`nil`: every write succeeded since).
+    public private(set) var lastSaveError: (any Error)?
+
+    private let database: DatabaseQueue
+    private var kept: [String: (query: RemoteLiveQuery, subscription: ListSourceSubscription)] = [:]
+    /// Lists changed and not written yet, and whether a write is under way.
+    private var dirty = Set<String>()
+    private var writing = false
+    private var scheduled: Task<Void, Never>?
+    /// The pending mutations written, by client.
+    private var written: [String: Set<Int64>] = [:]
+
+    /// Opens (or creates) the store at `path`.
+    public init(path: String) throws {
+        self.path = path
+        database = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("livelist-offline-1") { db in
+            try db.execute(sql: """
+                CREATE TABLE livelist_offline_list (
+                    key TEXT PRIMARY KEY, query TEXT NOT NULL, arguments TEXT NOT NULL, list TEXT NOT NULL, saved_at REAL NOT NULL);
+                CREATE TABLE livelist_offline_mutator (url TEXT PRIMARY KEY, client TEXT NOT NULL, next_id INTEGER NOT NULL);
+                CREATE TABLE livelist_offline_mutation (
+                    client TEXT NOT NULL, id INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (client, id));
+                """)
+        }
+        try migrator.migrate(database)
+    }
+
+    /// Shows the list saved under `key` in `query` (before it starts), and from now on keeps
+    /// `query`'s list there. Call it before ``RemoteLiveQuery/start()``.
+    ///
+    /// - Complexity: O(w + s) on the main actor for the w rows and s sections saved.
+    @discardableResult
+    public func keep(_ query: RemoteLiveQuery, as key: String) throws -> Restored {
+        let saved = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT query, arguments, list, saved_at FROM livelist_offline_list WHERE key = ?", arguments: [key])
+        }
+        var restored = Restored.nothingSaved
+        if let saved {
+            do {
+                let snapshot = try RemoteListSnapshot(query: saved["query"], arguments: saved["arguments"], list: saved["list"],
+                                                      savedAt: Date(timeIntervalSince1970: saved["saved_at"]))
+                try query.restore(snapshot)
+                restored = .restored(savedAt: snapshot.savedAt)
+            } catch let error as WireDecodingError {
+                restored = .damaged(error)
+            } catch let error as RemoteListRestoreError {
+                restored = .notRestored(error)
+            }
+        }
+        let subscription = query.subscribe { [weak self] _ in self?.changed(key) }
+        kept[key] = (query, subscription)
+        return restored
+    }
+
+    /// Stops keeping the list saved under `key` (what is saved stays).
+    public func forget(_ key: String) {
+        kept[key]?.subscription.cancel()
+        kept[key] = nil
+        dirty.remove(key)
+    }
+
+    /// A mutator for the server at `url` under this app's client name (made and kept here on
+    /// the first call), numbering from where the last launch stopped, with the mutations it left
+    /// pending — sent, in order, once it starts. Its numbers and pending mutations are written
+    /// here before each mutation is sent.
+    public func mutator(url: String, transport: any RemoteTransport = WebSocketTransport()) throws -> RemoteMutator {
+        let (client, nextID, pending) = try database.write { db -> (String, Int64, [WireMutation]) in
+            if let row = try Row.fetchOne(db, sql: "SELECT client, next_id FROM livelist_offline_mutator WHERE url = ?", arguments: [url]) {
+                let client: String = row["client"]
+                var pending: [WireMutation] = []
+                for message in try String.fetchAll(db, sql: "SELECT message FROM livelist_offline_mutation WHERE client = ? ORDER BY id", arguments: [client]) {
+                    guard case let .mutate(mutation) = try ClientMessage.decode(Array(message.utf8)) else {
+                        throw WireDecodingError.invalidField("type", "a kept mutation is not a mutate message")
+                    }
+                    pending.append(mutation)
+                }
+                return (client, row["next_id"], pending)
+            }
+            let client = "app-" + UUID().uuidString.lowercased()
+            try db.execute(sql: "INSERT INTO livelist_offline_mutator (url, client, next_id) VALUES (?, ?, 1)", arguments: [url, client])
+            return (client, 1, [])
+        }
+        written[client] = Set(pending.map(\.id))
+        let mutator = RemoteMutator(url: url, client: client, nextID: nextID, pending: pending, transport: transport)
+        mutator.onPendingChange = { [weak self, weak mutator] in
+            guard let self, let mutator else { return }
+            self.write(mutator)
+        }
+        return mutator
+    }
+
+    /// Writes every kept list now (an app going to the background), on the main actor.
+    ///
+    /// - Complexity: O(w + s) for the w rows and s sections of all kept lists.
+    public func save() throws {
+        scheduled?.cancel()
+        scheduled = nil
+        let snapshots = kept.compactMap { key, entry in entry.query.snapshot().map { (key, $0) } }
+        dirty.removeAll()
+        try Self.write(snapshots, to: database)
+    }
+
+    /// What the store holds for `key`, as written (for tests and diagnostics): the rows of its
+    /// list and when it was held.
+    public func savedList(_ key: String) throws -> RemoteListSnapshot? {
+        try database.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT query, arguments, list, saved_at FROM livelist_offline_list WHERE key = ?", arguments: [key]) else {
+                return nil
+            }
+            return try RemoteListSnapshot(query: row["query"], arguments: row["arguments"], list: row["list"],
+                                          savedAt: Date(timeIntervalSince1970: row["saved_at"]))
+        }
+    }
+
+    // MARK: Writing
+
+    private func changed(_ key: String) {
+        dirty.insert(key)
+        guard scheduled == nil, !writing else { return }
+        scheduled = Task { [weak self] in
+            try? await Task.sleep(for: Self.saveDelay)
+            guard let self, !Task.isCancelled else { return }
+            scheduled = nil
+            await writeDirty()
+        }
+    }
+
+    /// Writes the lists changed, off the main actor, one write at a time; lists changed meanwhile
+    /// are written after it.
+    private func writeDirty() async {
+        guard !writing, !dirty.isEmpty else { return }
+        writing = true
+        let snapshots = dirty.compactMap { key in kept[key]?.query.snapshot().map { (key, $0) } }
+        dirty.removeAll()
+        let database = database
+        let result = await Task.detached { () -> Result<Void, any Error> in
+            Result { try Self.write(snapshots, to: database) }
+        }.value
+        writing = false
+        if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
+        if !dirty.isEmpty, scheduled == nil {
+            scheduled = Task { [weak self] in
+                try? await Task.sleep(for: Self.saveDelay)
+                guard let self, !Task.isCancelled else { return }
+                scheduled = nil
+                await writeDirty()
+            }
+        }
+    }
+
+    private nonisolated static func write(_ snapshots: [(String, RemoteListSnapshot)], to database: DatabaseQueue) throws {
+        let encoded = snapshots.map { key, snapshot in (key, snapshot, snapshot.encoded()) }
+        try database.write { db in
+            for (key, snapshot, texts) in encoded {
+                try db.execute(sql: """
+                    INSERT INTO livelist_offline_list (key, query, arguments, list, saved_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (key) DO UPDATE SET query = excluded.query, arguments = excluded.arguments, list = excluded.list,
+                        saved_at = excluded.saved_at
+                    """, arguments: [key, snapshot.query, texts.arguments, texts.list, snapshot.savedAt.timeIntervalSince1970])
+            }
+        }
+    }
+
+    /// Writes `mutator`'s next number and the changes to its pending mutations, on the main actor.
+    private func write(_ mutator: RemoteMutator) {
+        let client = mutator.client, nextID = mutator.nextID, url = mutator.url
+        let pending = mutator.pendingMutations
+        let before = written[client] ?? []
+        let now = Set(pending.map(\.id))
+        let added = pending.filter { !before.contains($0.id) }
+        let removed = before.subtracting(now)
+        do {
+            try database.write { db in
+                try db.execute(sql: "UPDATE livelist_offline_mutator SET next_id = ? WHERE url = ? AND client = ?", arguments: [nextID, url, client])
+                for id in removed {
+                    try db.execute(sql: "DELETE FROM livelist_offline_mutation WHERE client = ? AND id = ?", arguments: [client, id])
+                }
+                for mutation in added {
+                    try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_mutation (client, id, message) VALUES (?, ?, ?)",
+                                   arguments: [client, mutation.id, ClientMessage.mutate(mutation).encoded()])
+                }
+            }
+            written[client] = now
+            lastSaveError = nil
+        } catch {
+            lastSaveError = error
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import ListDiff
+import ListPresenter
+import ListTesting
+import LiveListClient
+import LiveListOffline
+import LiveListServer
+import LiveListWire
+import Testing
+
+/// Lists and mutations kept across launches in a local file: an app launched without its server
+/// shows its last list at once, stale; resumes with one changeset; sends the mutations it left
+/// pending, each applied once.
+@Suite("Offline store", .serialized, .timeLimit(.minutes(2)))
+@MainActor
+struct OfflineStoreTests {
+    static func storePath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("livelist-offline-\(UUID().uuidString).sqlite").path
+    }
+
+    /// The rows of `remote`'s window shown: (id, values).
+    static func held(_ remote: RemoteLiveQuery) -> [[WireValue]] {
+        let state = remote.displayedState
+        return remote.model.window.clamped(to: 0..<state.count).compactMap { remote.records.record(for: state.row(at: $0))?.values }
+    }
+
+    @Test("A relaunch shows the last list in its first frame, stale and bounded by the window, then resumes with one changeset to the SELECT; a damaged or mismatched snapshot is not shown")
+    func listAcrossLaunches() async throws {
+        let fixture = try await WireFixture.start(rows: 300, seed: 23)
+        var random = SeededRandomNumberGenerator(seed: 23)
+        let path = Self.storePath()
+        // First launch: the list followed and kept (written a moment after it changes).
+        let first = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40)
+        var store: OfflineStore? = try OfflineStore(path: path)
+        #expect(try store?.keep(first.remote, as: "inbox") == .nothingSaved)
+        try await eventually("first state") { first.matches(try fixture.select()) }
+        try await fixture.randomWrites(5, &random)
+        try await eventually("caught up") { first.matches(try fixture.select()) }
+        try await eventually("written") { try store?.savedList("inbox")?.list.version == first.remote.model.version }
+        let saved = try #require(try store?.savedList("inbox"))
+        #expect(saved.list.rows.count <= 40, "the window's rows, not the list's \(first.remote.model.state.count)")
+        #expect(saved.list.sections.map(\.count).reduce(0, +) == first.remote.model.state.count)
+        let lastShown = Self.held(first.remote)
+        first.remote.stop()
+        store = nil
+
+        // Meanwhile, the database changes.
+        try await fixture.randomWrites(8, &random)
+
+        // Second launch: the list is in the first frame, before any connection.
+        let relaunched = try OfflineStore(path: path)
+        let second = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40, startsAtOnce: false)
+        guard case let .restored(savedAt) = try relaunched.keep(second.remote, as: "inbox") else {
+            Issue.record("not restored")
+            return
+        }
+        #expect(second.remote.staleSince == savedAt)
+        #expect(Self.held(second.remote) == lastShown)
+        #expect(second.presenter.displayed.model.stateID == second.remote.displayedState.stateID)
+        #expect(second.view.violations.isEmpty)
+        #expect(second.view.staleCells(recordsEqual: ==).isEmpty)
+        #expect(!second.view.visibleItems.isEmpty)
+        #expect(second.view.visibleItems.allSatisfy { if case .record? = second.view.cellContent(at: $0) { true } else { false } })
+
+        // Connected: one changeset from the snapshot's version, no reset.
+        second.remote.start()
+        try await eventually("resumed") { second.matches(try fixture.select()) }
+        #expect(second.remote.staleSince == nil)
+        #expect(second.remote.resetsReceived == 0)
+
+        // A snapshot of other arguments is not shown; a damaged one neither, and the list follows.
+        let other = RemoteLiveQuery(url: fixture.url, query: "inbox", arguments: ["folder": .text("archive")])
+        #expect(try relaunched.keep(other, as: "inbox") == .notRestored(.otherArguments))
+        #expect(other.model.version == nil)
+        relaunched.forget("inbox")
+        let database = try DatabaseQueue(path: path)
+        try await database.write { db in try db.execute(sql: "UPDATE livelist_offline_list SET list = substr(list, 1, 40)") }
+        let third = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40, startsAtOnce: false)
+        guard case .damaged = try relaunched.keep(third.remote, as: "inbox") else {
+            Issue.record("a damaged snapshot was shown")
+            return
+        }
+        #expect(third.remote.model.version == nil)
+        third.remote.start()
+        try await eventually("follows") { third.matches(try fixture.select()) }
+        for client in [second, third] { client.remote.stop() }
+        await fixture.stop()
+    }
+
+    @Test("Mutations made while the server is away stay pending across a relaunch, numbered before they are sent, and land once when it is back")
+    func mutationsAcrossLaunches() async throws {
+        var fixture = try await WireFixture.start(rows: 40, seed: 5, mutations: PendingChangesTests.mutations)
+        let path = Self.storePath()
+        let ids = try fixture.select().rows.prefix(3).map { $0[0] }
+        var store: OfflineStore? = try OfflineStore(path: path)
+        var mutator = try #require(try store?.mutator(url: fixture.url))
+        let client = mutator.client
+        try await within("a first mutation") { _ = try await mutator.mutate("archive", arguments: ["id": ids[0]]) }
+        await fixture.stop()
+
+        // Offline: two mutations wait; their numbers are kept before they are sent.
+        var waiting: [Task<WireMutated, any Error>] = []
+        for id in ids.dropFirst() {
+            let mutator = mutator
+            waiting.append(Task { @MainActor in try await mutator.mutate("archive", arguments: ["id": id]) })
+        }
+        try await eventually("pending") { mutator.pendingCount == 2 }
+        let kept = try DatabaseQueue(path: path)
+        #expect(try await kept.read { db in try Int64.fetchOne(db, sql: "SELECT next_id FROM livelist_offline_mutator") } == 4)
+        #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 2)
+        mutator.stop()
+        for task in waiting { await #expect(throws: CancellationError.self) { try await task.value } }
+        store = nil
+
+        // Relaunched, and the server back: the two land once, in order; the next is number 4.
+        let relaunched = try OfflineStore(path: path)
+        mutator = try relaunched.mutator(url: fixture.url)
+        #expect(mutator.client == client)
+        #expect(mutator.nextID == 4)
+        #expect(mutator.pendingCount == 2)
+        fixture = try await fixture.restart(mutations: PendingChangesTests.mutations)
+        mutator.start()
+        try await eventually("sent again and answered") { mutator.pendingCount == 0 }
+        try await within("the next mutation") { _ = try? await mutator.mutate("archive", arguments: ["id": ids[0]]) }
+        let (archived, last) = try await fixture.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE folder = 'archive' AND id IN (\(ids.map { "\($0)" }.joined(separator: ",")))"),
+             try Int64.fetchOne(db, sql: "SELECT last_id FROM livelist_mutation_client WHERE client = ?", arguments: [client]))
+        }
+        #expect(archived == 3)
+        #expect(last == 4)
+        #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 0)
+        mutator.stop()
+        await fixture.stop()
+    }
+}
