@@ -21,10 +21,11 @@ struct MutationOracleTests {
             .init("UPDATE tally SET value = (value * 31 + :k) % 1000000007 WHERE client = :client"),
             .init("INSERT INTO step_log (client, k) VALUES (:client, :k)"),
         ]),
-        // A row of the inbox list the clients show.
-        PublishedMutation(name: "note", parameters: [QueryParameter("client", type: .text), QueryParameter("k", type: .integer),
-                                                     QueryParameter("subject", type: .text)], statements: [
-            .init("INSERT INTO message (day, sender, subject, folder) VALUES (:k, :client, :subject, 'inbox')"),
+        // A row of the inbox list the clients show, under an identity the client chose (its pending
+        // row's).
+        PublishedMutation(name: "note", parameters: [QueryParameter("id", type: .integer), QueryParameter("client", type: .text),
+                                                     QueryParameter("k", type: .integer), QueryParameter("subject", type: .text)], statements: [
+            .init("INSERT INTO message (id, day, sender, subject, folder) VALUES (:id, :k, :client, :subject, 'inbox')"),
         ]),
         // Refused (`conflict`) unless the client's note of day k is in the inbox.
         PublishedMutation(name: "archive", parameters: [QueryParameter("client", type: .text), QueryParameter("k", type: .integer)], statements: [
@@ -34,14 +35,30 @@ struct MutationOracleTests {
 
     enum Operation: Sendable {
         case step(Int64)
-        case note(Int64, String)
+        /// A note: its identity, day and subject.
+        case note(Int64, Int64, String)
         case archive(Int64)
 
         func call(client: String) -> (name: String, arguments: [String: WireValue]) {
             switch self {
             case let .step(k): ("step", ["client": .text(client), "k": .integer(k)])
-            case let .note(k, subject): ("note", ["client": .text(client), "k": .integer(k), "subject": .text(subject)])
+            case let .note(id, k, subject): ("note", ["id": .integer(id), "client": .text(client), "k": .integer(k), "subject": .text(subject)])
             case let .archive(k): ("archive", ["client": .text(client), "k": .integer(k)])
+            }
+        }
+
+        /// What the client expects on its list: a note's row, or the rows of its notes of the day
+        /// gone (`before`: the operations sent before this one).
+        func expected(client: String, before: ArraySlice<Operation>) -> [PendingChange] {
+            switch self {
+            case .step: []
+            case let .note(id, k, subject):
+                [.insert(id: .integer(id), values: ["id": .integer(id), "day": .integer(k), "sender": .text(client), "subject": .text(subject)])]
+            case let .archive(k):
+                before.compactMap { operation in
+                    if case let .note(id, day, _) = operation, day == k { return .delete(id: .integer(id)) }
+                    return nil
+                }
             }
         }
     }
@@ -67,7 +84,7 @@ struct MutationOracleTests {
             case let .step(k):
                 tally = ((tally ?? 0) * 31 + k) % 1_000_000_007
                 steps.append(k)
-            case let .note(k, _):
+            case let .note(_, k, _):
                 notes.append((k, false))
             case let .archive(k):
                 let inbox = notes.indices.filter { notes[$0].day == k && !notes[$0].archived }
@@ -77,16 +94,16 @@ struct MutationOracleTests {
         }
     }
 
-    static func randomOperations(_ count: Int, _ random: inout SeededRandomNumberGenerator) -> [Operation] {
+    static func randomOperations(_ count: Int, client: Int, _ random: inout SeededRandomNumberGenerator) -> [Operation] {
         var days: [Int64] = []
-        return (0..<count).map { _ in
+        return (0..<count).map { index in
             switch random.next(upTo: 4) {
             case 0, 1: return .step(Int64(random.next(upTo: 1_000)))
             case 2:
                 // Days from 1,000 up: the fixture's own rows have smaller ones.
-                let k = Int64(1_000 + random.next(upTo: 40))
+                let k = Int64(1_000 + random.next(upTo: 8))
                 days.append(k)
-                return .note(k, WireFixture.text(&random))
+                return .note(Int64(1_000_000 * (client + 1) + index), k, WireFixture.text(&random))
             default:
                 // Mostly a note sent before (maybe archived already), sometimes none.
                 return .archive(days.isEmpty || random.next(upTo: 4) == 0 ? Int64(2_000 + random.next(upTo: 5)) : days[random.next(upTo: days.count)])
@@ -94,7 +111,7 @@ struct MutationOracleTests {
         }
     }
 
-    @Test("pipelined mutations of three clients through cut connections and a server restart: each applied once, in order, as the serial oracle says")
+    @Test("pipelined mutations of three clients, each showing its expected effect as pending rows, through cut connections and a server restart: each applied once, in order, as the serial oracle says; no row shown twice")
     @MainActor
     func oracle() async throws {
         let seed = SeededRandomNumberGenerator.testSeed("mutation oracle")
@@ -107,8 +124,8 @@ struct MutationOracleTests {
         let transport = DroppingTransport()
         let names = ["c0", "c1", "ü\u{308}-c2"]
         let mutators = names.map { RemoteMutator(url: fixture.url, client: $0, transport: transport) }
-        let lists = names.map { _ in WireClient(url: fixture.url, viewportRows: 10, window: 0..<60, transport: transport) }
-        let operations = names.map { _ in Self.randomOperations(40, &random) }
+        let lists = names.map { _ in PendingChangesTests.Watched(url: fixture.url, window: 0..<60, viewportRows: 10, transport: transport) }
+        let operations = names.indices.map { Self.randomOperations(40, client: $0, &random) }
 
         // Every client's mutations, 4 more each round without waiting for answers (all of them may be
         // in flight), while connections are cut: at random, and surely in rounds 2 and 7.
@@ -116,11 +133,13 @@ struct MutationOracleTests {
         var drops = 0
         for round in 0..<10 {
             for (client, mutator) in mutators.enumerated() {
-                for operation in operations[client][(round * 4)..<(round * 4 + 4)] {
+                for index in (round * 4)..<(round * 4 + 4) {
+                    let operation = operations[client][index]
                     let (name, arguments) = operation.call(client: names[client])
+                    let effects = [PendingEffect(lists[client].remote, operation.expected(client: names[client], before: operations[client][..<index]))]
                     tasks[client].append(Task { @MainActor in
                         do {
-                            let mutated = try await mutator.mutate(name, arguments: arguments)
+                            let mutated = try await mutator.mutate(name, arguments: arguments, expecting: effects)
                             return Outcome(id: mutated.id, refused: false, duplicate: mutated.duplicate)
                         } catch let RemoteListError.server(error) where error.code == .conflict {
                             return Outcome(id: error.mutation?.id ?? -1, refused: true)
@@ -171,8 +190,17 @@ struct MutationOracleTests {
             #expect(held.map(\.archived) == serial.notes.map(\.archived), "seed \(seed), \(name): archived")
             #expect(last == 40)
         }
-        // Every list, through the cuts and the restart, equals the SELECT.
-        try await eventually("every list equals the SELECT", seconds: 20) { try lists.allSatisfy { $0.matches(try fixture.select()) } }
+        // Every list, through the cuts and the restart, equals the SELECT; no pending row stood
+        // beside its server row, and none became it by a delete and an insert.
+        try await eventually("every list equals the SELECT", seconds: 20) { try lists.allSatisfy { $0.client.matches(try fixture.select()) } }
+        let pendingShown = lists.map(\.pendingRowsShown)
+        print("mutation oracle seed \(seed): pending rows shown \(pendingShown)")
+        for list in lists {
+            #expect(list.remote.pendingChangesCount == 0)
+            #expect(list.shownTwice.isEmpty, "seed \(seed): \(list.shownTwice)")
+            #expect(list.deletedAndInserted.isEmpty, "seed \(seed): \(list.deletedAndInserted)")
+        }
+        #expect(pendingShown.reduce(0, +) > 0)
         for mutator in mutators { mutator.stop() }
         for list in lists { list.remote.stop() }
         await fixture.stop()

@@ -20,10 +20,14 @@ struct PendingChangesTests {
     final class Watched {
         let client: WireClient
         var deletedAndInserted: [WireValue] = []
+        /// Identities a state handed to the presenter held twice.
+        var shownTwice: [WireValue] = []
+        /// Pending rows in the states handed to the presenter, counted once per state.
+        var pendingRowsShown = 0
         var changesets = 0
 
-        init(url: String, window: Range<Int>, viewportRows: Int) {
-            client = WireClient(url: url, viewportRows: viewportRows, window: window)
+        init(url: String, window: Range<Int>, viewportRows: Int, transport: any RemoteTransport = WebSocketTransport()) {
+            client = WireClient(url: url, viewportRows: viewportRows, window: window, transport: transport)
             let cells = client.cells
             client.remote.onEvent = { [weak self] event in
                 if case let .changes(changeset, _) = event { self?.check(changeset) }
@@ -35,6 +39,14 @@ struct PendingChangesTests {
 
         private func check(_ changeset: Changeset<RemoteSection, RemoteRow>) {
             changesets += 1
+            var seen = Set<WireValue>()
+            let shown = remote.displayedState
+            for position in remote.model.window.clamped(to: 0..<shown.count) {
+                let row = shown.row(at: position)
+                guard case let .row(id) = row.id else { continue }
+                if !seen.insert(id).inserted { shownTwice.append(id) }
+                if remote.records.record(for: row)?.isPending == true { pendingRowsShown += 1 }
+            }
             guard let before = changeset.before, let after = changeset.after else { return }
             let changes = changeset.changes
             let deletedSections = Set(changes.sectionDeletes), insertedSections = Set(changes.sectionInserts)
