@@ -16,6 +16,9 @@
 // effects of the client's own mutations laid over them. A row an effect shows or changes has the
 // class `pending` and `aria-busy="true"`; a pending row that becomes the server's keeps its element
 // (its key is its identity), and a row leaving fades out with the class `ll-leaving`.
+//
+// A list restored from an OfflineStore shows at once (construct the view after `store.keep`),
+// with the class `ll-stale` on the scroller until the server's first message.
 
 import { displayText } from './livelist.js';
 
@@ -134,6 +137,7 @@ export class LiveListView extends EventTarget {
     this.scroller.addEventListener('keydown', (event) => this.#key(event));
     this.scroller.addEventListener('scrollend', () => { if (this.smoothScrolling) { this.smoothScrolling = false; this.#flush(); } });
     live.onEvent = (event) => this.#event(event);
+    this.scroller.classList.toggle('ll-stale', live.staleSince != null);
     this.layout = this.#makeLayout();
     live.start();
     this.#render(null);
@@ -188,6 +192,8 @@ export class LiveListView extends EventTarget {
   }
 
   #event(event) {
+    // A list restored offline (`live.restore`) until the server answers: the class `ll-stale`.
+    this.scroller.classList.toggle('ll-stale', this.live.staleSince != null);
     switch (event.type) {
       case 'reset':
         this.#reset();
@@ -201,9 +207,9 @@ export class LiveListView extends EventTarget {
         this.#follow(event.transition);
         this.#schedule(null);
         break;
-      default:   // state, failure, recovered
+      default:   // state, failure, recovered, stale
         this.#schedule(null);
-        this.dispatchEvent(new CustomEvent('statechange', { detail: { state: this.live.state, failure: this.live.failure } }));
+        this.dispatchEvent(new CustomEvent('statechange', { detail: { state: this.live.state, failure: this.live.failure, staleSince: this.live.staleSince ?? null } }));
     }
   }
 

@@ -51,6 +51,8 @@ public final class RemoteMutator {
     private var resend: Task<Void, Never>?
     /// Resends after `mutationUnavailable` in a row: each waits longer, up to 5 s.
     private var busyAnswers = 0
+    /// The expected effects shown for each pending mutation, by number.
+    private var shownEffects: [Int64: [(list: RemoteLiveQuery, changes: [PendingChange], id: PendingChangesID)]] = [:]
 
     /// A mutator for client `client` (1 to 128 bytes of UTF-8, kept across launches) whose next
     /// mutation is numbered `nextID`, with the mutations `pending` from a previous launch (sent
@@ -70,8 +72,8 @@ public final class RemoteMutator {
     /// it at once, before the call suspends, marked pending (``RemoteRecord/isPending``), and
     /// withdraws it once the list holds the commit — by then the server's rows stand in its
     /// place, so the pending row becomes the server's as the same row (moved or reloaded, never
-    /// deleted and inserted). When the mutation is refused, or the call throws for any reason,
-    /// the lists take the change back in one changeset.
+    /// deleted and inserted). When the mutation is refused the lists take the change back in one
+    /// changeset; after ``stop()`` it stays shown, as the mutation stays pending (``effects(ofMutation:)``).
     ///
     /// ```swift
     /// import LiveListClient
@@ -93,16 +95,25 @@ public final class RemoteMutator {
     public func mutate(_ name: String, arguments: [String: WireValue] = [:], showingIn lists: [RemoteLiveQuery] = [],
                        expecting effects: [PendingEffect] = []) async throws -> WireMutated {
         guard pending.entries.count < Self.maximumPending else { throw RemoteMutatorError.tooManyPending(Self.maximumPending) }
-        let shown = effects.map { ($0.list, $0.list.showPending($0.changes)) }
-        defer { for (list, id) in shown { list.withdrawPending(id) } }
-        let mutated = try await withCheckedThrowingContinuation { continuation in
-            let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
-            onPendingChange?()
-            if let connection {
-                connection.send(ClientMessage.mutate(mutation).encoded())
-            } else {
-                start()
+        var number: Int64?
+        let mutated: WireMutated
+        do {
+            mutated = try await withCheckedThrowingContinuation { continuation in
+                let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
+                number = mutation.id
+                show(effects, forMutation: mutation.id)
+                onPendingChange?()
+                if let connection {
+                    connection.send(ClientMessage.mutate(mutation).encoded())
+                } else {
+                    start()
+                }
             }
+        } catch is CancellationError {
+            throw CancellationError()   // Still pending: its rows stay shown as such.
+        } catch {
+            if let number { withdrawEffects(ofMutation: number) }
+            throw error
         }
         var waited = Set<ObjectIdentifier>()
         for list in lists + effects.map(\.list) where waited.insert(ObjectIdentifier(list)).inserted {
@@ -113,7 +124,42 @@ public final class RemoteMutator {
                 continue
             }
         }
+        if let number { withdrawEffects(ofMutation: number) }
         return mutated
+    }
+
+    /// The expected effects shown for pending mutation `id`.
+    public func effects(ofMutation id: Int64) -> [PendingEffect] {
+        shownEffects[id]?.map { PendingEffect($0.list, $0.changes) } ?? []
+    }
+
+    /// Shows `effects` for pending mutation `id` — one restored from a previous launch — until it
+    /// is answered, as ``mutate(_:arguments:showingIn:expecting:)`` shows its own. Nothing happens
+    /// when no mutation `id` is pending.
+    public func show(_ effects: [PendingEffect], forMutation id: Int64) {
+        guard !effects.isEmpty, pending.entries.contains(where: { $0.mutation.id == id }) else { return }
+        for effect in effects {
+            shownEffects[id, default: []].append((effect.list, effect.changes, effect.list.showPending(effect.changes)))
+        }
+    }
+
+    /// Takes back the effects of mutation `id` from their lists.
+    private func withdrawEffects(ofMutation id: Int64) {
+        for (list, _, shown) in shownEffects.removeValue(forKey: id) ?? [] { list.withdrawPending(shown) }
+    }
+
+    /// A mutation answered while no call waits for it (restored, or its caller gone): its
+    /// effects go once its lists hold the commit (at once when it was refused).
+    private func settleEffects(ofMutation id: Int64, applied: Bool) {
+        guard let shown = shownEffects[id] else { return }
+        guard applied else { return withdrawEffects(ofMutation: id) }
+        Task { [weak self] in
+            var waited = Set<ObjectIdentifier>()
+            for (list, _, _) in shown where waited.insert(ObjectIdentifier(list)).inserted {
+                _ = try? await list.upToDate()   // A list that cannot catch up shows the commit once it is back.
+            }
+            self?.withdrawEffects(ofMutation: id)
+        }
     }
 
     /// Connects, and keeps a connection (reconnecting with backoff) while mutations wait.
@@ -170,9 +216,13 @@ public final class RemoteMutator {
         switch decision {
         case let .finish(waiter, .success(mutated)):
             busyAnswers = 0
-            waiter?.resume(returning: mutated)
+            if let waiter { waiter.resume(returning: mutated) } else { settleEffects(ofMutation: mutated.id, applied: true) }
         case let .finish(waiter, .failure(error)):
-            waiter?.resume(throwing: RemoteListError.server(error))
+            if let waiter {
+                waiter.resume(throwing: RemoteListError.server(error))
+            } else if let id = error.mutation?.id {
+                settleEffects(ofMutation: id, applied: false)
+            }
         case .resendAll:
             guard resend == nil else { return }
             busyAnswers += 1

@@ -75,6 +75,13 @@ public final class OfflineStore {
                     client TEXT NOT NULL, id INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (client, id));
                 """)
         }
+        migrator.registerMigration("livelist-offline-2") { db in
+            try db.execute(sql: """
+                CREATE TABLE livelist_offline_effect (
+                    client TEXT NOT NULL, id INTEGER NOT NULL, list_key TEXT NOT NULL, position INTEGER NOT NULL, change TEXT NOT NULL,
+                    PRIMARY KEY (client, id, list_key, position));
+                """)
+        }
         try migrator.migrate(database)
     }
 
@@ -115,9 +122,11 @@ public final class OfflineStore {
     /// A mutator for the server at `url` under this app's client name (made and kept here on
     /// the first call), numbering from where the last launch stopped, with the mutations it left
     /// pending — sent, in order, once it starts. Its numbers and pending mutations are written
-    /// here before each mutation is sent.
+    /// here before each mutation is sent, with their expected effects on the lists kept here; the
+    /// effects of the mutations left pending show again on those lists (keep them first, with
+    /// ``keep(_:as:)``).
     public func mutator(url: String, transport: any RemoteTransport = WebSocketTransport()) throws -> RemoteMutator {
-        let (client, nextID, pending) = try database.write { db -> (String, Int64, [WireMutation]) in
+        let (client, nextID, pending, effects) = try database.write { db -> (String, Int64, [WireMutation], [Int64: [(String, PendingChange)]]) in
             if let row = try Row.fetchOne(db, sql: "SELECT client, next_id FROM livelist_offline_mutator WHERE url = ?", arguments: [url]) {
                 let client: String = row["client"]
                 var pending: [WireMutation] = []
@@ -127,14 +136,28 @@ public final class OfflineStore {
                     }
                     pending.append(mutation)
                 }
-                return (client, row["next_id"], pending)
+                var effects: [Int64: [(String, PendingChange)]] = [:]
+                let rows = try Row.fetchAll(db, sql: "SELECT id, list_key, change FROM livelist_offline_effect WHERE client = ? ORDER BY id, list_key, position",
+                                            arguments: [client])
+                for row in rows {
+                    effects[row["id"], default: []].append((row["list_key"], try PendingChange(stored: row["change"])))
+                }
+                return (client, row["next_id"], pending, effects)
             }
             let client = "app-" + UUID().uuidString.lowercased()
             try db.execute(sql: "INSERT INTO livelist_offline_mutator (url, client, next_id) VALUES (?, ?, 1)", arguments: [url, client])
-            return (client, 1, [])
+            return (client, 1, [], [:])
         }
         written[client] = Set(pending.map(\.id))
         let mutator = RemoteMutator(url: url, client: client, nextID: nextID, pending: pending, transport: transport)
+        for (id, changes) in effects.sorted(by: { $0.key < $1.key }) {
+            var byList: [(RemoteLiveQuery, [PendingChange])] = []
+            for (key, change) in changes {
+                guard let list = kept[key]?.query else { continue }
+                if let last = byList.last, last.0 === list { byList[byList.count - 1].1.append(change) } else { byList.append((list, [change])) }
+            }
+            mutator.show(byList.map { PendingEffect($0.0, $0.1) }, forMutation: id)
+        }
         mutator.onPendingChange = { [weak self, weak mutator] in
             guard let self, let mutator else { return }
             self.write(mutator)
@@ -222,15 +245,33 @@ public final class OfflineStore {
         let now = Set(pending.map(\.id))
         let added = pending.filter { !before.contains($0.id) }
         let removed = before.subtracting(now)
+        // The effects of the new mutations on the lists kept here, by the lists' keys.
+        let keys = Dictionary(kept.map { (ObjectIdentifier($0.value.query), $0.key) }, uniquingKeysWith: { first, _ in first })
+        var effects: [(id: Int64, key: String, position: Int, change: String)] = []
+        for mutation in added {
+            var position = 0
+            for effect in mutator.effects(ofMutation: mutation.id) {
+                guard let key = keys[ObjectIdentifier(effect.list)] else { continue }
+                for change in effect.changes {
+                    effects.append((mutation.id, key, position, change.stored()))
+                    position += 1
+                }
+            }
+        }
         do {
             try database.write { db in
                 try db.execute(sql: "UPDATE livelist_offline_mutator SET next_id = ? WHERE url = ? AND client = ?", arguments: [nextID, url, client])
                 for id in removed {
                     try db.execute(sql: "DELETE FROM livelist_offline_mutation WHERE client = ? AND id = ?", arguments: [client, id])
+                    try db.execute(sql: "DELETE FROM livelist_offline_effect WHERE client = ? AND id = ?", arguments: [client, id])
                 }
                 for mutation in added {
                     try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_mutation (client, id, message) VALUES (?, ?, ?)",
                                    arguments: [client, mutation.id, ClientMessage.mutate(mutation).encoded()])
+                }
+                for effect in effects {
+                    try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_effect (client, id, list_key, position, change) VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [client, effect.id, effect.key, effect.position, effect.change])
                 }
             }
             written[client] = now

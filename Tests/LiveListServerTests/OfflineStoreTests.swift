@@ -88,13 +88,16 @@ struct OfflineStoreTests {
         await fixture.stop()
     }
 
-    @Test("Mutations made while the server is away stay pending across a relaunch, numbered before they are sent, and land once when it is back")
+    @Test("Mutations made while the server is away stay pending across a relaunch — numbered before they are sent, their rows shown pending again — and land once when it is back")
     func mutationsAcrossLaunches() async throws {
         var fixture = try await WireFixture.start(rows: 40, seed: 5, mutations: PendingChangesTests.mutations)
         let path = Self.storePath()
         let ids = try fixture.select().rows.prefix(3).map { $0[0] }
         var store: OfflineStore? = try OfflineStore(path: path)
+        let list = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40)
+        try store?.keep(list.remote, as: "inbox")
         var mutator = try #require(try store?.mutator(url: fixture.url))
+        try await eventually("first state") { list.matches(try fixture.select()) }
         let client = mutator.client
         try await within("a first mutation") { _ = try await mutator.mutate("archive", arguments: ["id": ids[0]]) }
         await fixture.stop()
@@ -103,25 +106,43 @@ struct OfflineStoreTests {
         var waiting: [Task<WireMutated, any Error>] = []
         for id in ids.dropFirst() {
             let mutator = mutator
-            waiting.append(Task { @MainActor in try await mutator.mutate("archive", arguments: ["id": id]) })
+            let effects = [PendingEffect(list.remote, [.delete(id: id)])]
+            waiting.append(Task { @MainActor in try await mutator.mutate("archive", arguments: ["id": id], expecting: effects) })
         }
-        try await eventually("pending") { mutator.pendingCount == 2 }
+        try await eventually("pending") { mutator.pendingCount == 2 && list.remote.pendingChangesCount == 2 }
         let kept = try DatabaseQueue(path: path)
         #expect(try await kept.read { db in try Int64.fetchOne(db, sql: "SELECT next_id FROM livelist_offline_mutator") } == 4)
         #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 2)
         mutator.stop()
         for task in waiting { await #expect(throws: CancellationError.self) { try await task.value } }
+        #expect(list.remote.pendingChangesCount == 2, "still pending after stop()")
+        try store?.save()
+        list.remote.stop()
         store = nil
 
         // Relaunched, and the server back: the two land once, in order; the next is number 4.
         let relaunched = try OfflineStore(path: path)
+        let again = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40, startsAtOnce: false)
+        guard case .restored = try relaunched.keep(again.remote, as: "inbox") else {
+            Issue.record("the list was not restored")
+            return
+        }
         mutator = try relaunched.mutator(url: fixture.url)
+        // The archived rows are gone from the first frame, pending.
+        #expect(again.remote.pendingChangesCount == 2)
+        let shown = Self.held(again.remote).map { $0[0] }
+        #expect(!shown.contains(ids[1]) && !shown.contains(ids[2]) && shown.contains(ids[0]) == false)
+        #expect(again.remote.model.state.count == again.remote.displayedState.count + 2)
         #expect(mutator.client == client)
         #expect(mutator.nextID == 4)
         #expect(mutator.pendingCount == 2)
         fixture = try await fixture.restart(mutations: PendingChangesTests.mutations)
+        again.remote.start()
         mutator.start()
         try await eventually("sent again and answered") { mutator.pendingCount == 0 }
+        try await eventually("the list shows the commits, nothing pending") {
+            try again.remote.pendingChangesCount == 0 && again.matches(fixture.select())
+        }
         try await within("the next mutation") { _ = try? await mutator.mutate("archive", arguments: ["id": ids[0]]) }
         let (archived, last) = try await fixture.pool.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE folder = 'archive' AND id IN (\(ids.map { "\($0)" }.joined(separator: ",")))"),
@@ -131,6 +152,7 @@ struct OfflineStoreTests {
         #expect(last == 4)
         #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 0)
         mutator.stop()
+        again.remote.stop()
         await fixture.stop()
     }
 }
