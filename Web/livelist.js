@@ -1886,17 +1886,18 @@ function committed(transaction, result = () => undefined) {
  *   of a key wins, which is a list the server held too.
  * - **A mutator's client name, next number and pending mutations: Web Storage** (`sessionStorage`,
  *   or the `storage` given), one item per URL written synchronously in `onPendingChange` —
- *   after a mutation is numbered and before it is sent, and after each answer. An IndexedDB
- *   write is only queued when the send goes out: a page closed or crashed in between could lose
- *   the number, and the next load would number a new mutation as one the server applied (and
- *   be answered with that one's outcome). A Web Storage write is in the storage before
- *   `setItem` returns, for every later page of the origin (the browser may write it to disk
- *   later: only the whole browser crashing can lose it, as it can an IndexedDB commit). With
- *   `sessionStorage` each tab is one client, kept through reloads (two tabs must not share
- *   numbers); a closed tab's pending mutations are gone with it. Pass `localStorage` to keep them
- *   across closing, for a page open in one tab at a time. At most `Mutator.maximumPending`
- *   mutations (the Mutator refuses more); a write past the storage's quota is kept in
- *   `lastSaveError`, and the mutation is sent anyway.
+ *   after a mutation is numbered and before it is sent, and after each answer. A Web Storage
+ *   write is synchronous for the page: once `setItem` returns, every later page (this tab's next
+ *   load, for `sessionStorage`) reads it, whatever becomes of this page. An IndexedDB write is
+ *   not: it commits some time after the send went out, and a page closed or crashed in between
+ *   would lose the number — the next load would number a new mutation as one the server applied,
+ *   and be answered with that one's outcome. (The Swift store avoids it with a synchronous SQLite
+ *   write; when either storage reaches the disk, against the whole browser crashing, is the
+ *   browser's affair.) With `sessionStorage` each tab is one client, kept through reloads (two
+ *   tabs must not share numbers); a closed tab's pending mutations are gone with it. Pass
+ *   `localStorage` to keep them across closing, for a page open in one tab at a time. At most
+ *   `Mutator.maximumPending` mutations (the Mutator refuses more); a write past the storage's
+ *   quota is kept in `lastSaveError`, and the mutation is sent anyway.
  *
  * The pending rows of mutations left from a previous load are not kept: the mutations are sent
  * again, and their rows show when their commits arrive.

@@ -64,6 +64,8 @@ public final class RemoteLiveQuery {
     public private(set) var staleSince: Date? {
         didSet { if staleSince != oldValue { records.onStateChanged?() } }
     }
+    /// When a message from the server was last applied (the list was live then).
+    private var lastLiveAt: Date?
     /// Pending changes shown and not withdrawn yet.
     public var pendingChangesCount: Int { overlay.entries.count }
     /// Where the connection stands now; the records' `onStateChanged` hears of every change.
@@ -137,12 +139,13 @@ public final class RemoteLiveQuery {
 
     /// The list held, to show again before the server is reached (``restore(_:)``): its version,
     /// sections and counts, and the rows of its window with their values — the pending changes
-    /// left out. `nil` before the first state.
+    /// left out — held as of the last message from the server (``RemoteListSnapshot/savedAt``).
+    /// `nil` before the first state.
     ///
     /// - Complexity: O(w + s) for w rows of the window and s sections.
     public func snapshot() -> RemoteListSnapshot? {
         guard let list = model.heldList() else { return nil }
-        return RemoteListSnapshot(query: query, arguments: arguments, list: list, savedAt: staleSince ?? Date())
+        return RemoteListSnapshot(query: query, arguments: arguments, list: list, savedAt: staleSince ?? lastLiveAt ?? Date())
     }
 
     /// Shows `snapshot` as the list's first state, stale (``staleSince``), before ``start()``:
@@ -287,6 +290,7 @@ public final class RemoteLiveQuery {
                 failure = nil
             }
             staleSince = nil
+            lastLiveAt = Date()
             deliver(output)
         } catch {
             return recover(from: error, on: connection)
@@ -340,7 +344,11 @@ public final class RemoteLiveQuery {
             return false
         case let .resubscribe(startOver):
             // Start the subscription over: a gap resumes from the version held, a contradiction resets.
-            if startOver { model = RemoteListModel() }
+            if startOver {
+                model = RemoteListModel()
+                // The presenter's next state is the reset's, shown whole.
+                shown = .plain(model.state)
+            }
             connection.send(ClientMessage.unsubscribe(sub: sub).encoded())
             subscribe(on: connection)
             return true

@@ -39,9 +39,14 @@ public final class RemoteMutator {
     /// mutation is numbered and before it is sent, and after each answer. Keep them there
     /// (synchronously, or a crash after the send loses the number: the next launch would number
     /// a new mutation as one the server has applied, and be answered with the old one's outcome).
-    public var onPendingChange: (() -> Void)?
+    /// When it throws before a send, the mutation is not sent: ``mutate(_:arguments:showingIn:expecting:)``
+    /// takes its number back and throws `RemoteMutatorError.notKept`. After an answer, its error
+    /// is ``lastKeepError``.
+    public var onPendingChange: (() throws -> Void)?
+    /// The last error ``onPendingChange`` threw after an answer (`nil` once it succeeds again).
+    public private(set) var lastKeepError: (any Error)?
     /// The most mutations that may wait for an answer (the server answers for a client's latest
-    /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:)`` throws.
+    /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:expecting:)`` throws.
     public static let maximumPending = 1_000
 
     private let transport: any RemoteTransport
@@ -102,7 +107,15 @@ public final class RemoteMutator {
                 let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
                 number = mutation.id
                 show(effects, forMutation: mutation.id)
-                onPendingChange?()
+                do {
+                    try onPendingChange?()
+                } catch {
+                    // Not kept where the app keeps its numbers: never sent, so the number is free again.
+                    withdrawEffects(ofMutation: mutation.id)
+                    pending.takeBackLast()
+                    continuation.resume(throwing: RemoteMutatorError.notKept("\(error)"))
+                    return
+                }
                 if let connection {
                     connection.send(ClientMessage.mutate(mutation).encoded())
                 } else {
@@ -162,6 +175,11 @@ public final class RemoteMutator {
         }
     }
 
+    /// A mutator let go takes back the pending rows it shows: no one will send their mutations.
+    isolated deinit {
+        for id in Array(shownEffects.keys) { withdrawEffects(ofMutation: id) }
+    }
+
     /// Connects, and keeps a connection (reconnecting with backoff) while mutations wait.
     public func start() {
         guard task == nil else { return }
@@ -212,7 +230,14 @@ public final class RemoteMutator {
             return
         default: return
         }
-        if case .finish = decision { onPendingChange?() }
+        if case .finish = decision {
+            do {
+                try onPendingChange?()
+                lastKeepError = nil
+            } catch {
+                lastKeepError = error
+            }
+        }
         switch decision {
         case let .finish(waiter, .success(mutated)):
             busyAnswers = 0
@@ -242,10 +267,13 @@ public final class RemoteMutator {
 public enum RemoteMutatorError: Error, Hashable, Sendable, CustomStringConvertible {
     /// This many mutations wait for an answer already.
     case tooManyPending(Int)
+    /// ``RemoteMutator/onPendingChange`` could not keep the mutation (the reason): it was not sent.
+    case notKept(String)
 
     public var description: String {
         switch self {
         case let .tooManyPending(limit): "\(limit) mutations wait for the server's answer already"
+        case let .notKept(reason): "the mutation could not be kept, and was not sent: \(reason)"
         }
     }
 }

@@ -42,6 +42,13 @@ struct _PendingMutations<Waiter> {
         return mutation
     }
 
+    /// Takes back the mutation numbered last, never sent: its number is the next one again.
+    mutating func takeBackLast() {
+        guard let last = entries.last, last.mutation.id == nextID - 1 else { return }
+        entries.removeLast()
+        nextID -= 1
+    }
+
     /// What to send on a new connection: every mutation waiting, in number order.
     var toResend: [WireMutation] { entries.map(\.mutation) }
 

@@ -214,7 +214,6 @@ struct _PendingOverlay {
         for path in changes.itemDeletes where !deletedSections.contains(path.section) {
             if case let .row(id) = before.item(at: path).id { deleted[id] = path }
         }
-        guard !deleted.isEmpty else { return changes }
         var result = changes
         var movedFrom = Set<ItemPath>(), movedTo = Set<ItemPath>()
         for path in changes.itemInserts where !insertedSections.contains(path.section) {
@@ -227,7 +226,13 @@ struct _PendingOverlay {
         result.itemDeletes.removeAll { movedFrom.contains($0) }
         result.itemInserts.removeAll { movedTo.contains($0) }
         result.itemMoves.sort { $0.to < $1.to }
-        result.itemReloads.sort()
+        // A reload of a row that shows the same identity and version after (a pending row taken
+        // back and laid again as it was) would replace its cell for nothing.
+        let mapping = PathMapping(result)
+        result.itemReloads = result.itemReloads.filter { path in
+            guard let target = mapping.newPath(ofOld: path) else { return true }
+            return before.item(at: path) != after.item(at: target)
+        }.sorted()
         return result
     }
 }

@@ -49,8 +49,15 @@ public final class OfflineStore {
 
     /// The file.
     public let path: String
-    /// The last error writing a list or a mutator's state (`nil`: every write succeeded since).
+    /// The last error writing a list (`nil`: the last write succeeded). A mutator's writes fail
+    /// its `mutate` instead (`RemoteMutatorError.notKept`), or set its `lastKeepError`.
     public private(set) var lastSaveError: (any Error)?
+    /// Kept mutations ``mutator(url:transport:)`` could not read back (a damaged file), by number:
+    /// not sent again — whether the server applied them is not known here. Their numbers are not
+    /// given again.
+    public private(set) var unreadableMutations: [Int64] = []
+    /// Kept pending changes that could not be read back: not shown (their mutations are sent).
+    public private(set) var unreadableChanges = 0
 
     private let database: DatabaseQueue
     private var kept: [String: (query: RemoteLiveQuery, subscription: ListSourceSubscription)] = [:]
@@ -60,6 +67,10 @@ public final class OfflineStore {
     private var scheduled: Task<Void, Never>?
     /// The pending mutations written, by client.
     private var written: [String: Set<Int64>] = [:]
+    /// The mutator of each server: one per client name, or two would give one number twice.
+    private var mutators: [String: RemoteMutator] = [:]
+    /// Orders the lists' writes: a write never replaces a list written from a later snapshot.
+    private var lastSequence: Int64 = 0
 
     /// Opens (or creates) the store at `path`.
     public init(path: String) throws {
@@ -82,7 +93,11 @@ public final class OfflineStore {
                     PRIMARY KEY (client, id, list_key, position));
                 """)
         }
+        migrator.registerMigration("livelist-offline-3") { db in
+            try db.execute(sql: "ALTER TABLE livelist_offline_list ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0")
+        }
         try migrator.migrate(database)
+        lastSequence = try database.read { db in try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM livelist_offline_list") ?? 0 }
     }
 
     /// Shows the list saved under `key` in `query` (before it starts), and from now on keeps
@@ -125,22 +140,32 @@ public final class OfflineStore {
     /// here before each mutation is sent, with their expected effects on the lists kept here; the
     /// effects of the mutations left pending show again on those lists (keep them first, with
     /// ``keep(_:as:)``).
+    /// The same mutator for every call with one `url` while the store lives.
     public func mutator(url: String, transport: any RemoteTransport = WebSocketTransport()) throws -> RemoteMutator {
+        if let mutator = mutators[url] { return mutator }
+        var unreadable: [Int64] = [], unreadableChanges = 0
         let (client, nextID, pending, effects) = try database.write { db -> (String, Int64, [WireMutation], [Int64: [(String, PendingChange)]]) in
             if let row = try Row.fetchOne(db, sql: "SELECT client, next_id FROM livelist_offline_mutator WHERE url = ?", arguments: [url]) {
                 let client: String = row["client"]
                 var pending: [WireMutation] = []
-                for message in try String.fetchAll(db, sql: "SELECT message FROM livelist_offline_mutation WHERE client = ? ORDER BY id", arguments: [client]) {
-                    guard case let .mutate(mutation) = try ClientMessage.decode(Array(message.utf8)) else {
-                        throw WireDecodingError.invalidField("type", "a kept mutation is not a mutate message")
+                // Each row read alone: one damaged row costs that mutation, not the others.
+                for kept in try Row.fetchAll(db, sql: "SELECT id, message FROM livelist_offline_mutation WHERE client = ? ORDER BY id", arguments: [client]) {
+                    let message: String = kept["message"]
+                    if case let .mutate(mutation)? = try? ClientMessage.decode(Array(message.utf8)), mutation.client == client, mutation.id == kept["id"] {
+                        pending.append(mutation)
+                    } else {
+                        unreadable.append(kept["id"])
                     }
-                    pending.append(mutation)
                 }
                 var effects: [Int64: [(String, PendingChange)]] = [:]
                 let rows = try Row.fetchAll(db, sql: "SELECT id, list_key, change FROM livelist_offline_effect WHERE client = ? ORDER BY id, list_key, position",
                                             arguments: [client])
                 for row in rows {
-                    effects[row["id"], default: []].append((row["list_key"], try PendingChange(stored: row["change"])))
+                    if let change = try? PendingChange(stored: row["change"]) {
+                        effects[row["id"], default: []].append((row["list_key"], change))
+                    } else {
+                        unreadableChanges += 1
+                    }
                 }
                 return (client, row["next_id"], pending, effects)
             }
@@ -148,8 +173,12 @@ public final class OfflineStore {
             try db.execute(sql: "INSERT INTO livelist_offline_mutator (url, client, next_id) VALUES (?, ?, 1)", arguments: [url, client])
             return (client, 1, [], [:])
         }
-        written[client] = Set(pending.map(\.id))
+        unreadableMutations = unreadable
+        self.unreadableChanges = unreadableChanges
+        // The unreadable rows stay counted as written: the next write deletes them with their answers' numbers.
+        written[client] = Set(pending.map(\.id)).union(unreadable)
         let mutator = RemoteMutator(url: url, client: client, nextID: nextID, pending: pending, transport: transport)
+        mutators[url] = mutator
         for (id, changes) in effects.sorted(by: { $0.key < $1.key }) {
             var byList: [(RemoteLiveQuery, [PendingChange])] = []
             for (key, change) in changes {
@@ -160,7 +189,7 @@ public final class OfflineStore {
         }
         mutator.onPendingChange = { [weak self, weak mutator] in
             guard let self, let mutator else { return }
-            self.write(mutator)
+            try self.write(mutator)
         }
         return mutator
     }
@@ -171,7 +200,7 @@ public final class OfflineStore {
     public func save() throws {
         scheduled?.cancel()
         scheduled = nil
-        let snapshots = kept.compactMap { key, entry in entry.query.snapshot().map { (key, $0) } }
+        let snapshots = kept.compactMap { key, entry in entry.query.snapshot().map { (key, $0, nextSequence()) } }
         dirty.removeAll()
         try Self.write(snapshots, to: database)
     }
@@ -206,7 +235,7 @@ public final class OfflineStore {
     private func writeDirty() async {
         guard !writing, !dirty.isEmpty else { return }
         writing = true
-        let snapshots = dirty.compactMap { key in kept[key]?.query.snapshot().map { (key, $0) } }
+        let snapshots = dirty.compactMap { key in kept[key]?.query.snapshot().map { (key, $0, nextSequence()) } }
         dirty.removeAll()
         let database = database
         let result = await Task.detached { () -> Result<Void, any Error> in
@@ -224,21 +253,28 @@ public final class OfflineStore {
         }
     }
 
-    private nonisolated static func write(_ snapshots: [(String, RemoteListSnapshot)], to database: DatabaseQueue) throws {
-        let encoded = snapshots.map { key, snapshot in (key, snapshot, snapshot.encoded()) }
+    private func nextSequence() -> Int64 {
+        lastSequence += 1
+        return lastSequence
+    }
+
+    /// Writes each snapshot unless its list was written from a later one meanwhile.
+    private nonisolated static func write(_ snapshots: [(String, RemoteListSnapshot, Int64)], to database: DatabaseQueue) throws {
+        let encoded = snapshots.map { key, snapshot, sequence in (key, snapshot, sequence, snapshot.encoded()) }
         try database.write { db in
-            for (key, snapshot, texts) in encoded {
+            for (key, snapshot, sequence, texts) in encoded {
                 try db.execute(sql: """
-                    INSERT INTO livelist_offline_list (key, query, arguments, list, saved_at) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO livelist_offline_list (key, query, arguments, list, saved_at, sequence) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (key) DO UPDATE SET query = excluded.query, arguments = excluded.arguments, list = excluded.list,
-                        saved_at = excluded.saved_at
-                    """, arguments: [key, snapshot.query, texts.arguments, texts.list, snapshot.savedAt.timeIntervalSince1970])
+                        saved_at = excluded.saved_at, sequence = excluded.sequence
+                    WHERE excluded.sequence > livelist_offline_list.sequence
+                    """, arguments: [key, snapshot.query, texts.arguments, texts.list, snapshot.savedAt.timeIntervalSince1970, sequence])
             }
         }
     }
 
     /// Writes `mutator`'s next number and the changes to its pending mutations, on the main actor.
-    private func write(_ mutator: RemoteMutator) {
+    private func write(_ mutator: RemoteMutator) throws {
         let client = mutator.client, nextID = mutator.nextID, url = mutator.url
         let pending = mutator.pendingMutations
         let before = written[client] ?? []
@@ -258,26 +294,21 @@ public final class OfflineStore {
                 }
             }
         }
-        do {
-            try database.write { db in
-                try db.execute(sql: "UPDATE livelist_offline_mutator SET next_id = ? WHERE url = ? AND client = ?", arguments: [nextID, url, client])
-                for id in removed {
-                    try db.execute(sql: "DELETE FROM livelist_offline_mutation WHERE client = ? AND id = ?", arguments: [client, id])
-                    try db.execute(sql: "DELETE FROM livelist_offline_effect WHERE client = ? AND id = ?", arguments: [client, id])
-                }
-                for mutation in added {
-                    try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_mutation (client, id, message) VALUES (?, ?, ?)",
-                                   arguments: [client, mutation.id, ClientMessage.mutate(mutation).encoded()])
-                }
-                for effect in effects {
-                    try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_effect (client, id, list_key, position, change) VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [client, effect.id, effect.key, effect.position, effect.change])
-                }
+        try database.write { db in
+            try db.execute(sql: "UPDATE livelist_offline_mutator SET next_id = ? WHERE url = ? AND client = ?", arguments: [nextID, url, client])
+            for id in removed {
+                try db.execute(sql: "DELETE FROM livelist_offline_mutation WHERE client = ? AND id = ?", arguments: [client, id])
+                try db.execute(sql: "DELETE FROM livelist_offline_effect WHERE client = ? AND id = ?", arguments: [client, id])
             }
-            written[client] = now
-            lastSaveError = nil
-        } catch {
-            lastSaveError = error
+            for mutation in added {
+                try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_mutation (client, id, message) VALUES (?, ?, ?)",
+                               arguments: [client, mutation.id, ClientMessage.mutate(mutation).encoded()])
+            }
+            for effect in effects {
+                try db.execute(sql: "INSERT OR REPLACE INTO livelist_offline_effect (client, id, list_key, position, change) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [client, effect.id, effect.key, effect.position, effect.change])
+            }
         }
+        written[client] = now
     }
 }

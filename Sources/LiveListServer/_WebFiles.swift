@@ -8,7 +8,8 @@ enum _WebFiles {
 // the exact values and the list's order, the list model a client keeps (counts, sections, the
 // window's identities and rows) and a live query over a WebSocket that subscribes, applies every
 // changeset in order, asks for rows as the window moves, resumes from its version and reconnects
-// with backoff.
+// with backoff; the client's own mutations (Mutator), shown at once as pending rows; and the last
+// lists and pending mutations kept across page loads (OfflineStore).
 //
 // No dependencies; an ES module for browsers and Node (20+, where `WebSocket` is passed in).
 
@@ -458,6 +459,29 @@ export class ListModel {
       }
     }
     return { version: this.version, held: [best[0], best[1] - best[0]] };
+  }
+
+  /**
+   * The list held, as the `reset` the server would send for it at its version (values in the
+   * wire's JSON form): its sections and counts, its window, the window's rows held (with their
+   * values, or null when not loaded) — never rows outside the window — and its order. Null
+   * before the first state. O(w + s) for w positions of the window and s sections.
+   */
+  heldList() {
+    if (this.version === null) return null;
+    const [start, end] = this.window;
+    const rows = [];
+    for (let position = start; position < Math.min(end, this.count); position++) {
+      const row = this.row(position);
+      if (row) rows.push([position, wireForm(row.id), row.values === null ? null : row.values.map(wireForm)]);
+    }
+    const list = {
+      sub: 0, type: 'reset', version: this.version, reason: this.lastReset ?? 'subscribed', columns: [...this.columns],
+      sections: this.sections.keys.map((key, index) => [wireForm(key), this.sections.counts[index]]),
+      window: [start, end - start], rows,
+    };
+    if (this.order) list.order = this.order.map(({ column, descending, nullsFirst, collation }) => ({ column, descending, nullsFirst, collation }));
+    return list;
   }
 
   didRequest(window) { this.requestedWindow = window; }
@@ -1143,6 +1167,11 @@ function reconnectDelay([base, cap], attempt) {
  * `oldPosition(new)`); a `reset` is a new first state. `showRows(start, end)` takes displayed
  * positions and keeps the server's window around them. `sync()` resolves once the list holds
  * every commit made before it was called (the protocol's `sync`).
+ *
+ * Offline: `snapshot()` is the server's list as plain JSON (the `reset` it would send), and
+ * `restore(snapshot)` shows one before `start()` — `staleSince` (ms since 1970) says since when
+ * it is stale, until the server's first message — and the query then resumes from its version.
+ * An OfflineStore keeps them in IndexedDB.
  */
 export class LiveQuery {
   constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
@@ -1172,6 +1201,82 @@ export class LiveQuery {
     this.displayed = resolvePending(this.model, []);
     this.syncs = new Map();            // id → {resolve, reject, sentOn: the sub it was sent for}
     this.lastSync = 0;
+    this.staleSince = null;            // ms since 1970: the list shown is a snapshot held then (restore)
+    this.observers = new Set();
+    this.listArgs = null;              // the arguments of the list `model` holds (null: `args`)
+    this.subscribedArgs = null;        // the arguments of the last subscribe
+  }
+
+  /**
+   * Calls `listener` with every event, after `onEvent` (which a view takes for itself): how an
+   * OfflineStore hears of changes. Returns a function that stops it.
+   */
+  observe(listener) {
+    this.observers.add(listener);
+    return () => { this.observers.delete(listener); };
+  }
+
+  /**
+   * The list held, to show again before the server is reached (`restore`), as plain JSON:
+   * `{query, args, list, savedAt}` — `args` the arguments of that list (the wire's JSON form),
+   * `list` the `reset` the server would send for it at its version (sections and counts, the
+   * window, the window's rows held with their values, the order), `savedAt` when it was held (ms
+   * since 1970: now, or `staleSince` while the list is still a restored one). Built from `model`,
+   * the server's list: pending effects are left out. Null before the first state.
+   * O(w + s) for w positions of the window and s sections.
+   */
+  snapshot() {
+    const list = this.model.heldList();
+    if (list === null) return null;
+    return { query: this.query, args: wireArguments(this.listArgs ?? this.args), list, savedAt: this.staleSince ?? Date.now() };
+  }
+
+  /**
+   * Shows `snapshot` (a `snapshot()`, or its JSON text) as the list's first state before
+   * `start()`: `staleSince` is its `savedAt` until the first server message is applied, and a
+   * `reset` event with `restored: true` lets a view draw it at once. Once started, the query
+   * subscribes with `resume` from the snapshot's version and window, as after a lost connection:
+   * the server answers with one `changes` (or a reset when it no longer has that version).
+   *
+   * Throws a RestoreError, and changes nothing, when the query has started or holds a list
+   * (`started`), when the snapshot is of another query (`otherQuery`) or of other arguments —
+   * compared value by value, exactly, as the protocol's values (`otherArguments`) — or when it is
+   * not one (`damaged`: not JSON, a field missing, or a list that is not a reset the model takes).
+   * O(w + s) for w rows held and s sections.
+   */
+  restore(snapshot) {
+    if (this.state !== 'idle' || this.socket || this.model.version !== null) throw new RestoreError('started', 'the query has started: a snapshot is shown before start()');
+    if (typeof snapshot === 'string') {
+      try {
+        snapshot = JSON.parse(snapshot);
+      } catch {
+        throw new RestoreError('damaged', 'the snapshot is not JSON');
+      }
+    }
+    if (snapshot === null || typeof snapshot !== 'object' || typeof snapshot.query !== 'string' || snapshot.args === null
+      || typeof snapshot.args !== 'object' || Array.isArray(snapshot.args) || snapshot.list === null || typeof snapshot.list !== 'object') {
+      throw new RestoreError('damaged', 'the snapshot lacks its query, arguments or list');
+    }
+    const savedAt = snapshot.savedAt instanceof Date ? snapshot.savedAt.getTime() : snapshot.savedAt;
+    if (typeof savedAt !== 'number' || !Number.isFinite(savedAt)) throw new RestoreError('damaged', 'the snapshot lacks savedAt');
+    if (snapshot.query !== this.query) throw new RestoreError('otherQuery', `the snapshot is of the query "${snapshot.query}"`);
+    if (!sameArguments(snapshot.args, this.args)) throw new RestoreError('otherArguments', 'the snapshot is of the query with other arguments');
+    if (snapshot.list.type !== 'reset') throw new RestoreError('damaged', 'the snapshot\'s list is not a reset');
+    // The same strict reading as the server's reset; a list it refuses is not shown.
+    const model = new ListModel();
+    let output;
+    try {
+      output = model.receive(snapshot.list);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      throw new RestoreError('damaged', `the snapshot's list: ${error.message}`);
+    }
+    this.model = model;
+    this.listArgs = this.args;
+    if (model.window[1] > model.window[0]) this.wanted = [...model.window];
+    this.staleSince = savedAt;
+    this.#display(null);
+    this.#emit({ type: 'reset', reason: output.reason, restored: true });
   }
 
   /**
@@ -1327,6 +1432,7 @@ export class LiveQuery {
     this.model.didSubscribe(this.wanted);
     this.awaitingSubscription = true;
     this.acceptedArgs = null;
+    this.subscribedArgs = this.args;
     this.socket.send(JSON.stringify(message));
   }
 
@@ -1390,6 +1496,17 @@ export class LiveQuery {
       this.attempt = 0;
       this.#emit({ type: 'state', state: 'live' });
     }
+    // The list held is of the arguments subscribed with (the answer to a subscribe), or of the
+    // last ones sent (a reset, or changes to another live query's version, answer `arguments`).
+    if (output.type === 'reset' || output.type === 'changes') {
+      if (this.awaitingSubscription) this.listArgs = this.subscribedArgs;
+      else if (this.acceptedArgs && (output.type === 'reset' || output.changes.from.split(':')[0] !== output.changes.to.split(':')[0])) this.listArgs = this.args;
+    }
+    // The server answered: the list is live again, no longer the snapshot restored.
+    if (this.staleSince !== null) {
+      this.staleSince = null;
+      this.#emit({ type: 'stale', staleSince: null });
+    }
     if (this.failure && output.type !== 'none') {
       this.failure = null;
       this.#emit({ type: 'recovered' });
@@ -1426,7 +1543,64 @@ export class LiveQuery {
 
   #emit(event) {
     this.onEvent(event);
+    for (const listener of this.observers) {
+      try {
+        listener(event);
+      } catch (error) {
+        queueMicrotask(() => { throw error; });   // reported, without stopping the list
+      }
+    }
   }
+}
+
+/** Why `LiveQuery.restore` did not show a snapshot: `code` is `started`, `otherQuery`, `otherArguments` or `damaged`. */
+export class RestoreError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.name = 'RestoreError';
+    this.code = code;
+  }
+}
+
+/** Arguments in the wire's JSON form (what a subscribe sends). */
+function wireArguments(args) {
+  return JSON.parse(JSON.stringify(args ?? {}));
+}
+
+/** An argument as a value the model holds (exact), or undefined when it is not a protocol value. */
+function argumentValue(json) {
+  try {
+    return pendingValue(json);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether two sets of arguments are the same, by the protocol's exact value equality: the same
+ * names, each with the same value of the same class (`5` and `{"f":5}` differ; text code unit for
+ * code unit, never normalized). Anything that is not a protocol value compares as JSON.
+ */
+export function sameArguments(a, b) {
+  let x, y;
+  try {
+    x = wireArguments(a);
+    y = wireArguments(b);
+  } catch {
+    return false;
+  }
+  const names = Object.keys(x);
+  if (names.length !== Object.keys(y).length) return false;
+  for (const name of names) {
+    if (!Object.hasOwn(y, name)) return false;
+    const left = argumentValue(x[name]), right = argumentValue(y[name]);
+    if (left === undefined || right === undefined) {
+      if (JSON.stringify(x[name]) !== JSON.stringify(y[name])) return false;
+    } else if (!sameValue(left, right)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -1520,6 +1694,23 @@ export class Mutator {
     this.timer = null;
     this.resendTimer = null;
     this.stopped = false;
+    /**
+     * Called whenever `nextId` or `pendingMutations` change: synchronously after a mutation is
+     * numbered and before it is sent, and after each answer. Keep them there, synchronously (an
+     * OfflineStore's `mutator` does): a page closed after the send but before they are kept
+     * would number its next mutation as one the server applied already, and be answered with
+     * that one's outcome.
+     */
+    this.onPendingChange = null;
+  }
+
+  /** Tells `onPendingChange`; a hook that throws is reported and stops nothing. */
+  #pendingChanged() {
+    try {
+      this.onPendingChange?.();
+    } catch (error) {
+      queueMicrotask(() => { throw error; });
+    }
   }
 
   get client() { return this.pending.client; }
@@ -1568,6 +1759,7 @@ export class Mutator {
       const mutation = this.pending.add(name, args, waiter);
       key = `${this.client}#${mutation.id}`;
       for (const [list, listEffects] of byList) list.addPending(key, listEffects);
+      this.#pendingChanged();
       if (this.open) this.socket.send(JSON.stringify(mutation)); else this.start();
     });
   }
@@ -1629,6 +1821,7 @@ export class Mutator {
   #receive(message) {
     const decision = this.pending.receive(message);
     if (decision.action === 'finish') {
+      this.#pendingChanged();
       if (decision.error) {
         decision.entry.reject?.(new MutationError(decision.error.code, decision.error.message));
       } else {
@@ -1652,6 +1845,272 @@ export class Mutator {
     this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, reconnectDelay(this.backoff, this.attempt));
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Offline: the last lists at load, mutations that wait
+
+/** A client name that is no other's: a random UUID (also where `crypto.randomUUID` is not offered, plain HTTP to another host). */
+function randomClientName() {
+  if (typeof globalThis.crypto?.randomUUID === 'function') return `web-${globalThis.crypto.randomUUID()}`;
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return `web-${[...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The outcome of an IndexedDB transaction: resolves when it commits, rejects when it fails or aborts. */
+function committed(transaction, result = () => undefined) {
+  return new Promise((resolve, reject) => {
+    transaction.oncomplete = () => resolve(result());
+    transaction.onerror = () => reject(transaction.error ?? new Error('an IndexedDB transaction failed'));
+    transaction.onabort = () => reject(transaction.error ?? new Error('an IndexedDB transaction was aborted'));
+  });
+}
+
+/**
+ * Keeps a page's live lists and its mutator's state across page loads, so that a page loaded
+ * without a network shows its last lists at once — stale, `live.staleSince` saying since when —
+ * and, once the server is back, each list resumes from its version with one changeset, and the
+ * mutations left pending are sent in order, each applied once.
+ *
+ * ```js
+ * const store = new OfflineStore();
+ * await store.open('livelist');
+ * const outcome = await store.keep(live, 'inbox');   // {restored: savedAt} | {nothingSaved: true} | {notRestored: code}
+ * const mutator = store.mutator(url);                // numbered where the last load stopped
+ * new LiveListView(element, live, …);                // starts the query: it resumes from the snapshot
+ * ```
+ *
+ * Where things are kept, and why:
+ * - **Lists: IndexedDB** (`indexedDB`, or the one given to the constructor), database `name`,
+ *   object store `lists`, one record per key: `{key, query, savedAt, snapshot}` — `snapshot` the
+ *   JSON text of `live.snapshot()` (one string, cheap to clone; read as strictly as a server's
+ *   reset). Bounded by the window: the counts, sections and the window's rows, never the whole
+ *   list. A list is written `saveDelay` (500 ms) after it changes — later changes within it are
+ *   written with it, as they stand then — one write at a time (changes during a write are written
+ *   after it). IndexedDB is asynchronous: a page closed within that delay, or during the write,
+ *   keeps the previous copy, which is still a list the server held (it resumes from its version).
+ *   `saveNow()` writes at once (on `pagehide`, say). Shared by the origin's tabs: the last write
+ *   of a key wins, which is a list the server held too.
+ * - **A mutator's client name, next number and pending mutations: Web Storage** (`sessionStorage`,
+ *   or the `storage` given), one item per URL written synchronously in `onPendingChange` —
+ *   after a mutation is numbered and before it is sent, and after each answer. A Web Storage
+ *   write is synchronous for the page: once `setItem` returns, every later page (this tab's next
+ *   load, for `sessionStorage`) reads it, whatever becomes of this page. An IndexedDB write is
+ *   not: it commits some time after the send went out, and a page closed or crashed in between
+ *   would lose the number — the next load would number a new mutation as one the server applied,
+ *   and be answered with that one's outcome. (The Swift store avoids it with a synchronous SQLite
+ *   write; when either storage reaches the disk, against the whole browser crashing, is the
+ *   browser's affair.) With `sessionStorage` each tab is one client, kept through reloads (two
+ *   tabs must not share numbers); a closed tab's pending mutations are gone with it. Pass
+ *   `localStorage` to keep them across closing, for a page open in one tab at a time. At most
+ *   `Mutator.maximumPending` mutations (the Mutator refuses more); a write past the storage's
+ *   quota is kept in `lastSaveError`, and the mutation is sent anyway.
+ *
+ * The pending rows of mutations left from a previous load are not kept: the mutations are sent
+ * again, and their rows show when their commits arrive.
+ */
+export class OfflineStore {
+  static saveDelay = 500;
+
+  constructor({ indexedDB = globalThis.indexedDB, storage = globalThis.sessionStorage, saveDelay = OfflineStore.saveDelay } = {}) {
+    this.indexedDB = indexedDB;
+    this.storage = storage;
+    this.saveDelay = saveDelay;
+    this.name = 'livelist';
+    this.database = null;
+    this.opening = null;
+    this.kept = new Map();        // key → {live, stop}
+    this.dirty = new Set();       // keys changed, not written yet
+    this.timer = null;
+    this.writing = null;          // the write under way (a promise), or null
+    this.lastSaveError = null;    // the last write's error (null: it succeeded)
+    this.writes = 0;              // list writes done (committed or failed), for tests and diagnostics
+  }
+
+  /** Opens (or creates) the IndexedDB database `name`; resolves with the store. */
+  open(name = 'livelist') {
+    if (this.opening) return this.opening;
+    this.name = name;
+    this.opening = new Promise((resolve, reject) => {
+      if (!this.indexedDB) {
+        reject(new Error('no IndexedDB here'));
+        return;
+      }
+      const request = this.indexedDB.open(name, 1);
+      request.onupgradeneeded = () => {
+        const database = request.result;
+        if (!database.objectStoreNames.contains('lists')) database.createObjectStore('lists', { keyPath: 'key' });
+      };
+      request.onsuccess = () => {
+        const database = request.result;
+        // Another page deletes or upgrades the database: let it (this page stops writing).
+        database.onversionchange = () => {
+          database.close();
+          if (this.database === database) this.database = null;
+        };
+        this.database = database;
+        resolve(this);
+      };
+      request.onerror = () => reject(request.error ?? new Error(`IndexedDB ${name} did not open`));
+    });
+    return this.opening;
+  }
+
+  /** Stops keeping lists and closes the database (what is saved stays). */
+  close() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    for (const key of [...this.kept.keys()]) this.forget(key);
+    this.database?.close();
+    this.database = null;
+  }
+
+  /**
+   * Shows the list saved under `key` in `live` (a LiveQuery not started yet: `live.restore`), and
+   * from now on keeps `live`'s list there. Resolves with `{restored: savedAt}` (shown, stale
+   * since then), `{nothingSaved: true}`, or `{notRestored: code}` — a RestoreError's code: the
+   * query had started, the list saved is of another query or other arguments (it is replaced by
+   * this one's at the next write), or is damaged. Call `open` first; call it before `start()`.
+   */
+  async keep(live, key) {
+    if (!this.opening) throw new Error('open the store first');
+    await this.opening;
+    this.forget(key);
+    const stop = live.observe((event) => {
+      if ((event.type === 'reset' && !event.restored) || event.type === 'changes' || event.type === 'rows') this.#changed(key);
+    });
+    this.kept.set(key, { live, stop });
+    const record = await this.#read(key);
+    if (!record) return { nothingSaved: true };
+    try {
+      live.restore(record.snapshot);
+    } catch (error) {
+      if (!(error instanceof RestoreError)) throw error;
+      return { notRestored: error.code };
+    }
+    return { restored: live.staleSince };
+  }
+
+  /** Stops keeping the list saved under `key` (what is saved stays). */
+  forget(key) {
+    const entry = this.kept.get(key);
+    if (!entry) return;
+    entry.stop();
+    this.kept.delete(key);
+    this.dirty.delete(key);
+  }
+
+  /**
+   * Writes every kept list now, after the write under way if any; resolves once it is committed
+   * (rejects with its error).
+   */
+  async saveNow() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    while (this.writing) await this.writing;
+    for (const key of this.kept.keys()) this.dirty.add(key);
+    await this.#writeDirty();
+    if (this.lastSaveError) throw this.lastSaveError;
+  }
+
+  /** The snapshot saved under `key`, as saved (for tests and diagnostics), or null. */
+  async saved(key) {
+    const record = await this.#read(key);
+    return record ? JSON.parse(record.snapshot) : null;
+  }
+
+  /**
+   * A Mutator for the server at `url` (its other options as Mutator's) under the client name kept
+   * for that URL in `storage` (made and kept on the first call), numbering from where the last
+   * load stopped, with the mutations it left pending — sent, in order, when it starts. Its name,
+   * next number and pending mutations are written to `storage` synchronously whenever they change
+   * (`onPendingChange`): before each mutation is sent, and after each answer. A kept state that
+   * cannot be read is not used: the mutator takes a new name (never an old name's numbers again).
+   */
+  mutator(url, options = {}) {
+    if (!this.storage) throw new Error('no storage for the mutator (pass sessionStorage or localStorage)');
+    const item = `${this.name}.mutator ${url}`;
+    let kept = null;
+    try {
+      kept = JSON.parse(this.storage.getItem(item));
+    } catch {
+      kept = null;
+    }
+    const readable = kept !== null && typeof kept === 'object' && typeof kept.client === 'string' && kept.client.length > 0
+      && Number.isSafeInteger(kept.nextId) && kept.nextId >= 1 && Array.isArray(kept.pending)
+      && kept.pending.every((mutation) => mutation !== null && typeof mutation === 'object' && mutation.type === 'mutate'
+        && mutation.client === kept.client && Number.isSafeInteger(mutation.id) && mutation.id >= 1 && mutation.id < kept.nextId
+        && typeof mutation.name === 'string');
+    const client = readable ? kept.client : randomClientName();
+    const mutator = new Mutator(url, client, { ...options, nextId: readable ? kept.nextId : 1, pending: readable ? kept.pending.slice(-Mutator.maximumPending) : [] });
+    const write = () => {
+      try {
+        this.storage.setItem(item, JSON.stringify({ client, nextId: mutator.nextId, pending: mutator.pendingMutations }));
+        this.lastSaveError = null;
+      } catch (error) {
+        this.lastSaveError = error;
+      }
+    };
+    mutator.onPendingChange = write;
+    write();   // the name, before anything is numbered under it
+    return mutator;
+  }
+
+  #changed(key) {
+    this.dirty.add(key);
+    if (this.timer !== null || this.writing) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.#writeDirty();
+    }, this.saveDelay);
+  }
+
+  /** Writes the lists changed, in one transaction; lists changed meanwhile are written after it. */
+  #writeDirty() {
+    if (this.writing || this.dirty.size === 0) return this.writing ?? Promise.resolve();
+    const records = [];
+    for (const key of this.dirty) {
+      const snapshot = this.kept.get(key)?.live.snapshot();
+      if (snapshot) records.push({ key, query: snapshot.query, savedAt: snapshot.savedAt, snapshot: JSON.stringify(snapshot) });
+    }
+    this.dirty.clear();
+    const write = (async () => {
+      try {
+        if (records.length > 0) await this.#write(records);
+        this.lastSaveError = null;
+      } catch (error) {
+        this.lastSaveError = error;
+      }
+    })();
+    this.writing = write.then(() => {
+      this.writing = null;
+      if (records.length > 0) this.writes += 1;
+      if (this.dirty.size > 0 && this.timer === null) {
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          this.#writeDirty();
+        }, this.saveDelay);
+      }
+    });
+    return this.writing;
+  }
+
+  async #read(key) {
+    const database = this.database;
+    if (!database) return null;
+    const transaction = database.transaction('lists', 'readonly');
+    const request = transaction.objectStore('lists').get(key);
+    return committed(transaction, () => request.result ?? null);
+  }
+
+  async #write(records) {
+    const database = this.database;
+    if (!database) throw new Error('the store is closed');
+    const transaction = database.transaction('lists', 'readwrite');
+    const lists = transaction.objectStore('lists');
+    for (const record of records) lists.put(record);
+    return committed(transaction);
+  }
+}
 """##),
         "livelist-view.js": ("text/javascript; charset=utf-8", ##"""
 // livelist-view.js — a virtualized, animated list for a LiveQuery of livelist.js.
@@ -1672,6 +2131,9 @@ export class Mutator {
 // effects of the client's own mutations laid over them. A row an effect shows or changes has the
 // class `pending` and `aria-busy="true"`; a pending row that becomes the server's keeps its element
 // (its key is its identity), and a row leaving fades out with the class `ll-leaving`.
+//
+// A list restored from an OfflineStore shows at once (construct the view after `store.keep`),
+// with the class `ll-stale` on the scroller until the server's first message.
 
 import { displayText } from './livelist.js';
 
@@ -1790,6 +2252,7 @@ export class LiveListView extends EventTarget {
     this.scroller.addEventListener('keydown', (event) => this.#key(event));
     this.scroller.addEventListener('scrollend', () => { if (this.smoothScrolling) { this.smoothScrolling = false; this.#flush(); } });
     live.onEvent = (event) => this.#event(event);
+    this.scroller.classList.toggle('ll-stale', live.staleSince != null);
     this.layout = this.#makeLayout();
     live.start();
     this.#render(null);
@@ -1844,6 +2307,8 @@ export class LiveListView extends EventTarget {
   }
 
   #event(event) {
+    // A list restored offline (`live.restore`) until the server answers: the class `ll-stale`.
+    this.scroller.classList.toggle('ll-stale', this.live.staleSince != null);
     switch (event.type) {
       case 'reset':
         this.#reset();
@@ -1857,9 +2322,9 @@ export class LiveListView extends EventTarget {
         this.#follow(event.transition);
         this.#schedule(null);
         break;
-      default:   // state, failure, recovered
+      default:   // state, failure, recovered, stale
         this.#schedule(null);
-        this.dispatchEvent(new CustomEvent('statechange', { detail: { state: this.live.state, failure: this.live.failure } }));
+        this.dispatchEvent(new CustomEvent('statechange', { detail: { state: this.live.state, failure: this.live.failure, staleSince: this.live.staleSince ?? null } }));
     }
   }
 
@@ -2213,6 +2678,8 @@ export class LiveListView extends EventTarget {
   header input, header select { font: inherit; padding: 3px 6px; }
   #list { flex: 1; min-height: 0; }
   #status { padding: 4px 12px; background: #f3f4f6; color: #374151; font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; }
+  /* The list shown is the copy kept at the last visit, until the server answers. */
+  #status.stale { background: #fef3c7; color: #92400e; }
   .c-unread { width: 14px; color: #2563eb; }
   .c-sender { width: 180px; flex: none; overflow: hidden; text-overflow: ellipsis; white-space: pre; }
   .c-subject { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: pre; }
@@ -2238,7 +2705,7 @@ export class LiveListView extends EventTarget {
 <div id="list"></div>
 <div id="status" role="status">connecting…</div>
 <script type="module">
-import { LiveQuery, Mutator, displayText } from './live/livelist.js';
+import { LiveQuery, OfflineStore, displayText } from './live/livelist.js';
 import { LiveListView } from './live/livelist-view.js';
 
 const params = new URLSearchParams(location.search);
@@ -2247,33 +2714,35 @@ const live = new LiveQuery(url, params.get('query') ?? 'inbox', {
   args: { sort: params.get('sort') ?? 'activity', filter: params.get('filter') ?? '' },
   token: params.get('access_token'),
 });
-// This tab's mutations, numbered under a name it keeps (sessionStorage: each tab its own, kept
-// through reloads) with the ones not answered yet, so that each is applied once.
-const client = sessionStorage.getItem('livelist.client') ?? crypto.randomUUID();
-sessionStorage.setItem('livelist.client', client);
-const mutator = new Mutator(url, client, {
-  nextId: Number(sessionStorage.getItem('livelist.nextId') ?? 1),
-  pending: JSON.parse(sessionStorage.getItem('livelist.pending') ?? '[]'),
-  token: params.get('access_token'),
-});
-function keepMutations() {
-  sessionStorage.setItem('livelist.nextId', String(mutator.nextId));
-  sessionStorage.setItem('livelist.pending', JSON.stringify(mutator.pendingMutations));
+// Offline: the list kept at the last visit (IndexedDB) shows at once, stale until the server
+// answers, and the query resumes from its version. A browser without IndexedDB (or one that does
+// not answer within 2 s) starts without it.
+const store = new OfflineStore();
+let restored;
+try {
+  await store.open('livelist');
+  restored = await Promise.race([store.keep(live, live.query), new Promise((resolve) => setTimeout(() => resolve({ timedOut: true }), 2000))]);
+} catch (error) {
+  restored = { unavailable: String(error) };
 }
+addEventListener('pagehide', () => { store.saveNow().catch(() => {}); });
+document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') store.saveNow().catch(() => {}); });
+// This tab's mutations, numbered under a name it keeps (sessionStorage: each tab its own, kept
+// through reloads) with the ones not answered yet — written before each is sent — so that each is
+// applied once.
+const mutator = store.mutator(url, { token: params.get('access_token') });
 if (mutator.pendingCount > 0) mutator.start();
 let lastMutation = '';
 // `effects`: what the mutation is expected to do to the list, shown at once, marked pending, until
 // the list holds its commit (or taken back when it is refused).
 async function mutate(name, args, effects = []) {
   const pending = mutator.mutate(name, args, { effects: effects.map((effect) => ({ list: live, ...effect })) });
-  keepMutations();
   try {
     await pending;
     lastMutation = `${name} applied`;
   } catch (error) {
     lastMutation = `${name} refused: ${error.message}`;
   }
-  keepMutations();
   status();
 }
 const dayFormat = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
@@ -2323,8 +2792,12 @@ function status() {
     `${longTasks.filter((d) => d > 50).length} frames over 50 ms`, `${live.resetsReceived} resets`, `${live.windowRequests} window requests`];
   if (lastMutation) parts.push(lastMutation);
   if (live.failure) parts.push(`⚠ ${live.failure.message}`);
-  document.getElementById('status').textContent = parts.join(' · ');
+  if (live.staleSince !== null) parts.unshift(`offline copy from ${timeFormat.format(new Date(live.staleSince))}`);
+  const element = document.getElementById('status');
+  element.classList.toggle('stale', live.staleSince !== null);
+  element.textContent = parts.join(' · ');
 }
+status();
 setInterval(status, 250);
 view.addEventListener('statechange', status);
 
@@ -2373,7 +2846,7 @@ document.getElementById('list').addEventListener('keydown', (event) => {
 });
 document.getElementById('sort').value = live.args.sort;
 document.getElementById('filter').value = live.args.filter;
-window.livelist = { live, view, longTasks, mutator };
+window.livelist = { live, view, longTasks, mutator, store, restored };
 </script>
 </body>
 </html>

@@ -113,6 +113,7 @@ def browser():
 
 
 QUIET = """
+if (!window.livelist) return null;   // the page's module has not run yet (it reads its offline copy first)
 const {live, view} = window.livelist;
 return live.state === 'live' && live.model.version !== null && live.model.requestedWindow === null && !view.pending
   ? live.model.version : null;
@@ -158,6 +159,48 @@ new MutationObserver((records) => {
 }).observe(document.querySelector('.ll-content'), {subtree: true, childList: true, attributes: true, attributeFilter: ['class'], attributeOldValue: true});
 """
 
+# Deletes the demo page's offline copies (IndexedDB `livelist`); answers once deleted (or blocked:
+# then it completes when the page goes).
+DELETE_OFFLINE_COPY = """
+const done = arguments[arguments.length - 1];
+const request = indexedDB.deleteDatabase('livelist');
+request.onsuccess = request.onerror = request.onblocked = () => done(true);
+"""
+
+# Run before every page load (CDP) while a test cuts the page off: its WebSockets go to a port
+# nothing listens on (the server unreachable) until `window.socketsAllowed` is set; those that go
+# to the server log what they send and receive.
+OFFLINE_SOCKETS = """
+(() => {
+  const Native = window.WebSocket;
+  const log = {refused: 0, opened: 0, sent: [], received: []};
+  window.socketLog = log;
+  window.socketsAllowed = false;
+  window.WebSocket = class extends Native {
+    constructor(url, protocols) {
+      const allowed = window.socketsAllowed;
+      super(allowed ? url : 'ws://127.0.0.1:%d/live', protocols);
+      if (!allowed) { log.refused += 1; return; }
+      this.addEventListener('open', () => { log.opened += 1; });
+      this.addEventListener('message', (event) => { log.received.push(String(event.data)); });
+    }
+    send(data) { log.sent.push(String(data)); super.send(data); }
+  };
+})();
+"""
+
+# The page's list restored from its offline copy and drawn, before any connection: what it shows.
+STALE_SHOWN = """
+if (!window.livelist || !window.socketLog) return null;
+const {live, view} = window.livelist;
+if (live.staleSince === null || view.pending || document.querySelectorAll('.ll-content > .ll-row[data-id]').length === 0) return null;
+const status = document.getElementById('status');
+return {staleSince: live.staleSince, state: live.state, version: live.model.version, restored: window.livelist.restored,
+        opened: window.socketLog.opened, refused: window.socketLog.refused, status: status.textContent,
+        statusStale: status.classList.contains('stale'), scrollerStale: document.querySelector('.ll-scroller').classList.contains('ll-stale'),
+        pendingMutations: window.livelist.mutator.pendingCount, drawnAt: view.lastRender};
+"""
+
 # The view drew its last frame a while ago and nothing animates: the next update is drawn at once,
 # in the task that makes it.
 VIEW_IDLE = """
@@ -191,6 +234,10 @@ class InboxTests(unittest.TestCase):
         # Each test's page a client of its own: a test that calls the mutator directly leaves the
         # tab's kept numbers behind, and the next page would reuse them (answered as duplicates).
         self.driver.execute_script("sessionStorage.clear()")
+        # And a page without an offline copy: the next test's page starts from the server's reset.
+        # (The page closes its connection when asked, so the deletion completes before the next
+        # page opens the database.)
+        self.driver.execute_async_script(DELETE_OFFLINE_COPY)
 
     def write(self, sql, arguments=()):
         connection = sqlite3.connect(self.database, timeout=10)
@@ -478,6 +525,118 @@ class InboxTests(unittest.TestCase):
         self.assertEqual(self.driver.execute_script("return window.livelist.mutator.pendingCount"), 0)
         eventually("live again", lambda: self.driver.execute_script("return window.livelist.live.state === 'live'"))
         self.assert_matches_select()
+
+    def saved_copy(self):
+        """The page's offline copy of its list, written now (IndexedDB), as saved."""
+        return self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const {store} = window.livelist;
+            store.saveNow().then(() => store.saved('inbox')).then(done, (error) => done({error: String(error)}));""")
+
+    def stale_page(self, saved):
+        """Loads the page cut off from the server: its offline copy is drawn at once, stale, and is
+        the copy saved (not the server's list, which changed meanwhile)."""
+        self.driver.get(self.server.url)
+        shown = eventually("the offline copy drawn", lambda: self.driver.execute_script(STALE_SHOWN))
+        self.assertEqual(shown["opened"], 0, "drawn without a connection")
+        self.assertGreaterEqual(shown["refused"], 1, "the page tried to connect and could not")
+        self.assertEqual(shown["restored"], {"restored": saved["savedAt"]})
+        self.assertEqual(shown["staleSince"], saved["savedAt"])
+        self.assertEqual(shown["version"], saved["list"]["version"])
+        self.assertNotEqual(shown["state"], "live")
+        self.assertRegex(shown["status"], r"^offline copy from \d\d:\d\d · ")
+        self.assertTrue(shown["statusStale"] and shown["scrollerStale"], shown)
+        dom = self.driver.execute_script(DOM_ROWS)
+        list_ = saved["list"]
+        subject = list_["columns"].index("subject")
+        held = {row[0]: row for row in list_["rows"]}
+        self.assertEqual(dom["count"], sum(count for _, count in list_["sections"]))
+        drawn = [row for row in dom["rows"] if row["visible"]]
+        self.assertTrue(drawn)
+        for row in drawn:
+            position, id_, values = held[row["position"]]
+            self.assertEqual((row["id"], row["subject"]), (id_, values[subject]), f"row {row['position']}")
+        self.assertEqual(dom["placeholders"], 0)
+        return shown, dom
+
+    def test_offline_copy_shows_at_once_then_resumes_from_its_version(self):
+        """The page keeps its list (IndexedDB) and its mutations (sessionStorage). Loaded cut off
+        from the server, it draws the copy at once with the stale status, and takes a mutation as
+        pending; loaded again still cut off, it has that mutation to send. Connected, the list
+        resumes from the copy's version with one changeset (no reset), the mutation is applied once,
+        and the DOM equals a fresh SELECT. After a server restart while away (a new epoch), the
+        copy shows the same way and the resume is answered with a reset."""
+        self.quiet_dom()
+        saved = self.saved_copy()
+        self.assertEqual(saved["list"]["version"], self.driver.execute_script(QUIET))
+        # This page keeps no more (it would write the commits below as it leaves): the copy is the one saved.
+        self.driver.execute_script("window.livelist.store.close()")
+        window = saved["list"]["window"]
+        self.assertLessEqual(len(saved["list"]["rows"]), window[1])
+        self.assertLess(window[1], 500, "bounded by the window, not the 3,000 rows")
+        script = self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OFFLINE_SOCKETS % free_port()})["identifier"]
+        try:
+            # Commits the page does not see while it is away.
+            ids = [row[0] for row in self.select()]
+            self.write("UPDATE conversation SET subject = 'changed while away', version = version + 1 WHERE id = ?", (ids[1],))
+            self.write("UPDATE conversation SET archived = 1, version = version + 1 WHERE id = ?", (ids[2],))
+            now = self.latest() + 60
+            self.write("INSERT INTO conversation(sender, subject, unread, archived, last_activity, day, version) VALUES ('Away', 'new while away', 1, 0, ?, ?, 1)",
+                       (now, now // 86400))
+            shown, dom = self.stale_page(saved)
+            print(f"offline copy drawn {shown['drawnAt']:.0f} ms after navigation, {shown['refused']} connection(s) refused", flush=True)
+            self.assertNotIn("changed while away", [row["subject"] for row in dom["rows"]])
+            self.screenshot("offline")
+            # A mutation while cut off: shown pending, kept (sessionStorage) before it could be sent.
+            target = next(row for row in dom["rows"] if row["position"] == 0)["id"]
+            unread = self.read_one("SELECT unread FROM conversation WHERE id = ?", target)
+            self.driver.execute_script("window.livelist.view.select(0)")
+            eventually("a quiet view", lambda: self.driver.execute_script(VIEW_IDLE))
+            self.driver.find_element(By.CSS_SELECTOR, ".ll-scroller").send_keys("u")
+            eventually("the row pending", lambda: self.driver.execute_script("return document.querySelectorAll('.ll-row.pending').length === 1"))
+            kept = self.driver.execute_script("""
+                const item = Object.keys(sessionStorage).find((key) => key.startsWith('livelist.mutator '));
+                return JSON.parse(sessionStorage.getItem(item));""")
+            self.assertEqual([(m["name"], m["arguments"]) for m in kept["pending"]], [("setUnread", {"id": target, "unread": 1 - unread})])
+            # Loaded again, still cut off: the same copy, and the mutation waits to be sent.
+            shown, _ = self.stale_page(saved)
+            self.assertEqual(shown["pendingMutations"], 1)
+            self.assertEqual(self.read_one("SELECT unread FROM conversation WHERE id = ?", target), unread)
+
+            # Connected: one changeset from the copy's version, the mutation applied once.
+            self.driver.execute_script("window.socketsAllowed = true; window.livelist.live.retry()")
+            eventually("live again", lambda: self.driver.execute_script(
+                "const {live, mutator} = window.livelist; return live.state === 'live' && live.staleSince === null && mutator.pendingCount === 0"))
+            self.assert_matches_select()
+            self.assertEqual(self.read_one("SELECT unread FROM conversation WHERE id = ?", target), 1 - unread)
+            log = self.driver.execute_script("return {sent: window.socketLog.sent, received: window.socketLog.received, resets: window.livelist.live.resetsReceived}")
+            subscribe = next(json.loads(text) for text in log["sent"] if json.loads(text).get("type") == "subscribe")
+            self.assertEqual(subscribe["resume"]["version"], saved["list"]["version"])
+            held = subscribe["resume"]["held"]
+            self.assertEqual(held[0], window[0])
+            self.assertTrue(0 < held[1] <= window[1], held)
+            answer = next(message for message in map(json.loads, log["received"]) if message.get("sub") == subscribe["sub"])
+            self.assertEqual((answer["type"], answer.get("from")), ("changes", saved["list"]["version"]), answer)
+            self.assertEqual(log["resets"], 0, "resumed, not reset")
+            status = self.driver.find_element(By.ID, "status")
+            self.assertNotIn("offline copy", status.text)
+            self.assertNotIn("stale", status.get_attribute("class"))
+
+            # The server restarted while the page was away: a new epoch, answered with a reset.
+            saved = self.saved_copy()
+            self.driver.execute_script("window.socketsAllowed = false; window.livelist.store.close()")
+            self.server.stop()
+            self.server.start()
+            self.stale_page(saved)
+            self.driver.execute_script("window.socketsAllowed = true; window.livelist.live.retry()")
+            eventually("live again", lambda: self.driver.execute_script("return window.livelist.live.staleSince === null"))
+            self.assert_matches_select()
+            log = self.driver.execute_script("return {received: window.socketLog.received, resets: window.livelist.live.resetsReceived}")
+            first = next(message for message in map(json.loads, log["received"]) if message.get("sub") is not None)
+            self.assertEqual((first["type"], first.get("reason")), ("reset", "versionUnavailable"), first)
+            self.assertEqual(log["resets"], 1)
+        finally:
+            self.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script})
 
     def read_one(self, sql, *arguments):
         connection = sqlite3.connect(self.database, timeout=10)

@@ -97,6 +97,7 @@ struct OfflineStoreTests {
         let list = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40)
         try store?.keep(list.remote, as: "inbox")
         var mutator = try #require(try store?.mutator(url: fixture.url))
+        #expect(try store?.mutator(url: fixture.url) === mutator, "one mutator per server: two would give one number twice")
         try await eventually("first state") { list.matches(try fixture.select()) }
         let client = mutator.client
         try await within("a first mutation") { _ = try await mutator.mutate("archive", arguments: ["id": ids[0]]) }
@@ -120,6 +121,11 @@ struct OfflineStoreTests {
         list.remote.stop()
         store = nil
 
+        // A damaged row costs its own mutation only (reported, its number not given again).
+        try await kept.write { db in
+            try db.execute(sql: "INSERT INTO livelist_offline_mutation (client, id, message) VALUES (?, 99, 'not a message')", arguments: [client])
+        }
+
         // Relaunched, and the server back: the two land once, in order; the next is number 4.
         let relaunched = try OfflineStore(path: path)
         let again = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40, startsAtOnce: false)
@@ -128,6 +134,7 @@ struct OfflineStoreTests {
             return
         }
         mutator = try relaunched.mutator(url: fixture.url)
+        #expect(relaunched.unreadableMutations == [99])
         // The archived rows are gone from the first frame, pending.
         #expect(again.remote.pendingChangesCount == 2)
         let shown = Self.held(again.remote).map { $0[0] }
@@ -153,6 +160,26 @@ struct OfflineStoreTests {
         #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 0)
         mutator.stop()
         again.remote.stop()
+        await fixture.stop()
+    }
+
+    @Test("A mutation the app's keeper cannot keep is not sent, and its number is given again")
+    func notKept() async throws {
+        let fixture = try await WireFixture.start(rows: 20, seed: 3, mutations: PendingChangesTests.mutations)
+        let mutator = RemoteMutator(url: fixture.url, client: "keeper")
+        defer { mutator.stop() }
+        let id = try #require(try fixture.select().rows.first?[0])
+        struct DiskFull: Error {}
+        mutator.onPendingChange = { throw DiskFull() }
+        await #expect(throws: RemoteMutatorError.notKept("DiskFull()")) {
+            try await mutator.mutate("archive", arguments: ["id": id])
+        }
+        #expect(mutator.nextID == 1 && mutator.pendingCount == 0)
+        mutator.onPendingChange = nil
+        try await within("kept this time") {
+            let mutated = try await mutator.mutate("archive", arguments: ["id": id])
+            #expect(mutated.id == 1 && !mutated.duplicate)
+        }
         await fixture.stop()
     }
 }
