@@ -125,7 +125,8 @@ const scroller = document.querySelector('.ll-scroller');
 const top = scroller.getBoundingClientRect().top, bottom = scroller.getBoundingClientRect().bottom;
 return {
   count: Number(scroller.getAttribute('aria-rowcount')),
-  rows: rows.map((e) => ({position: Number(e.getAttribute('aria-rowindex')) - 1, id: JSON.parse(e.dataset.id),
+  // The row's position (its aria-rowindex counts a state row above the rows, when there is one).
+  rows: rows.map((e) => ({position: Number(e.dataset.position), id: JSON.parse(e.dataset.id),
     sender: e.querySelector('.c-sender')?.textContent ?? null, subject: e.querySelector('.c-subject')?.textContent ?? null,
     selected: e.getAttribute('aria-selected') === 'true', top: e.getBoundingClientRect().top,
     visible: e.getBoundingClientRect().bottom > top && e.getBoundingClientRect().top < bottom})),
@@ -546,7 +547,9 @@ class InboxTests(unittest.TestCase):
         self.assertNotEqual(shown["state"], "live")
         self.assertRegex(shown["status"], r"^offline copy from \d\d:\d\d · ")
         self.assertTrue(shown["statusStale"] and shown["scrollerStale"], shown)
-        dom = self.driver.execute_script(DOM_ROWS)
+        # Drawn, and still (the failed row's arrival may slide the rows down).
+        dom = eventually("the copy's rows in view", lambda: (lambda d: d if any(row["visible"] for row in d["rows"]) else None)(
+            self.driver.execute_script(DOM_ROWS)))
         list_ = saved["list"]
         subject = list_["columns"].index("subject")
         held = {row[0]: row for row in list_["rows"]}
