@@ -126,6 +126,8 @@ struct MutationOracleTests {
         let mutators = names.map { RemoteMutator(url: fixture.url, client: $0, transport: transport) }
         let lists = names.map { _ in PendingChangesTests.Watched(url: fixture.url, window: 0..<60, viewportRows: 10, transport: transport) }
         let operations = names.indices.map { Self.randomOperations(40, client: $0, &random) }
+        // A fourth client: livelist.js in node, with its own cuts, through the same restart.
+        let script = JSClient.start(url: fixture.url, client: "js-c3", seed: random.next(), count: 40, index: 3)
 
         // Every client's mutations, 4 more each round without waiting for answers (all of them may be
         // in flight), while connections are cut: at random, and surely in rounds 2 and 7.
@@ -160,6 +162,25 @@ struct MutationOracleTests {
             var answered: [Outcome] = []
             for task in clientTasks { answered.append(try await task.value) }
             outcomes.append(answered)
+        }
+        if let script {
+            let report = try await script.report(seconds: 90)
+            let (ops, answered) = try JSClient.parse(report)
+            var serial = Serial()
+            for (operation, outcome) in zip(ops, answered).sorted(by: { $0.1.id < $1.1.id }) { serial.apply(operation, id: outcome.id) }
+            #expect(answered.map(\.id) == Array(1...40), "seed \(seed), js: numbers")
+            #expect(Set(answered.filter(\.refused).map(\.id)) == serial.refusals, "seed \(seed), js: refusals")
+            let (tally, steps, notes) = try fixture.pool.read { db in
+                (try Int64.fetchOne(db, sql: "SELECT value FROM tally WHERE client = 'js-c3'"),
+                 try Int64.fetchAll(db, sql: "SELECT k FROM step_log WHERE client = 'js-c3' ORDER BY id"),
+                 try Row.fetchAll(db, sql: "SELECT day, folder FROM message WHERE sender = 'js-c3' ORDER BY id"))
+            }
+            #expect(tally == serial.tally && steps == serial.steps, "seed \(seed), js: steps once each, in order")
+            #expect(notes.map { $0["day"] as Int64 } == serial.notes.map(\.day), "seed \(seed), js: notes")
+            #expect(notes.map { ($0["folder"] as String) == "archive" } == serial.notes.map(\.archived), "seed \(seed), js: archived")
+            #expect(report["shownTwice"] as? Int == 0, "seed \(seed), js: a row shown twice")
+            #expect(report["pendingCount"] as? Int == 0, "\(report["pendingKeys"] ?? "")")
+            print("mutation oracle seed \(seed): js client \(report["cuts"] ?? "?") cuts, \(report["pendingSeen"] ?? "?") pending rows seen")
         }
         let resent = outcomes.joined().filter(\.duplicate).count
         print("mutation oracle seed \(seed): \(drops) connections cut, a restart, \(resent) answered as sent again")
@@ -204,5 +225,88 @@ struct MutationOracleTests {
         for mutator in mutators { mutator.stop() }
         for list in lists { list.remote.stop() }
         await fixture.stop()
+    }
+}
+
+/// The oracle's client in node (`Tests/Web/oracle-client.mjs`): livelist.js's `Mutator` and
+/// `LiveQuery` with pending rows; absent when node is not installed.
+final class JSClient: @unchecked Sendable {
+    // `@unchecked Sendable`: `process` and `output` are only used by the test that started it.
+    let process: Process
+    let output: Pipe
+
+    static var node: String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let path = "\(directory)/node"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    static func start(url: String, client: String, seed: UInt64, count: Int, index: Int) -> JSClient? {
+        guard let node else { return nil }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = ["--experimental-websocket", root.appendingPathComponent("Tests/Web/oracle-client.mjs").path,
+                             url, client, "\(seed)", "\(count)", "\(index)"]
+        let output = Pipe()
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            Issue.record("node did not start: \(error)")
+            return nil
+        }
+        return JSClient(process: process, output: output)
+    }
+
+    private init(process: Process, output: Pipe) {
+        self.process = process
+        self.output = output
+    }
+
+    /// The script's report, once it exits (within `seconds`).
+    func report(seconds: Double) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                throw TimeLimitExceeded(what: "the node client")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        guard process.terminationStatus == 0, let report = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw NodeFailed(status: process.terminationStatus, output: line)
+        }
+        return report
+    }
+
+    /// The operations and outcomes of a report, as the oracle's.
+    static func parse(_ report: [String: Any]) throws -> ([MutationOracleTests.Operation], [MutationOracleTests.Outcome]) {
+        guard let operations = report["operations"] as? [[String: Any]], let outcomes = report["outcomes"] as? [[String: Any]] else {
+            throw NodeFailed(status: 0, output: "\(report)")
+        }
+        let ops: [MutationOracleTests.Operation] = try operations.map { operation in
+            if let k = operation["step"] as? Int { return .step(Int64(k)) }
+            if let k = operation["archive"] as? Int { return .archive(Int64(k)) }
+            if let note = operation["note"] as? [Any], note.count == 3, let id = note[0] as? Int, let day = note[1] as? Int, let subject = note[2] as? String {
+                return .note(Int64(id), Int64(day), subject)
+            }
+            throw NodeFailed(status: 0, output: "\(operation)")
+        }
+        let answered: [MutationOracleTests.Outcome] = try outcomes.map { outcome in
+            guard let id = outcome["id"] as? Int, let refused = outcome["refused"] as? Bool else { throw NodeFailed(status: 0, output: "\(outcome)") }
+            return MutationOracleTests.Outcome(id: Int64(id), refused: refused, duplicate: outcome["duplicate"] as? Bool ?? false)
+        }
+        return (ops, answered)
+    }
+
+    struct NodeFailed: Error, CustomStringConvertible {
+        var status: Int32
+        var output: String
+        var description: String { "the node client failed (\(status)): \(output)" }
     }
 }
