@@ -3,7 +3,7 @@
 // window's identities and rows) and a live query over a WebSocket that subscribes, applies every
 // changeset in order, asks for rows as the window moves, resumes from its version and reconnects
 // with backoff; the client's own mutations (Mutator), shown at once as pending rows; and the last
-// lists and pending mutations kept across page loads (OfflineStore).
+// lists, pending mutations and their pending rows kept across page loads (OfflineStore).
 //
 // No dependencies; an ES module for browsers and Node (20+, where `WebSocket` is passed in).
 
@@ -1656,6 +1656,26 @@ export class MutationError extends Error {
   }
 }
 
+/** Effects as `mutate` takes them (`{list, insert|update|delete}`), checked, by list; a TypeError for one that is not. */
+function effectsByList(effects) {
+  const byList = new Map();
+  for (const effect of effects) {
+    const list = effect?.list;
+    if (!list || typeof list.addPending !== 'function') throw new TypeError('an effect names its list: {list: liveQuery, …}');
+    if (!byList.has(list)) byList.set(list, []);
+    byList.get(list).push(new PendingEffect(effect));
+  }
+  return byList;
+}
+
+/** A PendingEffect as `mutate` takes it, without its list: `{insert: {id, values, placement}}`, `{update: {id, values}}` or `{delete: {id}}`. */
+function effectForm(effect) {
+  const body = { id: effect.id };
+  if (effect.values) body.values = Object.fromEntries(effect.values);
+  if (effect.kind === 'insert') body.placement = effect.placement.edge === 'sorted' ? 'sorted' : { [effect.placement.edge]: effect.placement.section };
+  return { [effect.kind]: body };
+}
+
 /**
  * Sends a client's mutations to a `livelist serve` server, each applied once: numbered under the
  * client's name, kept until answered, and sent again in order after a lost connection (to this
@@ -1667,9 +1687,13 @@ export class MutationError extends Error {
  *
  * `mutate(name, args, {effects})` also shows what the mutation is expected to do, at once, in the
  * live queries it names — `[{list: live, insert: {id, values, placement}}, {list: live, update:
- * {id, values}}, {list: live, delete: {id}}]`, in that order (see PendingEffect): the rows show
- * marked pending until the list holds the mutation's commit (after `mutated`, the list's `sync()`
- * answers), then the server's rows stand in their place; a refusal takes them back at once.
+ * {id, values}}, {list: live, delete: {id}}]`, in that order (see PendingEffect). The mutator
+ * keeps them by the mutation's number, not in the call: a mutation restored from a previous page
+ * load (the option `pending`) is given its effects with `show(effects, id)`, and `effects(id)`
+ * reads them back. Whenever a mutation is answered — a caller waiting for it or not — its rows
+ * stay marked pending until each of its lists holds the commit (its `sync()` answers after
+ * `mutated`), then the server's rows stand in their place; a refusal takes them back at once.
+ * After `stop()` they stay shown, as their mutations stay pending.
  */
 export class Mutator {
   static maximumPending = 1000;
@@ -1688,12 +1712,13 @@ export class Mutator {
     this.timer = null;
     this.resendTimer = null;
     this.stopped = false;
+    this.shownEffects = new Map();   // mutation number → [{list, effects: [PendingEffect]}], one entry a list
     /**
      * Called whenever `nextId` or `pendingMutations` change: synchronously after a mutation is
-     * numbered and before it is sent, and after each answer. Keep them there, synchronously (an
-     * OfflineStore's `mutator` does): a page closed after the send but before they are kept
-     * would number its next mutation as one the server applied already, and be answered with
-     * that one's outcome.
+     * numbered (and its effects shown) and before it is sent, and after each answer. Keep them
+     * there, synchronously (an OfflineStore's `mutator` does): a page closed after the send but
+     * before they are kept would number its next mutation as one the server applied already, and
+     * be answered with that one's outcome.
      */
     this.onPendingChange = null;
   }
@@ -1721,8 +1746,10 @@ export class Mutator {
   }
 
   /**
-   * Runs published mutation `name` with `args` once; resolves with its `mutated`. After `stop()`,
-   * a call starts the mutator again.
+   * Runs published mutation `name` with `args` once; resolves with its `mutated`. `effects` are
+   * shown at once, marked pending, until the mutation is answered and its lists hold the commit
+   * (see the class). Rejects with a TypeError, sending nothing, when an effect is not one. After
+   * `stop()`, a call starts the mutator again.
    */
   mutate(name, args = {}, { effects = [] } = {}) {
     return new Promise((resolve, reject) => {
@@ -1730,37 +1757,83 @@ export class Mutator {
         reject(new MutationError('tooManyPending', `${Mutator.maximumPending} mutations wait for the server's answer already`));
         return;
       }
-      // The effects by list, checked before anything is sent (a TypeError rejects the call).
-      const byList = new Map();
-      for (const effect of effects) {
-        const list = effect?.list;
-        if (!list || typeof list.addPending !== 'function') throw new TypeError('an effect names its list: {list: liveQuery, …}');
-        if (!byList.has(list)) byList.set(list, []);
-        byList.get(list).push(new PendingEffect(effect));
-      }
-      let key = null;
-      const waiter = {
-        resolve: (mutated) => {
-          resolve(mutated);
-          // Shown until each list holds the commit: then the server's rows stand in their place.
-          for (const list of byList.keys()) list.sync().catch(() => {}).then(() => list.removePending(key));
-        },
-        reject: (error) => {
-          for (const list of byList.keys()) list.removePending(key);
-          reject(error);
-        },
-      };
-      const mutation = this.pending.add(name, args, waiter);
-      key = `${this.client}#${mutation.id}`;
-      for (const [list, listEffects] of byList) list.addPending(key, listEffects);
+      // Checked before anything is numbered or sent (a TypeError rejects the call).
+      const byList = effectsByList(effects);
+      const mutation = this.pending.add(name, args, { resolve, reject });
+      this.#show(byList, mutation.id);
       this.#pendingChanged();
       if (this.open) this.socket.send(JSON.stringify(mutation)); else this.start();
     });
   }
 
   /**
+   * Shows `effects` (`[{list, insert|update|delete}]`, as `mutate` takes them) for pending
+   * mutation `id` — one restored from a previous page load — until it is answered, as `mutate`
+   * shows its own (after any shown for it already). Nothing happens when no mutation `id` is
+   * pending. Throws a TypeError, showing none of them, for an effect that is not one.
+   */
+  show(effects, id) {
+    const byList = effectsByList(effects);
+    if (!this.pending.entries.some((entry) => entry.mutation.id === id)) return;
+    this.#show(byList, id);
+  }
+
+  /**
+   * The effects shown for pending mutation `id` (none: `[]`), as `mutate` takes them: `{list,
+   * insert: {id, values, placement}}`, `{list, update: {id, values}}` or `{list, delete: {id}}`,
+   * values as the model holds them (see pendingValue). Grouped by list, in the order shown.
+   */
+  effects(id) {
+    return (this.shownEffects.get(id) ?? []).flatMap(({ list, effects }) => effects.map((effect) => ({ list, ...effectForm(effect) })));
+  }
+
+  /** The key a list holds mutation `id`'s effects under. */
+  #key(id) { return `${this.client}#${id}`; }
+
+  #show(byList, id) {
+    if (byList.size === 0) return;
+    const shown = this.shownEffects.get(id) ?? [];
+    for (const [list, effects] of byList) {
+      let entry = shown.find((candidate) => candidate.list === list);
+      if (!entry) {
+        entry = { list, effects: [] };
+        shown.push(entry);
+      }
+      entry.effects.push(...effects);
+      list.addPending(this.#key(id), entry.effects);
+    }
+    this.shownEffects.set(id, shown);
+  }
+
+  /** Takes mutation `id`'s effects back from `list` (null: from every list). */
+  #withdraw(id, list = null) {
+    const shown = this.shownEffects.get(id);
+    if (!shown) return;
+    const left = [];
+    for (const entry of shown) {
+      if (list === null || entry.list === list) entry.list.removePending(this.#key(id)); else left.push(entry);
+    }
+    if (left.length === 0) this.shownEffects.delete(id); else this.shownEffects.set(id, left);
+  }
+
+  /**
+   * Mutation `id` was answered: its effects go from each list once the list holds the commit (a
+   * list whose sync fails, stopped or refused, lets them go then), at once when it was refused.
+   */
+  #settle(id, applied) {
+    const shown = this.shownEffects.get(id);
+    if (!shown) return;
+    if (!applied) {
+      this.#withdraw(id);
+      return;
+    }
+    for (const { list } of shown) list.sync().catch(() => {}).then(() => this.#withdraw(id, list));
+  }
+
+  /**
    * Closes the connection. Every caller still waiting is rejected with a MutationError `stopped`;
-   * the mutations stay pending (`pendingMutations`), sent again when the mutator starts.
+   * the mutations stay pending (`pendingMutations`), sent again when the mutator starts, and
+   * their effects stay shown.
    */
   stop() {
     this.stopped = true;
@@ -1816,10 +1889,14 @@ export class Mutator {
     const decision = this.pending.receive(message);
     if (decision.action === 'finish') {
       this.#pendingChanged();
+      // Its effects go whoever waits for it: a caller, or no one (restored, or its caller stopped waiting).
+      const id = decision.entry.mutation.id;
       if (decision.error) {
+        this.#settle(id, false);
         decision.entry.reject?.(new MutationError(decision.error.code, decision.error.message));
       } else {
         this.busyAnswers = 0;
+        this.#settle(id, true);
         decision.entry.resolve?.(decision.mutated);
       }
     } else if (decision.action === 'resendAll' && this.resendTimer === null) {
@@ -1850,6 +1927,75 @@ function randomClientName() {
   return `web-${[...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`;
 }
 
+/**
+ * JSON text of plain JSON data (null, booleans, numbers, strings, arrays, objects), as
+ * JSON.stringify writes it but for −0, written `-0.0` (JSON.parse reads it back as −0): a real
+ * −0 (`{"f":-0.0}`) is kept as such.
+ */
+function jsonText(value) {
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0.0' : JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`;
+  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([name, member]) => `${JSON.stringify(name)}:${jsonText(member)}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/** A value as the store writes it: the wire's JSON form (an integer −0 is 0). */
+function storedValue(value) {
+  return value === 0 ? 0 : wireForm(value);
+}
+
+/** A value the store wrote, read as strictly as the wire's: a bare number is an integer within ±(2⁵³ − 1). */
+function readStoredValue(json) {
+  if (typeof json === 'number' && !Number.isSafeInteger(json)) throw new TypeError(`${json} is not a value`);
+  return pendingValue(decodeValue(json));
+}
+
+/**
+ * A pending change as the store keeps it, the JSON text of `{mutation, list, insert|update|delete}`:
+ * `mutation` its number, `list` the key of the list kept, and the change as `mutate` takes it with
+ * its values in the wire's JSON form (`{insert: {id, values, placement}}`, `{update: {id, values}}`,
+ * `{delete: {id}}`; `placement` `'sorted'`, `{first: key}` or `{last: key}`).
+ */
+function storedChange(mutation, key, effect) {
+  const body = { id: storedValue(effect.id) };
+  if (effect.values) body.values = Object.fromEntries([...effect.values].map(([name, value]) => [name, storedValue(value)]));
+  if (effect.kind === 'insert') {
+    body.placement = effect.placement.edge === 'sorted' ? 'sorted' : { [effect.placement.edge]: storedValue(effect.placement.section) };
+  }
+  return jsonText({ mutation, list: key, [effect.kind]: body });
+}
+
+/** A change the store kept (parsed JSON) as `{mutation, key, effect}` (a PendingEffect), or null when it is not one. */
+function readStoredChange(entry) {
+  try {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return null;
+    if (!Number.isSafeInteger(entry.mutation) || entry.mutation < 1 || typeof entry.list !== 'string') return null;
+    const kinds = ['insert', 'update', 'delete'].filter((kind) => Object.hasOwn(entry, kind));
+    if (kinds.length !== 1) return null;
+    const kind = kinds[0], body = entry[kind];
+    if (body === null || typeof body !== 'object' || Array.isArray(body) || !Object.hasOwn(body, 'id')) return null;
+    const given = { id: readStoredValue(body.id) };
+    if (kind !== 'delete') {
+      if (body.values === null || typeof body.values !== 'object' || Array.isArray(body.values)) return null;
+      given.values = Object.fromEntries(Object.entries(body.values).map(([name, value]) => [name, readStoredValue(value)]));
+    }
+    if (kind === 'insert') {
+      const placement = body.placement;
+      if (placement === 'sorted') {
+        given.placement = 'sorted';
+      } else {
+        if (placement === null || typeof placement !== 'object' || Array.isArray(placement) || Object.keys(placement).length !== 1) return null;
+        const edge = Object.keys(placement)[0];
+        if (edge !== 'first' && edge !== 'last') return null;
+        given.placement = { [edge]: readStoredValue(placement[edge]) };
+      }
+    }
+    return { mutation: entry.mutation, key: entry.list, effect: new PendingEffect({ [kind]: given }) };
+  } catch {
+    return null;
+  }
+}
+
 /** The outcome of an IndexedDB transaction: resolves when it commits, rejects when it fails or aborts. */
 function committed(transaction, result = () => undefined) {
   return new Promise((resolve, reject) => {
@@ -1869,7 +2015,7 @@ function committed(transaction, result = () => undefined) {
  * const store = new OfflineStore();
  * await store.open('livelist');
  * const outcome = await store.keep(live, 'inbox');   // {restored: savedAt} | {nothingSaved: true} | {notRestored: code}
- * const mutator = store.mutator(url);                // numbered where the last load stopped
+ * const mutator = store.mutator(url);                // numbered where the last load stopped; its pending rows shown on the kept lists
  * new LiveListView(element, live, …);                // starts the query: it resumes from the snapshot
  * ```
  *
@@ -1898,9 +2044,15 @@ function committed(transaction, result = () => undefined) {
  *   `localStorage` to keep them across closing, for a page open in one tab at a time. At most
  *   `Mutator.maximumPending` mutations (the Mutator refuses more); a write past the storage's
  *   quota is kept in `lastSaveError`, and the mutation is sent anyway.
- *
- * The pending rows of mutations left from a previous load are not kept: the mutations are sent
- * again, and their rows show when their commits arrive.
+ * - **The pending mutations' expected effects: in the same Web Storage item**, written with the
+ *   mutation's number in the same `setItem`, on the lists kept here (by their keys), each change
+ *   `{mutation, list, insert|update|delete}` with its values in the wire's JSON form — exactly:
+ *   integers and reals apart (a real −0 too), integers beyond 2⁵³ as `{"i":…}`, blobs, text as
+ *   it is — and gone with the mutation's answer. `mutator(url)` shows them again on the kept
+ *   lists before anything is sent: keep the lists first (as above), so that the rows of the
+ *   mutations left pending show, marked pending, in the first frame, and go when their mutations
+ *   are answered and the lists hold the commits. A change that cannot be read back is skipped
+ *   (`unreadableChanges`); its mutation is sent all the same.
  */
 export class OfflineStore {
   static saveDelay = 500;
@@ -1918,6 +2070,7 @@ export class OfflineStore {
     this.writing = null;          // the write under way (a promise), or null
     this.lastSaveError = null;    // the last write's error (null: it succeeded)
     this.writes = 0;              // list writes done (committed or failed), for tests and diagnostics
+    this.unreadableChanges = 0;   // kept pending changes the last `mutator` call could not read back (not shown)
   }
 
   /** Opens (or creates) the IndexedDB database `name`; resolves with the store. */
@@ -2019,6 +2172,13 @@ export class OfflineStore {
    * next number and pending mutations are written to `storage` synchronously whenever they change
    * (`onPendingChange`): before each mutation is sent, and after each answer. A kept state that
    * cannot be read is not used: the mutator takes a new name (never an old name's numbers again).
+   *
+   * Each new mutation's effects on the lists kept here (`keep`) are written in the same write as
+   * its number, by the lists' keys, until it is answered; effects on other lists are not kept.
+   * The effects of the mutations left pending are shown again at once (`mutator.show`) on the
+   * lists kept under their keys: keep the lists first, then make the mutator. An effect that
+   * cannot be read back is not shown, and counted in `unreadableChanges`; its mutation is sent
+   * all the same.
    */
   mutator(url, options = {}) {
     if (!this.storage) throw new Error('no storage for the mutator (pass sessionStorage or localStorage)');
@@ -2036,9 +2196,47 @@ export class OfflineStore {
         && typeof mutation.name === 'string');
     const client = readable ? kept.client : randomClientName();
     const mutator = new Mutator(url, client, { ...options, nextId: readable ? kept.nextId : 1, pending: readable ? kept.pending.slice(-Mutator.maximumPending) : [] });
+    // The kept changes of each pending mutation, as written (JSON texts): written again with every
+    // write until the mutation is answered. Those of the restored ones as read (on lists kept here
+    // or not), those of a new one from its effects on the lists kept here when it is first written.
+    const changes = new Map(mutator.pendingMutations.map((mutation) => [mutation.id, []]));
+    const restored = new Map();   // mutation number → effects to show again
+    let unreadable = 0;
+    if (readable && kept.effects !== undefined) {
+      if (!Array.isArray(kept.effects)) unreadable += 1;
+      for (const entry of Array.isArray(kept.effects) ? kept.effects : []) {
+        const change = readStoredChange(entry);
+        if (change === null) {
+          unreadable += 1;
+          continue;
+        }
+        if (!changes.has(change.mutation)) continue;   // its mutation is no longer pending
+        changes.get(change.mutation).push(storedChange(change.mutation, change.key, change.effect));
+        const list = this.kept.get(change.key)?.live;
+        if (!list) continue;
+        if (!restored.has(change.mutation)) restored.set(change.mutation, []);
+        restored.get(change.mutation).push({ list, ...effectForm(change.effect) });
+      }
+    }
+    this.unreadableChanges = unreadable;
+    for (const [id, effects] of [...restored].sort(([a], [b]) => a - b)) mutator.show(effects, id);
     const write = () => {
+      const pending = mutator.pendingMutations;
+      const now = new Set(pending.map((mutation) => mutation.id));
+      for (const id of changes.keys()) if (!now.has(id)) changes.delete(id);
+      let keys = null;   // the key of each list kept here
+      for (const { id } of pending) {
+        if (changes.has(id)) continue;
+        if (keys === null) {
+          keys = new Map();
+          for (const [key, entry] of this.kept) if (!keys.has(entry.live)) keys.set(entry.live, key);
+        }
+        changes.set(id, mutator.effects(id).filter(({ list }) => keys.has(list))
+          .map(({ list, ...effect }) => storedChange(id, keys.get(list), new PendingEffect(effect))));
+      }
+      const texts = pending.flatMap(({ id }) => changes.get(id));
       try {
-        this.storage.setItem(item, JSON.stringify({ client, nextId: mutator.nextId, pending: mutator.pendingMutations }));
+        this.storage.setItem(item, `{"client":${JSON.stringify(client)},"nextId":${mutator.nextId},"pending":${JSON.stringify(pending)},"effects":[${texts.join(',')}]}`);
         this.lastSaveError = null;
       } catch (error) {
         this.lastSaveError = error;

@@ -3,7 +3,7 @@
 // fake Web Storage written here) — under Node's test runner: node --test Tests/Web/
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { ListModel, LiveQuery, Mutator, OfflineStore, Real, RestoreError, sameArguments } from '../../Web/livelist.js';
+import { ListModel, LiveQuery, Mutator, OfflineStore, Real, RestoreError, identityKey, sameArguments } from '../../Web/livelist.js';
 
 /** A WebSocket double: records what the client sends; the test plays the server. */
 class FakeSocket {
@@ -476,7 +476,7 @@ test('OfflineStore.mutator: the client name, next number and pending mutations a
   const item = `livelist.mutator ${url}`;
   const kept = () => JSON.parse(storage.getItem(item));
   assert.match(mutator.client, /^web-/);
-  assert.deepEqual(kept(), { client: mutator.client, nextId: 1, pending: [] }, 'the name kept before anything is numbered');
+  assert.deepEqual(kept(), { client: mutator.client, nextId: 1, pending: [], effects: [] }, 'the name kept before anything is numbered');
   // Written before the send: the socket has sent nothing when the storage already holds it.
   const sends = [];
   const realSetItem = storage.setItem.bind(storage);
@@ -527,4 +527,181 @@ test('OfflineStore.mutator: the client name, next number and pending mutations a
 test('ListModel.heldList is null before the first state', () => {
   assert.equal(new ListModel().heldList(), null);
   assert.equal(new LiveQuery(url, 'inbox', { WebSocket: FakeSocket }).snapshot(), null);
+});
+
+// ---------------------------------------------------------------------------------------------
+// A pending mutation's rows across page loads: its effects kept with its number in Web Storage.
+
+/** A store over `disk` and `storage`, open. */
+async function openStore(disk, storage) {
+  const store = new OfflineStore({ indexedDB: disk, storage });
+  const opening = store.open('rows-db');
+  await settle();
+  await opening;
+  return store;
+}
+
+/** `store.keep(live, key)`'s outcome. */
+async function kept(store, live, key) {
+  const outcome = store.keep(live, key);
+  await settle();
+  return outcome;
+}
+
+/** A mutator's effects without their lists (compared exactly: -0, Real and integer, BigInt, bytes). */
+const effectsOf = (mutator, id) => mutator.effects(id).map(({ list, ...effect }) => effect);
+
+test('OfflineStore.mutator writes each new mutation\'s effects on the kept lists with its number, in the same write; a reload shows them before any connection, value for value; they go with the answer', async () => {
+  FakeSocket.sockets = [];
+  const disk = new FakeIndexedDB(), storage = new FakeStorage();
+  const item = `rows-db.mutator ${url}`;
+  const stored = () => JSON.parse(storage.getItem(item));
+  const store = await openStore(disk, storage);
+  const live = new LiveQuery(url, 'inbox', { args: { sort: 'activity' }, window: [0, 40], WebSocket: FakeSocket });
+  assert.deepEqual(await kept(store, live, 'inbox'), { nothingSaved: true });
+  live.start();
+  await settle();
+  FakeSocket.sockets.at(-1).serve(inboxReset('e:1', [0, 40]));
+  const elsewhere = new LiveQuery(url, 'outbox', { WebSocket: FakeSocket });   // not kept
+  const mutator = store.mutator(url, { WebSocket: FakeSocket });
+  // Every value class: integers (within 2⁵³ and beyond), reals (−0, 1.0, the infinities), text
+  // with NUL and a combining mark, bytes, null; every kind of change and placement.
+  const values = [
+    { list: live, insert: { id: 9007199254740995n, values: { id: 9007199254740995n, day: 20, subject: 'e\u0301\u0000 😀', data: new Uint8Array([0, 1, 2, 255]) }, placement: { first: 20 } } },
+    { list: live, insert: { id: 'n\u0000ul', values: { day: 19, subject: 'b', data: new Real(-0) }, placement: { last: 19 } } },
+    { list: live, insert: { id: 5000, values: { day: 18, subject: 'a', data: 1 } } },
+    { list: elsewhere, delete: { id: 1 } },
+    { list: live, update: { id: 2, values: { subject: null, data: new Real(Infinity) } } },
+    { list: live, update: { id: 3, values: { data: new Real(-Infinity) } } },
+    { list: live, update: { id: 4, values: { data: new Real(1), day: -9007199254740993n } } },
+    { list: live, delete: { id: { i: '9007199254740993' } } },
+  ];
+  const sockets = FakeSocket.sockets.length;
+  const writes = storage.writes.length;
+  const first = mutator.mutate('compose', { n: 1 }, { effects: values });
+  // One write, before anything is sent, holding the number, the mutation and its effects on the kept list.
+  assert.equal(storage.writes.length, writes + 1);
+  assert.deepEqual(FakeSocket.sockets.slice(sockets).flatMap((socket) => socket.sent), [], 'nothing sent yet');
+  assert.deepEqual(stored().pending.map((m) => m.id), [1]);
+  assert.deepEqual(stored().effects.map((e) => [e.mutation, e.list]), Array(7).fill([1, 'inbox']), 'not the list kept nowhere');
+  assert.deepEqual(stored().effects[0].insert.id, { i: '9007199254740995' });
+  assert.deepEqual(stored().effects[1].insert.values.data, { f: -0 });
+  assert.deepEqual(stored().effects[3].update.values.data, { f: 'inf' });
+  assert.deepEqual(stored().effects[0].insert.values.data, { b: 'AAEC/w==' });
+  assert.equal(stored().effects[0].insert.values.subject, 'e\u0301\u0000 😀');
+  const second = mutator.mutate('archive', { id: 6 }, { effects: [{ list: live, delete: { id: 6 } }] });
+  assert.deepEqual(stored().effects.map((e) => e.mutation), [1, 1, 1, 1, 1, 1, 1, 2]);
+  const shown = live.displayed;
+  assert.equal(mutator.effects(1).length, 8);
+  const onInbox = (id) => mutator.effects(id).filter(({ list }) => list === live).map(({ list, ...effect }) => effect);
+  const expected = [onInbox(1), onInbox(2)];
+  assert.equal(expected[0].length, 7);
+  mutator.stop();
+  await Promise.allSettled([first, second]);
+  await store.saveNow();
+  live.stop();
+  store.close();
+
+  // A reload: the list kept first, then the mutator — the rows pending again before any connection.
+  const reloaded = await openStore(disk, storage);
+  const again = new LiveQuery(url, 'inbox', { args: { sort: 'activity' }, window: [0, 40], WebSocket: FakeSocket });
+  assert.ok('restored' in await kept(reloaded, again, 'inbox'));
+  const before = FakeSocket.sockets.length;
+  const restored = reloaded.mutator(url, { WebSocket: FakeSocket });
+  assert.equal(reloaded.unreadableChanges, 0);
+  assert.deepEqual(restored.pendingMutations.map((m) => m.id), [1, 2]);
+  assert.deepEqual([effectsOf(restored, 1), effectsOf(restored, 2)], expected, 'every value as it was, exactly');
+  assert.ok(restored.effects(1).every(({ list }) => list === again));
+  assert.ok(Object.is(effectsOf(restored, 1)[1].insert.values.data.value, -0));
+  assert.equal(FakeSocket.sockets.length, before, 'no connection');
+  assert.equal(again.pendingCount, 2);
+  assert.equal(again.displayed.count, 40 + 3 - 2, 'three inserts shown, two rows deleted');
+  assert.equal(again.displayed.count, shown.count);
+  for (let position = 0; position < shown.count; position++) {
+    const [a, b] = [shown.row(position), again.displayed.row(position)];
+    assert.deepEqual(b && [b.key, b.values, b.pending], a && [a.key, a.values, a.pending], `row ${position}`);
+  }
+  const inserted = again.displayed.row(again.displayed.positionOf(identityKey(9007199254740995n)));
+  assert.deepEqual([inserted.id, inserted.pending], [9007199254740995n, true]);
+  assert.deepEqual(['n\u0000ul', 5000].map((id) => again.displayed.row(again.displayed.positionOf(identityKey(id))).pending), [true, true]);
+  assert.equal(again.displayed.positionOf(identityKey('n\u0000ul')), 29, 'last of the second section');
+  assert.equal(again.displayed.row(0).id, 2, 'a NULL subject first in its section (NULLs first)');
+  assert.ok(again.displayed.row(0).pending);
+  assert.equal(again.displayed.positionOf(identityKey(6)), null);
+  assert.deepEqual(stored().effects.map((e) => e.mutation), [1, 1, 1, 1, 1, 1, 1, 2], 'written again as they were');
+
+  // Answered: 2 refused (gone at once, from the list and the storage), 1 applied (gone from the
+  // storage with its answer, from the list once it has synced).
+  again.start();
+  await settle();
+  const listSocket = FakeSocket.sockets.at(-1);
+  listSocket.serve({ sub: 1, type: 'changes', from: listSocket.sent[0].resume.version, to: 'e:2' });
+  restored.start();
+  await settle();
+  const mutations = FakeSocket.sockets.at(-1);
+  assert.deepEqual(mutations.sent.map((m) => m.id), [1, 2]);
+  mutations.serve({ type: 'error', mutation: { client: restored.client, id: 2 }, code: 'conflict', message: 'gone' });
+  assert.equal(again.pendingCount, 1);
+  assert.notEqual(again.displayed.positionOf(identityKey(6)), null);
+  assert.deepEqual(stored().effects.map((e) => e.mutation), [1, 1, 1, 1, 1, 1, 1]);
+  mutations.serve({ type: 'mutated', client: restored.client, id: 1, versions: {}, duplicate: false });
+  assert.deepEqual(stored().pending, []);
+  assert.deepEqual(stored().effects, []);
+  assert.equal(again.pendingCount, 1, 'until the list has synced');
+  const sync = listSocket.sent.at(-1);
+  assert.equal(sync.type, 'sync');
+  listSocket.serve({ sub: 1, type: 'synced', id: sync.id, version: 'e:2' });
+  await settle();
+  assert.equal(again.pendingCount, 0);
+  restored.stop();
+  again.stop();
+  reloaded.close();
+});
+
+test('OfflineStore.mutator skips a kept change it cannot read, and counts it: the mutator is made, its mutations sent, the readable changes shown and kept', async () => {
+  FakeSocket.sockets = [];
+  const disk = new FakeIndexedDB(), storage = new FakeStorage();
+  const store = await openStore(disk, storage);
+  const live = new LiveQuery(url, 'inbox', { args: { sort: 'activity' }, window: [0, 40], WebSocket: FakeSocket });
+  await kept(store, live, 'inbox');
+  live.restore({ query: 'inbox', args: { sort: 'activity' }, list: inboxReset('e:1', [0, 40]), savedAt: 1 });
+  const item = `rows-db.mutator ${url}`;
+  const pending = [1, 2].map((id) => ({ type: 'mutate', client: 'web-k', id, name: 'archive', arguments: { id } }));
+  const good = { mutation: 1, list: 'inbox', delete: { id: 1 } };
+  const away = { mutation: 2, list: 'drafts', update: { id: 7, values: { subject: 'kept for later' } } };
+  const damaged = [
+    { mutation: 1, list: 'inbox', update: { id: 2, values: { data: 9007199254740993 } } },   // beyond 2⁵³ as a bare number
+    { mutation: 2, list: 'inbox', insert: { id: 5, values: {}, placement: 'middle' } },
+    { mutation: 2, list: 'inbox', update: { id: { f: 1.5, x: 1 }, values: {} } },
+    { mutation: 2, list: 'inbox', update: { id: 3, values: { subject: 1.5 } } },              // a real without {f}
+    { mutation: 2, list: 'inbox', delete: { id: 4 }, update: { id: 4, values: {} } },
+    { mutation: '2', list: 'inbox', delete: { id: 4 } },
+    { list: 'inbox', delete: { id: 4 } },
+    'not a change',
+    null,
+  ];
+  storage.setItem(item, JSON.stringify({ client: 'web-k', nextId: 3, pending, effects: [damaged[0], good, ...damaged.slice(1), away,
+    { mutation: 9, list: 'inbox', delete: { id: 9 } }] }));
+  const mutator = store.mutator(url, { WebSocket: FakeSocket });
+  assert.equal(store.unreadableChanges, damaged.length);
+  assert.equal(mutator.client, 'web-k');
+  assert.deepEqual(mutator.pendingMutations.map((m) => m.id), [1, 2]);
+  assert.deepEqual(effectsOf(mutator, 1), [{ delete: { id: 1 } }]);
+  assert.deepEqual(mutator.effects(2), [], 'its list is not kept here');
+  assert.equal(live.pendingCount, 1);
+  assert.equal(live.displayed.positionOf(identityKey(1)), null);
+  assert.deepEqual(JSON.parse(storage.getItem(item)).effects, [good, away], 'the readable ones kept, of the mutations pending');
+  mutator.start();
+  await settle();
+  assert.deepEqual(FakeSocket.sockets.at(-1).sent.map((m) => m.id), [1, 2]);
+  mutator.stop();
+  // Effects that are not a list of changes at all: counted once, the mutator as ever.
+  storage.setItem(item, JSON.stringify({ client: 'web-k', nextId: 3, pending, effects: 'nope' }));
+  const other = await openStore(disk, storage);
+  const plain = other.mutator(url, { WebSocket: FakeSocket });
+  assert.equal(other.unreadableChanges, 1);
+  assert.equal(plain.client, 'web-k');
+  assert.deepEqual(plain.pendingMutations.map((m) => m.id), [1, 2]);
+  store.close();
+  other.close();
 });

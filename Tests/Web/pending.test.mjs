@@ -742,3 +742,95 @@ test('The window asked for is in the server\'s positions: pending rows shift the
   assert.equal(live.displayed.serverPosition(10), 10);
   live.stop();
 });
+
+test('A restored mutation\'s effects (show) appear before any connection, stay through stop, and go once its list has synced after its answer; a refused one\'s at once', async () => {
+  FakeSocket.sockets = [];
+  const rows = Array.from({ length: 10 }, (_, i) => ({ id: i + 1, sec: 1, val: 10 * i }));
+  const { live, socket } = await liveInbox(rows, 'flat');
+  const restored = [7, 8].map((id) => ({ type: 'mutate', client: 'web-3', id, name: id === 7 ? 'archive' : 'send', arguments: { id } }));
+  const mutator = new Mutator('ws://host/live', 'web-3', { WebSocket: FakeSocket, nextId: 9, pending: restored });
+  const sockets = FakeSocket.sockets.length;
+  mutator.show([{ list: live, delete: { id: 3 } }, { list: live, update: { id: 5, values: { val: 95 } } }], 7);
+  mutator.show([{ list: live, insert: { id: 100, values: { id: 100, sec: 1, val: 15 } } }], 8);
+  // Shown at once, before the mutator connects.
+  assert.equal(FakeSocket.sockets.length, sockets, 'no connection');
+  assert.equal(live.pendingCount, 2);
+  assert.equal(live.displayed.count, 10);
+  assert.equal(live.displayed.positionOf(keyOf(3)), null);
+  assert.deepEqual([live.displayed.row(2).id, live.displayed.row(2).pending], [100, true]);
+  assert.deepEqual(live.displayed.row(9).values, [5, 1, 95]);
+  assert.deepEqual(mutator.effects(7), [{ list: live, delete: { id: 3 } }, { list: live, update: { id: 5, values: { val: 95 } } }]);
+  assert.deepEqual(mutator.effects(8), [{ list: live, insert: { id: 100, values: { id: 100, sec: 1, val: 15 }, placement: 'sorted' } }]);
+  // No mutation 20 pending: nothing shown; a malformed effect shows none of them.
+  mutator.show([{ list: live, delete: { id: 1 } }], 20);
+  assert.deepEqual(mutator.effects(20), []);
+  assert.throws(() => mutator.show([{ list: live, delete: { id: 1 } }, { list: live, delete: {} }], 7), TypeError);
+  assert.equal(mutator.effects(7).length, 2);
+  assert.equal(live.displayed.count, 10);
+  // Stopped, connected or not: still pending, still shown.
+  mutator.stop();
+  assert.equal(live.pendingCount, 2);
+  mutator.start();
+  await tick();
+  const mutations = FakeSocket.sockets.at(-1);
+  assert.deepEqual(mutations.sent.map((m) => m.id), [7, 8]);
+  mutator.stop();
+  assert.equal(live.pendingCount, 2);
+  assert.equal(live.displayed.positionOf(keyOf(3)), null);
+  mutator.start();
+  await tick();
+  const again = FakeSocket.sockets.at(-1);
+  assert.deepEqual(again.sent.map((m) => m.id), [7, 8]);
+  // Refused, with no caller waiting: taken back at once.
+  again.serve({ type: 'error', mutation: { client: 'web-3', id: 8 }, code: 'conflict', message: 'taken' });
+  assert.equal(live.pendingCount, 1);
+  assert.equal(live.displayed.positionOf(keyOf(100)), null);
+  assert.deepEqual(mutator.effects(8), []);
+  // Applied: shown until the list holds the commit (its sync answered), then the server's rows.
+  const syncs = () => socket.sent.filter((m) => m.type === 'sync');
+  assert.equal(syncs().length, 0);
+  again.serve({ type: 'mutated', client: 'web-3', id: 7, versions: {}, duplicate: false });
+  assert.equal(mutator.pendingCount, 0);
+  assert.equal(live.pendingCount, 1, 'not before the list has synced');
+  assert.equal(syncs().length, 1);
+  await tick();
+  assert.equal(live.pendingCount, 1);
+  const now = rows.filter((r) => r.id !== 3).map((r) => (r.id === 5 ? { ...r, val: 95 } : r));
+  socket.serve(changesMessage(layout(rows, 'flat'), layout(now, 'flat'), 'e:1', 'e:2', [0, 100]).message);
+  socket.serve({ sub: 1, type: 'synced', id: syncs()[0].id, version: 'e:2' });
+  await tick();
+  assert.equal(live.pendingCount, 0);
+  assert.deepEqual(mutator.effects(7), []);
+  assert.equal(live.displayed.count, 9);
+  mutator.stop();
+  live.stop();
+});
+
+test('A call that stopped waiting (stop) leaves its effects shown; they go once its mutation is answered after a restart and the list has synced', async () => {
+  FakeSocket.sockets = [];
+  const rows = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, sec: 1, val: 10 * i }));
+  const { live, socket } = await liveInbox(rows, 'flat');
+  const mutator = new Mutator('ws://host/live', 'web-4', { WebSocket: FakeSocket });
+  const call = mutator.mutate('archive', { id: 2 }, { effects: [{ list: live, delete: { id: 2 } }] });
+  await tick();
+  mutator.stop();
+  await assert.rejects(call, (error) => error instanceof MutationError && error.code === 'stopped');
+  assert.equal(live.pendingCount, 1, 'still pending: still shown');
+  assert.equal(live.displayed.positionOf(keyOf(2)), null);
+  assert.deepEqual(mutator.effects(1), [{ list: live, delete: { id: 2 } }]);
+  mutator.start();
+  await tick();
+  const mutations = FakeSocket.sockets.at(-1);
+  assert.deepEqual(mutations.sent.map((m) => m.id), [1]);
+  mutations.serve({ type: 'mutated', client: 'web-4', id: 1, versions: {}, duplicate: false });
+  assert.equal(live.pendingCount, 1);
+  const sync = socket.sent.at(-1);
+  assert.equal(sync.type, 'sync');
+  socket.serve({ sub: 1, type: 'changes', from: 'e:1', to: 'e:2', deletes: [[0, 1]] });
+  socket.serve({ sub: 1, type: 'synced', id: sync.id, version: 'e:2' });
+  await tick();
+  assert.equal(live.pendingCount, 0);
+  assert.equal(live.displayed.count, 4);
+  mutator.stop();
+  live.stop();
+});
