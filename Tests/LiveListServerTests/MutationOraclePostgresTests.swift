@@ -139,17 +139,8 @@ struct MutationOraclePostgresTests {
         for round in 0..<6 {
             for (client, mutator) in mutators.enumerated() {
                 for index in (round * 4)..<(round * 4 + 4) {
-                    let operation = operations[client][index]
-                    let (name, arguments) = operation.call(client: names[client])
-                    let effects = [PendingEffect(lists[client].remote, operation.expected(client: names[client], before: operations[client][..<index]))]
-                    tasks[client].append(Task { @MainActor in
-                        do {
-                            let mutated = try await mutator.mutate(name, arguments: arguments, expecting: effects)
-                            return MutationOracleTests.Outcome(id: mutated.id, refused: false, duplicate: mutated.duplicate)
-                        } catch let RemoteListError.server(error) where error.code == .conflict {
-                            return MutationOracleTests.Outcome(id: error.mutation?.id ?? -1, refused: true)
-                        }
-                    })
+                    tasks[client].append(MutationOracleTests.send(operations[client], index, client: names[client], by: mutator,
+                                                                  showingIn: lists[client].remote))
                 }
             }
             try await Task.sleep(for: .milliseconds(Int(20 + random.next(upTo: 60))))

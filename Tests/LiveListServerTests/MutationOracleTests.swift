@@ -94,6 +94,24 @@ struct MutationOracleTests {
         }
     }
 
+    /// Sends `operations[index]` of `client` through `mutator`, its expected effect shown in `list`:
+    /// what it came to.
+    @MainActor
+    static func send(_ operations: [Operation], _ index: Int, client: String, by mutator: RemoteMutator,
+                     showingIn list: RemoteLiveQuery) -> Task<Outcome, any Error> {
+        let operation = operations[index]
+        let (name, arguments) = operation.call(client: client)
+        let effects = [PendingEffect(list, operation.expected(client: client, before: operations[..<index]))]
+        return Task { @MainActor in
+            do {
+                let mutated = try await mutator.mutate(name, arguments: arguments, expecting: effects)
+                return Outcome(id: mutated.id, refused: false, duplicate: mutated.duplicate)
+            } catch let RemoteListError.server(error) where error.code == .conflict {
+                return Outcome(id: error.mutation?.id ?? -1, refused: true)
+            }
+        }
+    }
+
     static func randomOperations(_ count: Int, client: Int, _ random: inout SeededRandomNumberGenerator) -> [Operation] {
         var days: [Int64] = []
         return (0..<count).map { index in
@@ -136,17 +154,7 @@ struct MutationOracleTests {
         for round in 0..<10 {
             for (client, mutator) in mutators.enumerated() {
                 for index in (round * 4)..<(round * 4 + 4) {
-                    let operation = operations[client][index]
-                    let (name, arguments) = operation.call(client: names[client])
-                    let effects = [PendingEffect(lists[client].remote, operation.expected(client: names[client], before: operations[client][..<index]))]
-                    tasks[client].append(Task { @MainActor in
-                        do {
-                            let mutated = try await mutator.mutate(name, arguments: arguments, expecting: effects)
-                            return Outcome(id: mutated.id, refused: false, duplicate: mutated.duplicate)
-                        } catch let RemoteListError.server(error) where error.code == .conflict {
-                            return Outcome(id: error.mutation?.id ?? -1, refused: true)
-                        }
-                    })
+                    tasks[client].append(Self.send(operations[client], index, client: names[client], by: mutator, showingIn: lists[client].remote))
                 }
             }
             try await Task.sleep(for: .milliseconds(Int(5 + random.next(upTo: 40))))

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { inspect } from 'node:util';
 import { ListModel, LiveQuery, Mutator, MutationError, PathMapping, PendingMutations, ProtocolError, Real, compareRows, compareValues, decodeValue, parseChanges } from '../../Web/livelist.js';
+import { FakeSocket, lis } from './support.mjs';
 
 // A seeded generator (xorshift64*), so that a failure can be replayed: LIVELIST_SEED=…
 function generator(seed) {
@@ -18,20 +19,6 @@ function generator(seed) {
 const seed = process.env.LIVELIST_SEED ? BigInt(process.env.LIVELIST_SEED) : BigInt(Math.floor(Math.random() * 2 ** 52));
 console.log(`web model seed: ${seed}`);
 
-/** The longest increasing subsequence's members (indices into `values`). */
-function lis(values) {
-  const tails = [], previous = new Array(values.length).fill(-1), tailIndex = [];
-  values.forEach((value, i) => {
-    let low = 0, high = tails.length;
-    while (low < high) { const m = (low + high) >> 1; if (tails[m] < value) low = m + 1; else high = m; }
-    tails[low] = value; tailIndex[low] = i;
-    previous[i] = low > 0 ? tailIndex[low - 1] : -1;
-  });
-  const members = new Set();
-  let i = tailIndex[tails.length - 1] ?? -1;
-  while (i >= 0) { members.add(i); i = previous[i]; }
-  return members;
-}
 
 /**
  * A random transition between two sectioned lists and its changes in UIKit's conventions, made
@@ -182,15 +169,6 @@ test('Values keep their storage class and every bit', () => {
   assert.throws(() => decodeValue({ x: 1 }), ProtocolError);
 });
 
-/** A WebSocket double: records what the client sends; the test plays the server. */
-class FakeSocket {
-  static sockets = [];
-  constructor(url) { this.url = url; this.sent = []; this.closed = null; FakeSocket.sockets.push(this); queueMicrotask(() => this.onopen?.()); }
-  send(text) { this.sent.push(JSON.parse(text)); }
-  close(code = 1000) { this.closed = code; }
-  serve(message) { this.onmessage?.({ data: JSON.stringify(message) }); }
-  drop(code = 1006) { this.onclose?.({ code, reason: '' }); }
-}
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 

@@ -4,16 +4,8 @@
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { ListModel, LiveQuery, Mutator, OfflineStore, Real, RestoreError, identityKey, sameArguments } from '../../Web/livelist.js';
+import { FakeSocket } from './support.mjs';
 
-/** A WebSocket double: records what the client sends; the test plays the server. */
-class FakeSocket {
-  static sockets = [];
-  constructor(url) { this.url = url; this.sent = []; this.closed = null; FakeSocket.sockets.push(this); queueMicrotask(() => this.onopen?.()); }
-  send(text) { this.sent.push(JSON.parse(text)); }
-  close(code = 1000) { this.closed = code; }
-  serve(message) { this.onmessage?.({ data: JSON.stringify(message) }); }
-  drop(code = 1006) { this.onclose?.({ code, reason: '' }); }
-}
 
 /** Lets every queued callback run (microtasks, the fake IndexedDB's steps); not a timer, so it works under mocked timers. */
 const settle = async () => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)); };

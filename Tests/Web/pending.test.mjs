@@ -6,6 +6,7 @@ import {
   DisplayedTransition, ListModel, LiveQuery, MutationError, Mutator, PendingEffect, Real, compareRows, identityKey, resolvePending,
   serverPositionMapping,
 } from '../../Web/livelist.js';
+import { FakeSocket, lis } from './support.mjs';
 
 // A seeded generator (xorshift64*), so that a failure can be replayed: LIVELIST_SEED=…
 function generator(seed) {
@@ -62,20 +63,6 @@ function rowsMessage(sections, version, window) {
   return { sub: 1, type: 'rows', version, window: [window[0], window[1] - window[0]], rows };
 }
 
-/** The longest increasing subsequence's members (indices into `values`). */
-function lis(values) {
-  const tails = [], previous = new Array(values.length).fill(-1), tailIndex = [];
-  values.forEach((value, i) => {
-    let low = 0, high = tails.length;
-    while (low < high) { const m = (low + high) >> 1; if (tails[m] < value) low = m + 1; else high = m; }
-    tails[low] = value; tailIndex[low] = i;
-    previous[i] = low > 0 ? tailIndex[low - 1] : -1;
-  });
-  const members = new Set();
-  let i = tailIndex[tails.length - 1] ?? -1;
-  while (i >= 0) { members.add(i); i = previous[i]; }
-  return members;
-}
 
 /**
  * The changes from list `old` to `now` (sections of rows) in UIKit's conventions, as a server
@@ -615,13 +602,6 @@ test('Random server transitions, windows and pending effects: the displayed list
 // ---------------------------------------------------------------------------------------------
 // The live query and the mutator: effects shown at once, until the list holds the commit
 
-class FakeSocket {
-  static sockets = [];
-  constructor(url) { this.url = url; this.sent = []; this.closed = null; FakeSocket.sockets.push(this); queueMicrotask(() => this.onopen?.()); }
-  send(text) { this.sent.push(JSON.parse(text)); }
-  close(code = 1000) { this.closed = code; }
-  serve(message) { this.onmessage?.({ data: JSON.stringify(message) }); }
-}
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 async function liveInbox(rows, kind, window = [0, 100]) {
