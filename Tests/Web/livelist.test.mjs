@@ -5,18 +5,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { inspect } from 'node:util';
 import { ListModel, LiveQuery, Mutator, MutationError, PathMapping, PendingMutations, ProtocolError, Real, compareRows, compareValues, decodeValue, parseChanges } from '../../Web/livelist.js';
-import { FakeSocket, lis } from './support.mjs';
+import { FakeSocket, generator, lis, testSeed } from './support.mjs';
 
-// A seeded generator (xorshift64*), so that a failure can be replayed: LIVELIST_SEED=…
-function generator(seed) {
-  let state = BigInt.asUintN(64, BigInt(seed) || 1n);
-  return (bound) => {
-    state ^= state >> 12n; state ^= BigInt.asUintN(64, state << 25n); state ^= state >> 27n;
-    const value = BigInt.asUintN(64, state * 2685821657736338717n);
-    return Number(value % BigInt(bound));
-  };
-}
-const seed = process.env.LIVELIST_SEED ? BigInt(process.env.LIVELIST_SEED) : BigInt(Math.floor(Math.random() * 2 ** 52));
+const seed = testSeed();
 console.log(`web model seed: ${seed}`);
 
 

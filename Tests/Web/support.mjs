@@ -24,3 +24,18 @@ export function lis(values) {
   while (i >= 0) { members.add(i); i = previous[i]; }
   return members;
 }
+
+/** A seeded generator (xorshift64*): `random(bound)` is in 0..<bound. */
+export function generator(seed) {
+  let state = BigInt.asUintN(64, BigInt(seed) || 1n);
+  return (bound) => {
+    state ^= state >> 12n; state ^= BigInt.asUintN(64, state << 25n); state ^= state >> 27n;
+    const value = BigInt.asUintN(64, state * 2685821657736338717n);
+    return Number(value % BigInt(bound));
+  };
+}
+
+/** The seed of a random test: LIVELIST_SEED when set (to replay a failure), else a random one. */
+export function testSeed() {
+  return process.env.LIVELIST_SEED ? BigInt(process.env.LIVELIST_SEED) : BigInt(Math.floor(Math.random() * 2 ** 52));
+}
