@@ -164,8 +164,7 @@ public final class RemoteLiveQuery {
         _ = model.restore(snapshot.list)
         if !model.window.isEmpty { wanted = model.window }
         staleSince = snapshot.savedAt
-        shown = overlay.resolve(over: model) { model.nextStateID() }
-        send(.initial(AnySectionedList(shown.displayed)))
+        send(.initial(AnySectionedList(resolveShown().displayed)))
     }
 
     /// Shows `changes` at once over the list, marked pending, after those shown before — a
@@ -196,11 +195,18 @@ public final class RemoteLiveQuery {
         return model.record(for: row)
     }
 
+    /// Lays the pending changes over the model's state: what the presenter is handed next.
+    @discardableResult
+    private func resolveShown() -> _PendingOverlay.Resolved {
+        shown = overlay.resolve(over: model) { model.nextStateID() }
+        return shown
+    }
+
     /// Lays the pending changes over the server's state again and hands the presenter the change
     /// from what it shows, the server's state having gone through `server`.
     private func reshow(through server: Changeset<RemoteSection, RemoteRow>?) {
         let old = shown
-        shown = overlay.resolve(over: model) { model.nextStateID() }
+        resolveShown()
         if old.isPlain, shown.isPlain {
             if let server { send(.changes(server)) }
             return
@@ -302,8 +308,7 @@ public final class RemoteLiveQuery {
         switch output {
         case .initial:
             resetsReceived += 1
-            shown = overlay.resolve(over: model) { model.nextStateID() }
-            send(.initial(AnySectionedList(shown.displayed)))
+            send(.initial(AnySectionedList(resolveShown().displayed)))
         case let .changes(changeset, loaded):
             reshow(through: changeset)
             if !loaded.isEmpty { records.onRowsLoaded?(loaded) }

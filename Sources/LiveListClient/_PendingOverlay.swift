@@ -148,7 +148,7 @@ struct _PendingOverlay {
             counts[path.section] -= 1
         }
         for slot in slots where slot.serverPosition == nil { counts[slot.section] += 1 }
-        for slot in slots where slot.isPending && slot.serverPosition != nil {
+        for slot in slots where slot.isPending {
             if let position = slot.serverPosition, let path = server.path(ofPosition: position) { changes.itemReloads.append(path) }
         }
         guard !changes.itemDeletes.isEmpty || !changes.itemReloads.isEmpty || slots.contains(where: { $0.serverPosition == nil }) else {

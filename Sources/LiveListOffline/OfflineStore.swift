@@ -221,7 +221,13 @@ public final class OfflineStore {
 
     private func changed(_ key: String) {
         dirty.insert(key)
-        guard scheduled == nil, !writing else { return }
+        guard !writing else { return }
+        scheduleWrite()
+    }
+
+    /// Writes the lists changed after ``saveDelay``, unless a write is scheduled already.
+    private func scheduleWrite() {
+        guard scheduled == nil else { return }
         scheduled = Task { [weak self] in
             try? await Task.sleep(for: Self.saveDelay)
             guard let self, !Task.isCancelled else { return }
@@ -243,14 +249,7 @@ public final class OfflineStore {
         }.value
         writing = false
         if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
-        if !dirty.isEmpty, scheduled == nil {
-            scheduled = Task { [weak self] in
-                try? await Task.sleep(for: Self.saveDelay)
-                guard let self, !Task.isCancelled else { return }
-                scheduled = nil
-                await writeDirty()
-            }
-        }
+        if !dirty.isEmpty { scheduleWrite() }
     }
 
     private func nextSequence() -> Int64 {
