@@ -1162,13 +1162,20 @@ function reconnectDelay([base, cap], attempt) {
  * positions and keeps the server's window around them. `sync()` resolves once the list holds
  * every commit made before it was called (the protocol's `sync`).
  *
+ * A quiet connection is checked: after `liveness[0]` ms without a frame (default 20 s) the query
+ * sends a `sync` the server answers at once, and after `liveness[1]` ms more without a frame
+ * (default 10 s) it drops the connection and reconnects, without waiting for the socket's close,
+ * which a hung server or a network gone away may never complete. A browser cannot send
+ * WebSocket pings itself: this is how the page notices. `liveness: null` turns it off.
+ *
  * Offline: `snapshot()` is the server's list as plain JSON (the `reset` it would send), and
  * `restore(snapshot)` shows one before `start()` — `staleSince` (ms since 1970) says since when
  * it is stale, until the server's first message — and the query then resumes from its version.
  * An OfflineStore keeps them in IndexedDB.
  */
 export class LiveQuery {
-  constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000] } = {}) {
+  constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000],
+    liveness = [20_000, 10_000] } = {}) {
     this.url = url;
     this.query = query;
     this.args = args;
@@ -1184,6 +1191,10 @@ export class LiveQuery {
     this.Socket = Socket;
     this.token = token;
     this.backoff = backoff;
+    this.liveness = liveness;
+    this.livenessTimer = null;
+    this.lastFrameAt = 0;
+    this.probedAt = null;              // when the last liveness sync went out, since the last frame
     this.wanted = window;
     this.sub = 0;
     this.attempt = 0;
@@ -1349,16 +1360,21 @@ export class LiveQuery {
       return;
     }
     this.socket = socket;
+    this.#watch();
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      this.lastFrameAt = Date.now();
       this.#subscribe();
     };
     socket.onmessage = (event) => {
       if (this.socket !== socket) return;
+      this.lastFrameAt = Date.now();
+      this.probedAt = null;
       this.#receive(event.data);
     };
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
+      this.#unwatch();
       this.socket = null;
       this.#lost(`closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
     };
@@ -1368,12 +1384,56 @@ export class LiveQuery {
   stop() {
     clearTimeout(this.timer);
     this.timer = null;
+    this.#unwatch();
     const socket = this.socket;
     this.socket = null;
     if (socket) socket.close(1000);
     this.state = 'stopped';
     this.#rejectSyncs('the live query stopped');
     this.#emit({ type: 'state', state: this.state });
+  }
+
+  /** Checks the connection every so often while it is open (`liveness`). */
+  #watch() {
+    this.#unwatch();
+    if (!this.liveness) return;
+    const [quiet, answer] = this.liveness;
+    this.lastFrameAt = Date.now();
+    this.probedAt = null;
+    this.livenessTimer = setInterval(() => this.#checkLiveness(), Math.max(10, Math.min(quiet, answer) / 4));
+    this.livenessTimer.unref?.();   // under node: a forgotten query does not keep the process alive
+  }
+
+  #unwatch() {
+    clearInterval(this.livenessTimer);
+    this.livenessTimer = null;
+  }
+
+  #checkLiveness() {
+    if (!this.socket || !this.liveness) return;
+    const [quiet, answer] = this.liveness;
+    const now = Date.now();
+    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null ? true : now - this.probedAt >= answer)) {
+      this.#drop(`no frame from the server for ${now - this.lastFrameAt} ms`);
+    } else if (now - this.lastFrameAt >= quiet && this.probedAt === null && this.state === 'live' && !this.awaitingSubscription) {
+      // Answered at once with `synced` (an id no sync() waits for: ignored when it comes).
+      this.lastSync = this.lastSync >= 0x7fffffff ? 1 : this.lastSync + 1;
+      this.probedAt = now;
+      this.socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id: this.lastSync }));
+    }
+  }
+
+  /**
+   * Gives the connection up and reconnects (with backoff) at once: its close handshake, which
+   * may never complete, is not waited for, and whatever it still delivers is ignored.
+   */
+  #drop(reason, code = 1000, closeReason = undefined) {
+    const socket = this.socket;
+    if (!socket) return;
+    this.#unwatch();
+    this.socket = null;
+    try { socket.close(code, closeReason); } catch { /* closing already */ }
+    this.#lost(reason);
   }
 
   /** Connects again now (the failed row's retry). */
@@ -1436,7 +1496,7 @@ export class LiveQuery {
     try {
       message = JSON.parse(text);
     } catch {
-      this.socket?.close(1002, 'not JSON');
+      this.#drop('a frame that is not JSON', 1002, 'not JSON');
       return;
     }
     if (message === null || typeof message !== 'object') return;
@@ -1465,7 +1525,7 @@ export class LiveQuery {
     if (output.type === 'error' && output.error.code === 'behind') {
       // This server has not reached the version the list holds (another showed it): connect
       // again, with backoff — behind a load balancer, perhaps to another one.
-      this.socket?.close(1000);
+      this.#drop(`behind: ${output.error.message}`);
       return;
     }
     if (output.type === 'error') {
@@ -1476,6 +1536,7 @@ export class LiveQuery {
       this.failure = { message: `${output.error.code}: ${output.error.message}`, retry: () => this.retry() };
       if (refused) {
         this.state = 'refused';
+        this.#unwatch();
         this.socket?.close(1000);
         this.socket = null;
         this.#rejectSyncs(`the live query was refused: ${output.error.code}`);
@@ -1698,8 +1759,11 @@ function effectForm(effect) {
 export class Mutator {
   static maximumPending = 1000;
 
-  constructor(url, client, { nextId = 1, pending = [], WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 100 } = {}) {
+  constructor(url, client, { nextId = 1, pending = [], WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 100,
+    connectTimeout = 10_000 } = {}) {
     this.url = url;
+    this.connectTimeout = connectTimeout;   // ms for the opening handshake: a server that never answers is given up, and tried again
+    this.openTimer = null;
     this.pending = new PendingMutations(client, nextId, pending);
     this.Socket = Socket;
     this.token = token;
@@ -1839,6 +1903,8 @@ export class Mutator {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
+    clearTimeout(this.openTimer);
+    this.openTimer = null;
     this.timer = null;
     this.resendTimer = null;
     const socket = this.socket;
@@ -1859,8 +1925,16 @@ export class Mutator {
       return;
     }
     this.socket = socket;
+    clearTimeout(this.openTimer);
+    this.openTimer = setTimeout(() => {
+      this.openTimer = null;
+      if (this.socket === socket && !this.open) this.#drop();
+    }, this.connectTimeout);
+    this.openTimer.unref?.();   // under node: a forgotten mutator does not keep the process alive
     socket.onopen = () => {
       if (this.socket !== socket) return;
+      clearTimeout(this.openTimer);
+      this.openTimer = null;
       this.open = true;
       this.attempt = 0;
       for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
@@ -1871,18 +1945,32 @@ export class Mutator {
       try {
         message = JSON.parse(event.data);
       } catch {
-        socket.close(1002, 'not JSON');
+        this.#drop(1002, 'not JSON');
         return;
       }
       if (message !== null && typeof message === 'object') this.#receive(message);
     };
     socket.onclose = () => {
       if (this.socket !== socket) return;
+      clearTimeout(this.openTimer);
+      this.openTimer = null;
       this.socket = null;
       this.open = false;
       this.#lost();
     };
     socket.onerror = () => {};
+  }
+
+  /** Gives the connection up and connects again, without waiting for a close that may never complete. */
+  #drop(code = 1000, reason = undefined) {
+    const socket = this.socket;
+    if (!socket) return;
+    clearTimeout(this.openTimer);
+    this.openTimer = null;
+    this.socket = null;
+    this.open = false;
+    try { socket.close(code, reason); } catch { /* closing already */ }
+    this.#lost();
   }
 
   #receive(message) {
