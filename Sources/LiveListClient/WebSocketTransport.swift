@@ -25,7 +25,8 @@ public struct WebSocketTransport: RemoteTransport {
     let logger: Logger
 
     /// A transport accepting messages of up to `maximumFrameBytes`, sending `token` (when given)
-    /// as `Authorization: Bearer` on every connection.
+    /// as `Authorization: Bearer` on every connection, pinging the server every `pingInterval`
+    /// and giving up a handshake not answered within `connectTimeout`.
     public init(maximumFrameBytes: Int = 64 << 20, inboundCapacity: Int = 64, perMessageDeflate: Bool = false,
                 token: (@Sendable () async throws -> String?)? = nil, pingInterval: Duration? = .seconds(10),
                 connectTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "livelist.client")) {

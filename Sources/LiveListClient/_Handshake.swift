@@ -10,19 +10,15 @@ final class _Handshake: @unchecked Sendable {
     private var state = State.waiting
 
     /// The handshake was answered: `true` unless the attempt was given up first.
-    func open() -> Bool {
-        lock.withLock {
-            guard state == .waiting else { return state == .open }
-            state = .open
-            return true
-        }
-    }
+    func open() -> Bool { settle(as: .open) }
 
     /// Gives the attempt up: `true` when its handshake had not been answered.
-    func giveUp() -> Bool {
+    func giveUp() -> Bool { settle(as: .givenUp) }
+
+    private func settle(as outcome: State) -> Bool {
         lock.withLock {
             guard state == .waiting else { return false }
-            state = .givenUp
+            state = outcome
             return true
         }
     }

@@ -228,11 +228,13 @@ struct _PendingOverlay {
         result.itemMoves.sort { $0.to < $1.to }
         // A reload of a row that shows the same identity and version after (a pending row taken
         // back and laid again as it was) would replace its cell for nothing.
-        let mapping = PathMapping(result)
-        result.itemReloads = result.itemReloads.filter { path in
-            guard let target = mapping.newPath(ofOld: path) else { return true }
-            return before.item(at: path) != after.item(at: target)
-        }.sorted()
+        if !result.itemReloads.isEmpty {
+            let mapping = PathMapping(result)
+            result.itemReloads = result.itemReloads.filter { path in
+                guard let target = mapping.newPath(ofOld: path) else { return true }
+                return before.item(at: path) != after.item(at: target)
+            }.sorted()
+        }
         return result
     }
 }

@@ -1419,7 +1419,7 @@ export class LiveQuery {
     if (!this.socket || !this.liveness) return;
     const [quiet, answer] = this.liveness;
     const now = Date.now();
-    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null ? true : now - this.probedAt >= answer)) {
+    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null || now - this.probedAt >= answer)) {
       this.#drop(`no frame from the server for ${now - this.lastFrameAt} ms`);
     } else if (now - this.lastFrameAt >= quiet && this.probedAt === null && this.state === 'live' && !this.awaitingSubscription) {
       // Answered at once with `synced` (an id no sync() waits for: ignored when it comes).
@@ -1909,8 +1909,7 @@ export class Mutator {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
-    clearTimeout(this.openTimer);
-    this.openTimer = null;
+    this.#clearOpenTimer();
     this.timer = null;
     this.resendTimer = null;
     const socket = this.socket;
@@ -1931,7 +1930,7 @@ export class Mutator {
       return;
     }
     this.socket = socket;
-    clearTimeout(this.openTimer);
+    this.#clearOpenTimer();
     this.openTimer = setTimeout(() => {
       this.openTimer = null;
       if (this.socket === socket && !this.open) this.#drop();
@@ -1939,8 +1938,7 @@ export class Mutator {
     this.openTimer.unref?.();   // under node: a forgotten mutator does not keep the process alive
     socket.onopen = () => {
       if (this.socket !== socket) return;
-      clearTimeout(this.openTimer);
-      this.openTimer = null;
+      this.#clearOpenTimer();
       this.open = true;
       this.attempt = 0;
       for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
@@ -1958,8 +1956,7 @@ export class Mutator {
     };
     socket.onclose = () => {
       if (this.socket !== socket) return;
-      clearTimeout(this.openTimer);
-      this.openTimer = null;
+      this.#clearOpenTimer();
       this.socket = null;
       this.open = false;
       this.#lost();
@@ -1967,12 +1964,16 @@ export class Mutator {
     socket.onerror = () => {};
   }
 
+  #clearOpenTimer() {
+    clearTimeout(this.openTimer);
+    this.openTimer = null;
+  }
+
   /** Gives the connection up and connects again, without waiting for a close that may never complete. */
   #drop(code = 1000, reason = undefined) {
     const socket = this.socket;
     if (!socket) return;
-    clearTimeout(this.openTimer);
-    this.openTimer = null;
+    this.#clearOpenTimer();
     this.socket = null;
     this.open = false;
     try { socket.close(code, reason); } catch { /* closing already */ }
