@@ -4,10 +4,13 @@ import PostgresNIO
 /// A round re-reads together the rows of queries that share their SELECT and differ in their
 /// arguments (`_RereadBatch`): one statement per published query, not one per argument set.
 extension _PostgresDatabaseRunner {
-    /// Applies the due queries that can be re-read together, in batches of two or more. Returns
-    /// the queries applied; `nil` when a batch's statement failed — the round's transaction is
-    /// then aborted, and every query's work was put back (the next round reads each on its own).
-    /// - Complexity: one statement per batch.
+    /// Applies the due queries whose work is a plain re-read: those that share their statement in
+    /// batches, each other one on its own. Every statement is sent before the first answer is
+    /// awaited, so the round waits for PostgreSQL once, not once per query. Returns the queries
+    /// applied; `nil` when a statement failed — the round's transaction is then aborted, and
+    /// every query's work was put back (the next round reads each on its own).
+    /// - Complexity: one statement per batch; the statements wait behind each other on the
+    ///   connection, never on this task.
     func applyInBatches(_ due: [ObjectIdentifier: any _PostgresQueryFollowing], round through: UInt64,
                         _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
         var groups: [String: [(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = [:]
@@ -17,39 +20,59 @@ extension _PostgresDatabaseRunner {
         // The joined and aggregated rows their commits changed, resolved first (and shared): a
         // lookup that fails aborts the round before any work is taken.
         var lookups = _RoundLookups()
-        for group in groups.values where group.count >= 2 {
+        for group in groups.values {
+            for member in group { member.runner.sendLookups(session, &lookups) }
+        }
+        for group in groups.values {
             for member in group {
                 guard try await member.runner.resolveLookups(session, &lookups) else { return nil }
             }
         }
         var batches: [[(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = []
-        for group in groups.values where group.count >= 2 {
+        for group in groups.values {
             let members = group.filter { $0.runner.takeBatched() }
-            if members.count >= 2 {
+            // One query alone reads with its own re-read, in one statement as `reread` would.
+            if members.count >= 2 || members.first.map({ $0.runner.batchedRows <= _PostgresRows.rereadChunk }) == true {
                 batches.append(members)
             } else {
                 for member in members { member.runner.giveBackBatched() }
             }
         }
         guard !batches.isEmpty else { return [] }
-        // Every batch is read before any is applied: a failing read aborts the transaction, and
-        // then nothing has been applied.
-        var reads: [[[_ReadRow]]] = []
-        do throws(PostgresLiveQueryError) {
-            for batch in batches {
-                reads.append(try await read(batch.map(\.runner), session))
-                batchesRead += 1
+        // Every statement is sent before the first answer is awaited, and each batch is applied as
+        // its rows come. A read that fails aborts the transaction (the statements after it fail
+        // too): the queries applied stay applied, the others put their work back.
+        func giveBack(from start: Int) {
+            for batch in batches[start...] { for member in batch { member.runner.giveBackBatched() } }
+        }
+        var sent: [_PendingRows<(Int, _ReadRow)?>] = []
+        for batch in batches {
+            do throws(PostgresLiveQueryError) {
+                sent.append(try send(batch.map(\.runner), session))
+            } catch {
+                giveBack(from: 0)
+                logger.debug("a batch of re-reads could not be made; its queries read on their own", metadata: ["error": "\(error)"])
+                return nil
             }
-        } catch {
-            for batch in batches { for member in batch { member.runner.giveBackBatched() } }
-            if error.isLostConnection { throw error }
-            logger.debug("a batch of re-reads failed; its queries read on their own", metadata: ["error": "\(error)"])
-            return nil
         }
         var applied: Set<ObjectIdentifier> = []
         var aborted = false
-        for (batch, rows) in zip(batches, reads) {
-            for (member, mine) in zip(batch, rows) {
+        for (index, (batch, rows)) in zip(batches, sent).enumerated() {
+            guard !aborted else {
+                giveBack(from: index)
+                break
+            }
+            var byMember = [[_ReadRow]](repeating: [], count: batch.count)
+            do throws(PostgresLiveQueryError) {
+                for case let (number, read)? in try await rows.value() where byMember.indices.contains(number) { byMember[number].append(read) }
+            } catch {
+                giveBack(from: index)
+                if error.isLostConnection { throw error }
+                logger.debug("a batch of re-reads failed; its queries read on their own", metadata: ["error": "\(error)"])
+                return nil
+            }
+            if batch.count >= 2 { batchesRead += 1 }
+            for (member, mine) in zip(batch, byMember) {
                 if aborted {
                     // A grouped query's read of the groups that entered its result failed before.
                     member.runner.giveBackBatched()
@@ -60,7 +83,7 @@ extension _PostgresDatabaseRunner {
                 } catch {
                     // The connection went (this member put its work back): the members not
                     // finished put theirs back too, for the next round.
-                    for batch in batches { for member in batch { member.runner.giveBackBatched() } }
+                    giveBack(from: index)
                     throw error
                 }
                 applied.insert(member.key)
@@ -69,23 +92,27 @@ extension _PostgresDatabaseRunner {
         return aborted ? nil : applied
     }
 
-    /// Each member's rows of one batch statement.
-    private func read(_ members: [any _PostgresQueryFollowing], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [[_ReadRow]] {
+    /// Sends the statement that reads each member's rows: the batch's, or a lone member's own
+    /// re-read. Each row comes with its member's number.
+    private func send(_ members: [any _PostgresQueryFollowing], _ session: _PostgresSession) throws(PostgresLiveQueryError) -> _PendingRows<(Int, _ReadRow)?> {
         let plan = members[0].plan
-        guard let template = plan.rereadBatchSQL else { throw .malformedChange("a batch of re-reads without its statement") }
         var binds = PostgresBindings()
         for member in members { member.appendBatchRow(to: &binds) }
-        let sql = _RereadBatch.sql(template: template, arguments: plan.arguments.count, rows: members.count)
         // Contents kept for the first rows only (bounded memory): rows past them are read again when their contents are asked for.
         let counter = _Ordinal()
-        let rows = try await session.decoded(sql, binds) { row -> (Int, _ReadRow)? in
+        if members.count == 1 {
+            return session.submit(plan.rereadSQL, binds) { row -> (Int, _ReadRow)? in
+                let keeping = counter.next() < _PostgresRows.contentsKept
+                return (0, _PostgresRows.decode(row, plan, columns: row.count, keepingContents: keeping))
+            }
+        }
+        guard let template = plan.rereadBatchSQL else { throw .malformedChange("a batch of re-reads without its statement") }
+        let sql = _RereadBatch.sql(template: template, arguments: plan.arguments.count, rows: members.count)
+        return session.submit(sql, binds) { row -> (Int, _ReadRow)? in
             guard let first = row.first(where: { _ in true }),
                   case let .integer(number) = _PostgresType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
             let keeping = counter.next() < _PostgresRows.contentsKept
             return (Int(number), _PostgresRows.decode(row, plan, columns: row.count - 1, skipping: 1, keepingContents: keeping))
         }
-        var byMember = [[_ReadRow]](repeating: [], count: members.count)
-        for case let (number, read)? in rows where byMember.indices.contains(number) { byMember[number].append(read) }
-        return byMember
     }
 }

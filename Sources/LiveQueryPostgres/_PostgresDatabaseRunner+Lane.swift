@@ -28,9 +28,12 @@ extension _PostgresDatabaseRunner {
         var lanes: [(Int, _PostgresSession)] = []
         for number in used {
             let lane = try await connectedLane(number)
+            // Sent together, waited for once.
+            let begun = lane.control.submit("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { _ in () }
+            let imported = lane.control.submit("SET TRANSACTION SNAPSHOT '\(snapshot)'") { _ in () }
             do throws(PostgresLiveQueryError) {
-                try await lane.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                try await lane.control.execute("SET TRANSACTION SNAPSHOT '\(snapshot)'")
+                _ = try await begun.value()
+                _ = try await imported.value()
             } catch {
                 if !lane.connection.isClosed { try? await lane.control.execute("ROLLBACK") }
                 for (_, begun) in lanes { try? await begun.control.execute("ROLLBACK") }

@@ -23,10 +23,15 @@ extension _PostgresDatabaseRunner {
             }
             for runner in runners { attend(runner) }
         }
-        try await session.control.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        // Sent together: the snapshot is read in the transaction, and the round waits once. Should
+        // BEGIN fail, the statement after it fails or runs outside a transaction: either way the
+        // round ends here.
+        let begun = session.control.submit("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { _ in () }
+        let position = session.control.submit("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text") { $0 }
+        _ = try await begun.value()
         snapshotsTaken += 1
         do throws(PostgresLiveQueryError) {
-            guard let row = try await session.control.rows("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text").first else {
+            guard let row = try await position.value().first else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot()")
             }
             let (snapshotText, insertText) = try _PostgresPlan.decode(row, as: (String, String).self)
@@ -39,41 +44,51 @@ extension _PostgresDatabaseRunner {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
-            // Queries followed row by row here; refetched ones apart, on the lane, when it is free.
-            let due = attention.filter { !$0.value.isDetached && !$0.value.refetches && $0.value.needsRound }
-            // Queries that differ only in their arguments first, a statement for each batch of them.
-            var together: Set<ObjectIdentifier> = []
-            if batchesPaused {
-                batchesPaused = false
-            } else {
-                guard let applied = try await applyInBatches(due, round: through, session) else {
-                    batchesPaused = true
-                    try await session.control.execute("ROLLBACK")
-                    return false
-                }
-                together = applied
-                for key in applied where due[key]?.awaitsRound == false { attention[key] = nil }
+            guard try await applyRowByRow(round: through, session) else {
+                try await session.control.execute("ROLLBACK")
+                return false
             }
-            for (key, runner) in due where !together.contains(key) {
-                // Unguarded (no savepoint each side); a read that fails aborts the transaction: the
-                // query is told, and the others go on in a new round.
-                guard try await runner.apply(round: through, session, guarded: false) else {
-                    try await session.control.execute("ROLLBACK")
-                    return false
-                }
-                // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
-                if !runner.awaitsRound { attention[key] = nil }
-            }
+            // Refetched queries apart, on a lane, when one is free, in this snapshot.
             let apart = attention.values.filter { !$0.isDetached && $0.refetches && $0.needsRound }
             if !apart.isEmpty, !lanesBusy { try await detach(apart, round: through, from: session) }
             try await then?(through, log)
-            try await session.control.execute("COMMIT")
+            // Not waited for: what the round read is delivered already, and the transaction only
+            // read. A connection that went fails the next statement, which reconnects.
+            session.control.submit("COMMIT") { _ in () }.future.whenFailure { [logger] error in
+                logger.debug("a round's COMMIT failed", metadata: ["error": "\(error)"])
+            }
             progress.applied = through
             return true
         } catch {
             if !session.connection.isClosed { try? await session.control.execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// Applies the queries followed row by row that have work: those whose work is a plain
+    /// re-read together (`applyInBatches`), then each other one on its own. `false` when a read
+    /// failed and aborted the transaction: a new round is needed.
+    private func applyRowByRow(round through: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
+        let due = attention.filter { !$0.value.isDetached && !$0.value.refetches && $0.value.needsRound }
+        var together: Set<ObjectIdentifier> = []
+        if batchesPaused {
+            batchesPaused = false
+        } else {
+            guard let applied = try await applyInBatches(due, round: through, session) else {
+                batchesPaused = true
+                return false
+            }
+            together = applied
+            for key in applied where due[key]?.awaitsRound == false { attention[key] = nil }
+        }
+        for (key, runner) in due where !together.contains(key) {
+            // Unguarded (no savepoint each side); a read that fails aborts the transaction: the
+            // query is told, and the others go on in a new round.
+            guard try await runner.apply(round: through, session, guarded: false) else { return false }
+            // Kept while it still has work: a failure it recovers from, the rest of its first fetch.
+            if !runner.awaitsRound { attention[key] = nil }
+        }
+        return true
     }
 
     /// Where the last WAL record written ends, from the insert position: the same, but when the

@@ -37,6 +37,22 @@ extension _PostgresQueryRunner {
         return true
     }
 
+    func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) {
+        guard work.hasLookups, tracker.state.wantsRows else { return }
+        // The keys `lookUpJoinedRows` and `lookUpGroups` ask for, in their order.
+        func changed(_ role: Int) -> [String] { Set(work.absorbed.flatMap { $0.lookups[role] ?? [] }).sorted() }
+        for lookup in plan.joins {
+            let keys = changed(lookup.role)
+            if !keys.isEmpty { cache.send(lookup.sql, keys: keys, session) }
+        }
+        for child in plan.children {
+            let keys = changed(child.role)
+            for start in stride(from: 0, to: keys.count, by: _PostgresRows.rereadChunk) {
+                cache.send(child.changedSQL, keys: Array(keys[start..<min(start + _PostgresRows.rereadChunk, keys.count)]), session)
+            }
+        }
+    }
+
     func takeBatched() -> Bool {
         guard !work.hasLookups else { return false }
         let taken = takeWork(commits: work.takeCommits())
@@ -46,6 +62,11 @@ extension _PostgresQueryRunner {
         }
         batchedWork = taken
         return true
+    }
+
+    var batchedRows: Int {
+        guard case let .reread(rows) = batchedWork?.action else { return 0 }
+        return rows.count
     }
 
     func appendBatchRow(to binds: inout PostgresBindings) {

@@ -22,8 +22,8 @@ extension _PostgresQueryRunner {
             guard !byKey.isEmpty else { continue }
             var now: [String: String] = [:]
             let changed = byKey.keys.sorted()
-            for start in stride(from: 0, to: changed.count, by: 5_000) {
-                for row in try await cache.rows(child.changedSQL, keys: Array(changed[start..<min(start + 5_000, changed.count)]), session) {
+            for start in stride(from: 0, to: changed.count, by: _PostgresRows.rereadChunk) {
+                for row in try await cache.rows(child.changedSQL, keys: Array(changed[start..<min(start + _PostgresRows.rereadChunk, changed.count)]), session) {
                     let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
                     if let group { now[Self.canonical(key, oid: child.key.typeOID)] = Self.canonical(group, oid: plan.identity.typeOID) }
                 }

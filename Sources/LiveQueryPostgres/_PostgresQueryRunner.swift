@@ -48,8 +48,13 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// before a batch is taken (in the round's snapshot; `cache` shares them between queries).
     /// `false` when a lookup failed: the query says so, and the round's transaction is aborted.
     func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
+    /// Sends the first lookups ``resolveLookups(_:_:)`` will read (`cache` holds them), so that
+    /// the queries' lookups run back to back.
+    func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups)
     /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
     func takeBatched() -> Bool
+    /// How many rows the work taken for a batch re-reads.
+    var batchedRows: Int { get }
     /// Its row of the batch: its arguments, then the identities of the rows it re-reads.
     func appendBatchRow(to binds: inout PostgresBindings)
     /// Puts the work taken back: the batch was not read.
@@ -600,7 +605,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let identities = rows.compactMap { keys.identity(of: $0) }
         var offset = 0
         repeat {
-            let batch = identities[offset..<min(offset + 5_000, identities.count)]
+            let batch = identities[offset..<min(offset + _PostgresRows.rereadChunk, identities.count)]
             offset += batch.count
             var binds = plan.arguments
             binds.append(batch.map(Self.text(of:)))

@@ -33,6 +33,8 @@ enum _PostgresRows {
     /// At most this many rows' contents are kept from one read (see
     /// ``_PostgresQueryRunner/keptContents(of:)``).
     static let contentsKept = 1_000
+    /// The most identities one re-read statement names: more are read in several.
+    static let rereadChunk = 5_000
 
     /// The index's view of a row, from its first `columns` columns: identity, sort values, then
     /// the content that makes the token (``_PostgresPlan/RowShape``).

@@ -52,7 +52,17 @@ struct _PostgresSession: Sendable {
     /// - Complexity: O(rows).
     func decoded<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                               _ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
-        let (connection, logger, timeout) = (connection, logger, timeout)
+        try await submit(sql, binds, decode).value()
+    }
+
+    /// Sends `sql` now and returns its rows to come, as ``decoded(_:_:_:)`` makes them. Statements
+    /// sent one after another without waiting run back to back: postgres-nio starts each on the
+    /// connection's event loop as the one before ends, so a round's reads cost one wait, not one
+    /// each. In a transaction, a statement after one that failed fails too.
+    /// - Complexity: O(rows).
+    func submit<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+                             _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
+        let (connection, logger, timeout, aborts) = (connection, logger, timeout, aborts)
         // On the connection's event loop: the statement, its time limit and an abort race to settle
         // one promise — no task per statement.
         let loop = connection.eventLoop
@@ -82,17 +92,11 @@ struct _PostgresSession: Sendable {
             promise.fail(error)
             connection.close().whenComplete { _ in }
         }
-        defer {
+        promise.futureResult.whenComplete { _ in
             timer.cancel()
             if let registration { aborts?.unregister(registration) }
         }
-        do {
-            return try await promise.futureResult.get()
-        } catch let error as PostgresLiveQueryError {
-            throw error
-        } catch {
-            throw Self.failure(error, sql: sql)
-        }
+        return _PendingRows(future: promise.futureResult, sql: sql)
     }
 
     /// Each row of `sql`, in order.
@@ -131,6 +135,23 @@ struct _PostgresSession: Sendable {
             return .server(error, sql: sql)
         }
         return .underlying(error)
+    }
+}
+
+/// The rows of a statement sent (``_PostgresSession/submit(_:_:_:)``), to be awaited: a statement
+/// never awaited still ends, and its time limit and abort are let go as it does.
+struct _PendingRows<T: Sendable>: Sendable {
+    let future: EventLoopFuture<[T]>
+    let sql: String
+
+    func value() async throws(PostgresLiveQueryError) -> [T] {
+        do {
+            return try await future.get()
+        } catch let error as PostgresLiveQueryError {
+            throw error
+        } catch {
+            throw _PostgresSession.failure(error, sql: sql)
+        }
     }
 }
 

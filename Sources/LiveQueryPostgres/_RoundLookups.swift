@@ -2,19 +2,28 @@ import PostgresNIO
 
 /// The lookups one round has run (a joined table's changed keys → the rows that meet them; an
 /// aggregated table's changed rows → their groups), by statement and keys: queries that share a
-/// SELECT and differ in their arguments ask the same, and read it once.
+/// SELECT and differ in their arguments ask the same, and read it once. A lookup can be sent
+/// before it is asked for (``send(_:keys:_:)``), so that a round's lookups wait behind each other
+/// on the connection, not one after another on the round.
 struct _RoundLookups {
-    private var answers: [String: [PostgresRow]] = [:]
+    private var answers: [String: _PendingRows<PostgresRow>] = [:]
+
+    /// Sends the statement `sql` with `keys` (text[]) as its only argument, unless this round has.
+    mutating func send(_ sql: String, keys: [String], _ session: _PostgresSession) {
+        let key = Self.key(sql, keys)
+        guard answers[key] == nil else { return }
+        var binds = PostgresBindings()
+        binds.append(keys)
+        answers[key] = session.submit(sql, binds) { $0 }
+    }
 
     /// The rows of `sql` with `keys` (text[]) as its only argument, read in the round's snapshot
     /// once per round.
     mutating func rows(_ sql: String, keys: [String], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [PostgresRow] {
-        let key = sql + "\u{0}" + keys.joined(separator: "\u{0}")
-        if let rows = answers[key] { return rows }
-        var binds = PostgresBindings()
-        binds.append(keys)
-        let rows = try await session.rows(sql, binds)
-        answers[key] = rows
-        return rows
+        send(sql, keys: keys, session)
+        guard let pending = answers[Self.key(sql, keys)] else { return [] }
+        return try await pending.value()
     }
+
+    private static func key(_ sql: String, _ keys: [String]) -> String { sql + "\u{0}" + keys.joined(separator: "\u{0}") }
 }
