@@ -80,7 +80,8 @@ public final class PostgresLiveDatabase: Sendable {
     ///   - refetchThreshold: a round whose transactions (usually one) touch more rows of a query's
     ///     table refetches it.
     ///   - timeout: how long a statement may go unanswered before its connection is closed and
-    ///     the queries see a failure (the next round reconnects).
+    ///     the queries see a failure (the next round reconnects). A round sends its reads
+    ///     together: they are answered within it together.
     public static func connect(
         _ configuration: PostgresConnection.Configuration, slot: Slot = .temporary, publication: String = "livelist",
         refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), logger: Logger = Logger(label: "livelist.postgres")

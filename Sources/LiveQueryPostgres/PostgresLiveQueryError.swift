@@ -110,6 +110,10 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the server refused the statement because its transaction had failed already
+    /// (SQLSTATE 25P02): a statement sent behind another that failed, never its query's own failure.
+    var isAbortedTransaction: Bool { sqlState == "25P02" }
+
     /// The SQLSTATE of a server error, to match on (`42P01`: undefined table…).
     public var sqlState: String? {
         switch self {

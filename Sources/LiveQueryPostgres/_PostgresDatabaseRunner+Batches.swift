@@ -5,12 +5,12 @@ import PostgresNIO
 /// arguments (`_RereadBatch`): one statement per published query, not one per argument set.
 extension _PostgresDatabaseRunner {
     /// Applies the due queries whose work is a plain re-read: those that share their statement in
-    /// batches, each other one on its own. Every statement is sent before the first answer is
-    /// awaited, so the round waits for PostgreSQL once, not once per query. Returns the queries
-    /// applied; `nil` when a statement failed — the round's transaction is then aborted, and
-    /// every query's work was put back (the next round reads each on its own).
-    /// - Complexity: one statement per batch; the statements wait behind each other on the
-    ///   connection, never on this task.
+    /// batches, each other one on its own. Their lookups are sent together, and then their reads,
+    /// before the first answer is awaited: the statements wait behind each other on the
+    /// connection, not one after another on this task. Returns the queries applied; `nil` when a
+    /// statement failed — the round's transaction is then aborted, the queries applied before
+    /// keep their update, and the others' work was put back (the next round reads each on its own).
+    /// - Complexity: one statement per batch.
     func applyInBatches(_ due: [ObjectIdentifier: any _PostgresQueryFollowing], round through: UInt64,
                         _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
         var groups: [String: [(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = [:]
@@ -55,24 +55,33 @@ extension _PostgresDatabaseRunner {
                 return nil
             }
         }
+        // A member that reads more as it is applied (a grouped query reads the rows of the groups
+        // that entered its result) queues that statement behind every read sent: a read failing
+        // there would fail it too. A round with such a member awaits every read before applying.
+        let readsMore = batches.contains { batch in batch.contains { !$0.runner.plan.children.isEmpty } }
+        var reads: [[[_ReadRow]]] = []
         var applied: Set<ObjectIdentifier> = []
         var aborted = false
-        for (index, (batch, rows)) in zip(batches, sent).enumerated() {
+        for (index, batch) in batches.enumerated() {
             guard !aborted else {
                 giveBack(from: index)
                 break
             }
-            var byMember = [[_ReadRow]](repeating: [], count: batch.count)
-            do throws(PostgresLiveQueryError) {
-                for case let (number, read)? in try await rows.value() where byMember.indices.contains(number) { byMember[number].append(read) }
-            } catch {
-                giveBack(from: index)
-                if error.isLostConnection { throw error }
-                logger.debug("a batch of re-reads failed; its queries read on their own", metadata: ["error": "\(error)"])
-                return nil
+            while reads.count <= (readsMore ? batches.count - 1 : index) {
+                let number = reads.count
+                var byMember = [[_ReadRow]](repeating: [], count: batches[number].count)
+                do throws(PostgresLiveQueryError) {
+                    for case let (member, read)? in try await sent[number].value() where byMember.indices.contains(member) { byMember[member].append(read) }
+                } catch {
+                    giveBack(from: index)
+                    if error.isLostConnection { throw error }
+                    logger.debug("a batch of re-reads failed; its queries read on their own", metadata: ["error": "\(error)"])
+                    return nil
+                }
+                if batches[number].count >= 2 { batchesRead += 1 }
+                reads.append(byMember)
             }
-            if batch.count >= 2 { batchesRead += 1 }
-            for (member, mine) in zip(batch, byMember) {
+            for (member, mine) in zip(batch, reads[index]) {
                 if aborted {
                     // A grouped query's read of the groups that entered its result failed before.
                     member.runner.giveBackBatched()

@@ -19,9 +19,11 @@ extension _PostgresQueryRunner {
         do throws(PostgresLiveQueryError) {
             try await lookUpJoinedRows(&commits, session, &cache)
         } catch {
-            if error.isLostConnection {
-                // The commits wait for the next round, as in `apply(round:_:guarded:)`.
+            if error.isLostConnection || error.isAbortedTransaction {
+                // The commits wait for the next round, as in `apply(round:_:guarded:)`; a lookup
+                // refused behind another statement's failure is not this query's.
                 work.putBack(commits)
+                if error.isAbortedTransaction { return false }
                 throw error
             }
             // As an apply whose lookups fail: the query says so, and reads its result again later.
@@ -38,6 +40,7 @@ extension _PostgresQueryRunner {
     }
 
     func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) {
+        // Those past the point where the tracker refetches instead are sent in vain, not wrongly.
         guard work.hasLookups, tracker.state.wantsRows else { return }
         // The keys `lookUpJoinedRows` and `lookUpGroups` ask for, in their order.
         func changed(_ role: Int) -> [String] { Set(work.absorbed.flatMap { $0.lookups[role] ?? [] }).sorted() }

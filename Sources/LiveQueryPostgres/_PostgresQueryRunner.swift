@@ -48,8 +48,8 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// before a batch is taken (in the round's snapshot; `cache` shares them between queries).
     /// `false` when a lookup failed: the query says so, and the round's transaction is aborted.
     func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
-    /// Sends the first lookups ``resolveLookups(_:_:)`` will read (`cache` holds them), so that
-    /// the queries' lookups run back to back.
+    /// Sends the lookups ``resolveLookups(_:_:)`` will read (`cache` holds them), so that the
+    /// queries' lookups run back to back.
     func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups)
     /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
     func takeBatched() -> Bool
@@ -433,6 +433,11 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     throw error
                 }
                 if let failure {
+                    if failure.isAbortedTransaction {
+                        // Refused behind another statement's failure: not this query's.
+                        work.putBack(commits)
+                        return false
+                    }
                     _ = tracker.state.committed()
                     fail(failure, before: commits.first?.end)
                     return guarded
@@ -483,6 +488,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         } catch {
             lostConnection(during: taken, applied: applied)
             throw error
+        }
+        if let error = failure, error.isAbortedTransaction {
+            // Refused behind another statement's failure: not this query's; its work waits for
+            // the next round.
+            lostConnection(during: taken, applied: applied)
+            return false
         }
         if let error = failure {
             // A plan that could not be made is made again next time.

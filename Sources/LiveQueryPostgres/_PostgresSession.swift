@@ -58,7 +58,9 @@ struct _PostgresSession: Sendable {
     /// Sends `sql` now and returns its rows to come, as ``decoded(_:_:_:)`` makes them. Statements
     /// sent one after another without waiting run back to back: postgres-nio starts each on the
     /// connection's event loop as the one before ends, so a round's reads cost one wait, not one
-    /// each. In a transaction, a statement after one that failed fails too.
+    /// each. In a transaction, a statement after one that failed fails too. Its time limit runs
+    /// from now, so it covers the statements sent before it: statements sent together are
+    /// answered within ``timeout`` together.
     /// - Complexity: O(rows).
     func submit<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                              _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
