@@ -49,10 +49,7 @@ extension _PostgresQueryRunner {
             if !keys.isEmpty { cache.send(lookup.sql, keys: keys, session) }
         }
         for child in plan.children {
-            let keys = changed(child.role)
-            for start in stride(from: 0, to: keys.count, by: _PostgresRows.rereadChunk) {
-                cache.send(child.changedSQL, keys: Array(keys[start..<min(start + _PostgresRows.rereadChunk, keys.count)]), session)
-            }
+            for keys in _PostgresRows.chunks(changed(child.role)) { cache.send(child.changedSQL, keys: keys, session) }
         }
     }
 

@@ -21,9 +21,8 @@ extension _PostgresQueryRunner {
             }
             guard !byKey.isEmpty else { continue }
             var now: [String: String] = [:]
-            let changed = byKey.keys.sorted()
-            for start in stride(from: 0, to: changed.count, by: _PostgresRows.rereadChunk) {
-                for row in try await cache.rows(child.changedSQL, keys: Array(changed[start..<min(start + _PostgresRows.rereadChunk, changed.count)]), session) {
+            for keys in _PostgresRows.chunks(byKey.keys.sorted()) {
+                for row in try await cache.rows(child.changedSQL, keys: keys, session) {
                     let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
                     if let group { now[Self.canonical(key, oid: child.key.typeOID)] = Self.canonical(group, oid: plan.identity.typeOID) }
                 }
@@ -72,9 +71,9 @@ extension _PostgresQueryRunner {
         let texts = groups.map(Self.text(of:))
         for child in plan.children {
             var links = _ChildLinks()
-            for start in stride(from: 0, to: texts.count, by: 5_000) {
+            for chunk in _PostgresRows.chunks(texts) {
                 var binds = PostgresBindings()
-                binds.append(Array(texts[start..<min(start + 5_000, texts.count)]))
+                binds.append(chunk)
                 for row in try await session.rows(child.groupsSQL, binds) {
                     let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
                     if let group { links.move(canonical(key, oid: child.key.typeOID), to: canonical(group, oid: plan.identity.typeOID)) }

@@ -645,8 +645,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var payloads: [ID: [SQLValue]] = [:]
         guard !wanted.isEmpty else { return payloads }
         let identities = Array(wanted.keys)
-        for start in stride(from: 0, to: identities.count, by: 5_000) {
-            let batch = identities[start..<min(start + 5_000, identities.count)].map(Self.text(of:))
+        for chunk in _PostgresRows.chunks(identities) {
+            let batch = chunk.map(Self.text(of:))
             for (row, values) in try await _PostgresRows.payloads(plan, identities: batch, session) {
                 let canonical = ID(identityValue: row.identity)?.identityValue ?? row.identity
                 guard let wanted = wanted[canonical], wanted.token == row.token else { continue }

@@ -33,8 +33,13 @@ enum _PostgresRows {
     /// At most this many rows' contents are kept from one read (see
     /// ``_PostgresQueryRunner/keptContents(of:)``).
     static let contentsKept = 1_000
-    /// The most identities one re-read statement names: more are read in several.
+    /// The most identities one re-read or lookup statement names: more are read in several.
     static let rereadChunk = 5_000
+
+    /// `values` cut into runs of at most ``rereadChunk``, one statement each; none when empty.
+    static func chunks<T>(_ values: [T]) -> [[T]] {
+        stride(from: 0, to: values.count, by: rereadChunk).map { Array(values[$0..<min($0 + rereadChunk, values.count)]) }
+    }
 
     /// The index's view of a row, from its first `columns` columns: identity, sort values, then
     /// the content that makes the token (``_PostgresPlan/RowShape``).

@@ -8,22 +8,22 @@ import PostgresNIO
 struct _RoundLookups {
     private var answers: [String: _PendingRows<PostgresRow>] = [:]
 
-    /// Sends the statement `sql` with `keys` (text[]) as its only argument, unless this round has.
-    mutating func send(_ sql: String, keys: [String], _ session: _PostgresSession) {
-        let key = Self.key(sql, keys)
-        guard answers[key] == nil else { return }
+    /// Sends the statement `sql` with `keys` (text[]) as its only argument, unless this round has;
+    /// its rows to come.
+    @discardableResult
+    mutating func send(_ sql: String, keys: [String], _ session: _PostgresSession) -> _PendingRows<PostgresRow> {
+        let key = sql + "\u{0}" + keys.joined(separator: "\u{0}")
+        if let sent = answers[key] { return sent }
         var binds = PostgresBindings()
         binds.append(keys)
-        answers[key] = session.submit(sql, binds) { $0 }
+        let sent = session.submit(sql, binds) { $0 }
+        answers[key] = sent
+        return sent
     }
 
     /// The rows of `sql` with `keys` (text[]) as its only argument, read in the round's snapshot
     /// once per round.
     mutating func rows(_ sql: String, keys: [String], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [PostgresRow] {
-        send(sql, keys: keys, session)
-        guard let pending = answers[Self.key(sql, keys)] else { return [] }
-        return try await pending.value()
+        try await send(sql, keys: keys, session).value()
     }
-
-    private static func key(_ sql: String, _ keys: [String]) -> String { sql + "\u{0}" + keys.joined(separator: "\u{0}") }
 }
