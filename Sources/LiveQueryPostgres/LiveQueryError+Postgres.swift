@@ -12,6 +12,8 @@ extension LiveQueryError {
         case let .unknownColumn(table, column): self = .unknownColumn(table: table, column: column)
         case let .server(server, sql):
             self = .database(DatabaseFailure(error, message: "PostgreSQL: \(PostgresLiveQueryError.message(server))", sql: sql))
+        case let .refused(failure, sql):
+            self = .database(DatabaseFailure(error, message: "PostgreSQL: \(failure)", sql: sql))
         case let .timedOut(sql, after):
             self = .databaseBusy(DatabaseFailure(error, message: "no answer from PostgreSQL within \(after)", sql: sql))
         default: self = .underlying(error)

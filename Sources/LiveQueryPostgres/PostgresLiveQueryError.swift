@@ -44,6 +44,12 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case malformedChange(String)
     /// The server said no: its error, with its SQLSTATE (`error.serverInfo?[.sqlState]`).
     case server(PSQLError, sql: String)
+    /// The server refused a statement the engine prepared on its connection (a round's re-reads
+    /// and lookups): its message and SQLSTATE.
+    case refused(PostgresStatementFailure, sql: String)
+    /// A statement prepared on the connection no longer fits the tables it reads (their columns
+    /// changed since: SQLSTATE 0A000). It is prepared again, and the work it was doing retried.
+    case preparedStatementOutdated(sql: String)
     /// A statement took longer than the database's timeout: its connection was closed, and the
     /// next round opens a new one.
     case timedOut(sql: String, after: Duration)
@@ -84,6 +90,8 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .slotLost(slot): "replication slot \(slot) is gone: a new one is taken and every query refetches"
         case let .malformedChange(detail): "unreadable change from logical decoding: \(detail)"
         case let .server(error, sql): "PostgreSQL: \(Self.message(error)) in \(sql)"
+        case let .refused(failure, sql): "PostgreSQL: \(failure) in \(sql)"
+        case let .preparedStatementOutdated(sql): "a prepared statement no longer fits its tables and is prepared again: \(sql)"
         case let .timedOut(sql, after): "no answer from PostgreSQL within \(after) to \(sql); the connection was closed"
         case .connectionClosed: "the connection to PostgreSQL is closed"
         case let .invalidURL(url, reason): "\(url) is not a PostgreSQL URL: \(reason)"
@@ -106,18 +114,27 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .server(error, _):
             guard let state = error.serverInfo?[.sqlState] else { return true }
             return state.hasPrefix("08") || state.hasPrefix("57")
+        case let .refused(failure, _):
+            guard let state = failure.sqlState else { return true }
+            return state.hasPrefix("08") || state.hasPrefix("57")
         default: return false
         }
     }
 
-    /// Whether the server refused the statement because its transaction had failed already
-    /// (SQLSTATE 25P02): a statement sent behind another that failed, never its query's own failure.
-    var isAbortedTransaction: Bool { sqlState == "25P02" }
+    /// Whether the statement was refused for a reason that is not its query's, never its query's
+    /// own failure: its transaction had failed already (SQLSTATE 25P02: it was sent behind another
+    /// that failed), or it was prepared before its tables changed shape (it is prepared again). Its
+    /// work waits for the next round.
+    var isTransient: Bool {
+        if case .preparedStatementOutdated = self { return true }
+        return sqlState == "25P02"
+    }
 
     /// The SQLSTATE of a server error, to match on (`42P01`: undefined table…).
     public var sqlState: String? {
         switch self {
         case let .server(error, _): error.serverInfo?[.sqlState]
+        case let .refused(failure, _): failure.sqlState
         case let .replicationSlot(_, failure), let .replicationStream(failure): failure.sqlState
         case let .publicationMissing(_, error): error?.serverInfo?[.sqlState]
         default: nil

@@ -101,23 +101,35 @@ extension _PostgresDatabaseRunner {
         return aborted ? nil : applied
     }
 
-    /// Sends the statement that reads each member's rows: the batch's, or a lone member's own
-    /// re-read. Each row comes with its member's number.
+    /// Sends the statement that reads each member's rows, prepared on the connection: the batch's
+    /// (its rows padded to ``_RereadBatch/rows(for:)``), or the plain re-read of a lone member
+    /// without arguments. Each row comes with its member's number.
     private func send(_ members: [any _PostgresQueryFollowing], _ session: _PostgresSession) throws(PostgresLiveQueryError) -> _PendingRows<(Int, _ReadRow)?> {
         let plan = members[0].plan
-        var binds = PostgresBindings()
-        for member in members { member.appendBatchRow(to: &binds) }
+        let rows = members.map(\.batchRow)
         // Contents kept for the first rows only (bounded memory): rows past them are read again when their contents are asked for.
         let counter = _Ordinal()
-        if members.count == 1 {
-            return session.submit(plan.rereadSQL, binds) { row -> (Int, _ReadRow)? in
+        if members.count == 1, rows[0].arguments.isEmpty {
+            var parameters = _StatementParameters()
+            parameters.append(rows[0].identities)
+            return session.submit(prepared: plan.rereadSQL, parameters) { row -> (Int, _ReadRow)? in
                 let keeping = counter.next() < _PostgresRows.contentsKept
                 return (0, _PostgresRows.decode(row, plan, columns: row.count, keepingContents: keeping))
             }
         }
-        guard let template = plan.rereadBatchSQL else { throw .malformedChange("a batch of re-reads without its statement") }
-        let sql = _RereadBatch.sql(template: template, arguments: plan.arguments.count, rows: members.count)
-        return session.submit(sql, binds) { row -> (Int, _ReadRow)? in
+        let types = rows[0].arguments.compactMap(_StatementParameters.typeName(of:))
+        guard let template = plan.rereadBatchSQL, types.count == rows[0].arguments.count else {
+            throw .malformedChange("a batch of re-reads without its statement")
+        }
+        let padded = _RereadBatch.rows(for: members.count)
+        var parameters = _StatementParameters()
+        for index in 0..<padded {
+            let row = index < rows.count ? rows[index] : (arguments: rows[0].arguments, identities: [String]())
+            for argument in row.arguments { parameters.append(argument) }
+            parameters.append(row.identities)
+        }
+        let sql = _RereadBatch.sql(template: template, argumentTypes: types, rows: padded)
+        return session.submit(prepared: sql, parameters) { row -> (Int, _ReadRow)? in
             guard let first = row.first(where: { _ in true }),
                   case let .integer(number) = _PostgresType.value(first.bytes, oid: UInt32(truncatingIfNeeded: first.dataType.rawValue)) else { return nil }
             let keeping = counter.next() < _PostgresRows.contentsKept

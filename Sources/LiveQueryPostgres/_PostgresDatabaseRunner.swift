@@ -62,10 +62,14 @@ actor _PostgresDatabaseRunner {
     var batchesRead = 0
     /// Stream sessions started (the first, and each after an outage).
     var sessionsStarted = 0
+    /// Statements prepared on the rounds' connection, and prepared statements let go because
+    /// their tables changed shape (since it was opened; for the tests).
+    var statementsPrepared: (prepares: Int, outdated: Int) { reader?.prepared.counted ?? (0, 0) }
     /// What the counters above say, for a test's failure message.
     var diagnostics: String {
         "engine: \(snapshotsTaken) snapshots, \(flushesForced) flushes, \(commitsPassedOver) passed over, \(batchesRead) batches, "
-            + "\(sessionsStarted) sessions, applied through \(PostgresLSN(progress.applied))"
+            + "\(sessionsStarted) sessions, \(statementsPrepared.prepares) prepared (\(statementsPrepared.outdated) outdated), "
+            + "applied through \(PostgresLSN(progress.applied))"
     }
     /// Whether the next round reads each query on its own: a batch of re-reads failed in the last
     /// (`_PostgresDatabaseRunner+Batches.swift`), and the query that failed it says so itself.

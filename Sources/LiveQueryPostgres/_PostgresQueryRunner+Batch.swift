@@ -19,11 +19,11 @@ extension _PostgresQueryRunner {
         do throws(PostgresLiveQueryError) {
             try await lookUpJoinedRows(&commits, session, &cache)
         } catch {
-            if error.isLostConnection || error.isAbortedTransaction {
+            if error.isLostConnection || error.isTransient {
                 // The commits wait for the next round, as in `apply(round:_:guarded:)`; a lookup
                 // refused behind another statement's failure is not this query's.
                 work.putBack(commits)
-                if error.isAbortedTransaction { return false }
+                if error.isTransient { return false }
                 throw error
             }
             // As an apply whose lookups fail: the query says so, and reads its result again later.
@@ -69,13 +69,9 @@ extension _PostgresQueryRunner {
         return rows.count
     }
 
-    func appendBatchRow(to binds: inout PostgresBindings) {
-        for value in request.argumentValues ?? [] { PostgresLiveQueryRequest<ID>.bind(value, into: &binds) }
-        guard case let .reread(rows) = batchedWork?.action else {
-            binds.append([String]())
-            return
-        }
-        binds.append(rows.compactMap { keys.identity(of: $0) }.map(Self.text(of:)))
+    var batchRow: (arguments: [SQLValue], identities: [String]) {
+        guard case let .reread(rows) = batchedWork?.action else { return (request.argumentValues ?? [], []) }
+        return (request.argumentValues ?? [], rows.compactMap { keys.identity(of: $0) }.map(Self.text(of:)))
     }
 
     func giveBackBatched() {

@@ -72,9 +72,9 @@ extension _PostgresQueryRunner {
         for child in plan.children {
             var links = _ChildLinks()
             for chunk in _PostgresRows.chunks(texts) {
-                var binds = PostgresBindings()
-                binds.append(chunk)
-                for row in try await session.rows(child.groupsSQL, binds) {
+                var parameters = _StatementParameters()
+                parameters.append(chunk)
+                for row in try await session.submit(prepared: child.groupsSQL, parameters, { $0 }).value() {
                     let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
                     if let group { links.move(canonical(key, oid: child.key.typeOID), to: canonical(group, oid: plan.identity.typeOID)) }
                 }

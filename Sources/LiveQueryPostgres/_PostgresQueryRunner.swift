@@ -55,8 +55,8 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     func takeBatched() -> Bool
     /// How many rows the work taken for a batch re-reads.
     var batchedRows: Int { get }
-    /// Its row of the batch: its arguments, then the identities of the rows it re-reads.
-    func appendBatchRow(to binds: inout PostgresBindings)
+    /// Its row of the batch: its arguments, then the identities of the rows it re-reads (as text).
+    var batchRow: (arguments: [SQLValue], identities: [String]) { get }
     /// Puts the work taken back: the batch was not read.
     func giveBackBatched()
     /// Applies the work taken with its rows of the batch. A failure is the query's; `false`
@@ -433,7 +433,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                     throw error
                 }
                 if let failure {
-                    if failure.isAbortedTransaction {
+                    if failure.isTransient {
                         // Refused behind another statement's failure: not this query's.
                         work.putBack(commits)
                         return false
@@ -489,7 +489,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             lostConnection(during: taken, applied: applied)
             throw error
         }
-        if let error = failure, error.isAbortedTransaction {
+        if let error = failure, error.isTransient {
             // Refused behind another statement's failure: not this query's; its work waits for
             // the next round.
             lostConnection(during: taken, applied: applied)
@@ -618,9 +618,18 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         repeat {
             let batch = identities[offset..<min(offset + _PostgresRows.rereadChunk, identities.count)]
             offset += batch.count
+            let texts = batch.map(Self.text(of:))
             var binds = plan.arguments
-            binds.append(batch.map(Self.text(of:)))
-            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: _PostgresRows.contentsKept)
+            binds.append(texts)
+            // Prepared on the connection when the query has no arguments: its identities are then
+            // its only parameter, typed by the statement's text.
+            var prepared: _StatementParameters?
+            if plan.arguments.count == 0, plan.refetchReason == nil {
+                prepared = _StatementParameters()
+                prepared?.append(texts)
+            }
+            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: _PostgresRows.contentsKept,
+                                                    prepared: prepared)
             entries += read.entries
             keep(read.contents)
         } while offset < identities.count

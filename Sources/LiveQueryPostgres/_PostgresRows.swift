@@ -127,13 +127,18 @@ enum _PostgresRows {
     /// - Complexity: O(rows); only the decoded rows, and at most `keepingContents` rows' contents,
     ///   are held while the statement runs.
     static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
-                     _ session: _PostgresSession, keepingContents: Int) async throws(PostgresLiveQueryError)
+                     _ session: _PostgresSession, keepingContents: Int, prepared: _StatementParameters? = nil) async throws(PostgresLiveQueryError)
         -> (entries: [IndexEntry], contents: [_ReadRow]) {
         let keeping = plan.valuesInReads == nil ? 0 : keepingContents
+        // Prepared on the connection when its parameters are given (a round's re-reads), as text otherwise.
+        func rows<T: Sendable>(_ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
+            if let prepared { return try await session.submit(prepared: sql, prepared, decode).value() }
+            return try await session.decoded(sql, binds, decode)
+        }
         if plan.refetchReason != nil || plan.identityIsRowKey {
             // No key to assign: each row becomes its entry where it arrives.
             let counter = _Ordinal()
-            let read = try await session.decoded(sql, binds) { row -> (IndexEntry, _ReadRow?) in
+            let read = try await rows { row -> (IndexEntry, _ReadRow?) in
                 var none = _RowKeys(integerIdentity: true)
                 let ordinal = counter.next()
                 let decoded = decode(row, plan, columns: row.count, keepingContents: ordinal < keeping)
@@ -142,8 +147,8 @@ enum _PostgresRows {
             return (read.map(\.0), read.count > keeping ? [] : read.compactMap(\.1))
         }
         let counter = _Ordinal()
-        let rows = try await session.decoded(sql, binds) { decode($0, plan, columns: $0.count, keepingContents: counter.next() < keeping) }
-        return (entries(rows, plan, &keys), rows.count > keeping ? [] : rows.filter { $0.contents != nil })
+        let read = try await rows { decode($0, plan, columns: $0.count, keepingContents: counter.next() < keeping) }
+        return (entries(read, plan, &keys), read.count > keeping ? [] : read.filter { $0.contents != nil })
     }
 
     static func entries(_ rows: [_ReadRow], _ plan: _PostgresPlan, _ keys: inout _RowKeys) -> [IndexEntry] {

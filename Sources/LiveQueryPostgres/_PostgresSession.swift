@@ -12,6 +12,16 @@ struct _PostgresSession: Sendable {
     var timeout: Duration = .seconds(60)
     /// Ends its statements at once when the engine learns the server went away.
     var aborts: _StatementAborts?
+    /// The statements prepared on this connection (``submit(prepared:_:_:)``).
+    let prepared: _PreparedStatements
+
+    init(connection: PostgresConnection, logger: Logger, timeout: Duration = .seconds(60), aborts: _StatementAborts? = nil) {
+        self.connection = connection
+        self.logger = logger
+        self.timeout = timeout
+        self.aborts = aborts
+        prepared = _PreparedStatements(connection)
+    }
 
     /// A new connection with `settings` run on it; one whose settings fail is closed (a connection
     /// must be closed before it goes), and the failure thrown.
@@ -64,18 +74,65 @@ struct _PostgresSession: Sendable {
     /// - Complexity: O(rows).
     func submit<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                              _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
-        let (connection, logger, timeout, aborts) = (connection, logger, timeout, aborts)
-        // On the connection's event loop: the statement, its time limit and an abort race to settle
-        // one promise — no task per statement.
+        let (connection, logger) = (connection, logger)
+        return pending(sql) { values, settle in
+            // Rows as they arrive, on the connection's event loop, without back-pressure: a backend is
+            // never left blocked sending to a reader that has not asked for more (postgres-nio 1.33
+            // stops the process when a connection is cut while its row stream waits for demand), and
+            // only what `decode` keeps is held.
+            connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { row in values.append(decode(row)) }
+                .whenComplete { settle($0.map { _ in }) }
+        }
+    }
+
+    /// Sends `sql` as ``submit(_:_:_:)`` does, prepared once on this connection and run with
+    /// `parameters` (``_StatementParameters``): PostgreSQL parses and plans it once, not on every
+    /// run. Every parameter's type must be fixed by the text (`CAST($1 AS text[])`) unless its value
+    /// is NULL: a prepared statement's parameters take the types PostgreSQL infers for them.
+    /// A statement refused because its tables changed shape since it was prepared fails with
+    /// ``PostgresLiveQueryError/preparedStatementOutdated(sql:)``, and is prepared again next time.
+    /// - Complexity: O(rows); the first run on a connection waits for the prepare.
+    func submit<T: Sendable>(prepared sql: String, _ parameters: _StatementParameters,
+                             _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
+        let statements = prepared
+        return pending(sql) { values, settle in
+            statements.with(sql) { result, fresh in
+                switch result {
+                case let .success(statement):
+                    statement.execute(parameters.values) { row in values.append(decode(row)) }.whenComplete { result in
+                        if case let .failure(error) = result, !fresh, Self.isOutdatedPlan(error) {
+                            // Prepared before the tables' columns changed: prepared anew next time.
+                            statements.discard(sql)
+                            settle(.failure(PostgresLiveQueryError.preparedStatementOutdated(sql: sql)))
+                            return
+                        }
+                        settle(result)
+                    }
+                case let .failure(error):
+                    settle(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Whether PostgreSQL refused a prepared statement because its result's columns would change
+    /// (SQLSTATE 0A000, "cached plan must not change result type").
+    private static func isOutdatedPlan(_ error: any Error) -> Bool {
+        if case let .server(message)? = error as? PostgresError { return message.fields[.sqlState] == "0A000" }
+        return (error as? PSQLError)?.serverInfo?[.sqlState] == "0A000"
+    }
+
+    /// A statement's rows to come: `start` sends it, with a box for its rows and the function that
+    /// ends it; its time limit and an abort race the end to settle it, on the connection's event
+    /// loop — no task per statement.
+    private func pending<T: Sendable>(_ sql: String,
+                                      _ start: (_Decoded<T>, @escaping @Sendable (Result<Void, any Error>) -> Void) -> Void) -> _PendingRows<T> {
+        let (connection, timeout, aborts) = (connection, timeout, aborts)
         let loop = connection.eventLoop
         let promise = loop.makePromise(of: [T].self)
         let once = _Once()
         let values = _Decoded<T>()
-        // Rows as they arrive, on the connection's event loop, without back-pressure: a backend is
-        // never left blocked sending to a reader that has not asked for more (postgres-nio 1.33
-        // stops the process when a connection is cut while its row stream waits for demand), and
-        // only what `decode` keeps is held.
-        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { row in values.append(decode(row)) }.whenComplete { result in
+        start(values) { result in
             guard once.take() else { return }
             switch result {
             case .success: promise.succeed(values.all)
@@ -136,7 +193,17 @@ struct _PostgresSession: Sendable {
             }
             return .server(error, sql: sql)
         }
-        return .underlying(error)
+        // A prepared statement's failures come in postgres-nio's older terms: one without a
+        // SQLSTATE (the connection closed under it, a message it could not read) is a lost
+        // connection, as the same failure of a statement sent as text.
+        switch error as? PostgresError {
+        case .connectionClosed?: return .connectionClosed
+        case let .server(message)?:
+            return .refused(PostgresStatementFailure(message: message.fields[.message] ?? "\(message)", detail: message.fields[.detail],
+                                                     sqlState: message.fields[.sqlState]), sql: sql)
+        case let .protocol(message)?: return .refused(PostgresStatementFailure(message: message), sql: sql)
+        case nil: return .underlying(error)
+        }
     }
 }
 

@@ -27,17 +27,28 @@ enum _RereadBatch {
         return text + String(decoding: bytes[last...], as: UTF8.self)
     }
 
-    /// The statement for `rows` queries of `arguments` arguments each: bound as each query's
-    /// arguments and its identities (text[]), query after query. Its first column numbers the
-    /// query (from 0); the query's own columns follow.
-    static func sql(template: String, arguments: Int, rows: Int) -> String {
-        let width = arguments + 1
+    /// The statement for `rows` queries whose arguments are of the SQL types `argumentTypes`:
+    /// bound as each query's arguments and its identities (text[]), query after query, each
+    /// parameter cast to its type (a prepared statement's parameters take the types its text
+    /// gives them). Its first column numbers the query (from 0); the query's own columns follow.
+    static func sql(template: String, argumentTypes: [String], rows: Int) -> String {
+        let types = argumentTypes + ["text[]"]
         let values = (0..<rows).map { row in
-            "(" + ([String(row)] + (1...width).map { "$\(row * width + $0)" }).joined(separator: ", ") + ")"
+            "(" + ([String(row)] + types.enumerated().map { "CAST($\(row * types.count + $0.offset + 1) AS \($0.element))" })
+                .joined(separator: ", ") + ")"
         }
-        let columns = ["n"] + (0..<arguments).map { "a\($0 + 1)" } + ["ids"]
+        let columns = ["n"] + (0..<argumentTypes.count).map { "a\($0 + 1)" } + ["ids"]
         return "SELECT livelist_b.n, livelist_r.* FROM (VALUES " + values.joined(separator: ", ") + ") AS livelist_b("
             + columns.joined(separator: ", ") + ") CROSS JOIN LATERAL (" + template + ") AS livelist_r"
+    }
+
+    /// The rows a batch of `members` queries is sent with: the next power of two, so that a
+    /// published query has a few batch statements to prepare, not one per number of members.
+    /// The rows past the members re-read no identities.
+    static func rows(for members: Int) -> Int {
+        var rows = 1
+        while rows < members { rows *= 2 }
+        return rows
     }
 
     /// The kinds of the arguments, which queries of one batch share (their `VALUES` columns have one

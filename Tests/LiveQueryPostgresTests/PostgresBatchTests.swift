@@ -182,8 +182,10 @@ extension PostgresDatabaseTests {
         let template = try #require(_RereadBatch.template(sql, arguments: 2))
         #expect(template == "SELECT a FROM t WHERE b = livelist_b.a1 AND c = '$2' /* $1 */ AND d = livelist_b.a2 AND e = ANY(CAST(livelist_b.ids AS text[])) AND f = $$x$1$$")
         #expect(_RereadBatch.template("SELECT $4", arguments: 2) == nil)
-        #expect(_RereadBatch.sql(template: "T", arguments: 1, rows: 2)
-            == "SELECT livelist_b.n, livelist_r.* FROM (VALUES (0, $1, $2), (1, $3, $4)) AS livelist_b(n, a1, ids) CROSS JOIN LATERAL (T) AS livelist_r")
+        #expect(_RereadBatch.sql(template: "T", argumentTypes: ["int8"], rows: 2)
+            == "SELECT livelist_b.n, livelist_r.* FROM (VALUES (0, CAST($1 AS int8), CAST($2 AS text[])), (1, CAST($3 AS int8), CAST($4 AS text[])))"
+            + " AS livelist_b(n, a1, ids) CROSS JOIN LATERAL (T) AS livelist_r")
+        #expect([1, 2, 3, 4, 5, 9].map(_RereadBatch.rows(for:)) == [1, 2, 4, 4, 8, 16])
         #expect(_RereadBatch.kinds(of: [.integer(1), .text("a"), .real(1), .blob([1])]) == "itrb")
         #expect(_RereadBatch.kinds(of: [.integer(1), .null]) == nil)
     }

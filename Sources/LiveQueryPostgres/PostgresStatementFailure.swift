@@ -1,0 +1,20 @@
+/// What PostgreSQL said when it refused a statement the engine had prepared on its connection
+/// (``PostgresLiveQueryError/refused(_:sql:)``).
+public struct PostgresStatementFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server's message.
+    public var message: String
+    /// The server's detail, when it sent one.
+    public var detail: String?
+    /// The SQLSTATE (`22012`: division by zero…).
+    public var sqlState: String?
+
+    /// A failure with `message`.
+    public init(message: String, detail: String? = nil, sqlState: String? = nil) {
+        self.message = message
+        self.detail = detail
+        self.sqlState = sqlState
+    }
+
+    /// The message, and the SQLSTATE when there is one.
+    public var description: String { message + (sqlState.map { " (SQLSTATE \($0))" } ?? "") }
+}

@@ -1,0 +1,48 @@
+import LiveQueryCore
+import NIOCore
+import PostgresNIO
+
+/// The parameters of a prepared statement (``_PostgresSession/submit(prepared:_:_:)``), each
+/// encoded as a statement sent as text binds it: integers as `int8`, reals as `float8`, text as
+/// `text`, blobs as `bytea`, NULL untyped, identity lists as `text[]`.
+struct _StatementParameters: Sendable {
+    private(set) var values: [PostgresData] = []
+
+    init() {}
+
+    /// The parameters `values`, as ``PostgresLiveQueryRequest/init(sql:values:identity:as:section:version:)`` binds them.
+    init(_ values: [SQLValue]) {
+        for value in values { append(value) }
+    }
+
+    mutating func append(_ value: SQLValue) {
+        switch value {
+        case .null: values.append(PostgresData(type: .null, value: nil))
+        case let .integer(number): append(encoding: number)
+        case let .real(number): append(encoding: number)
+        case let .text(text): append(encoding: text.string)
+        case let .blob(bytes): append(encoding: ByteBuffer(bytes: bytes))
+        }
+    }
+
+    /// A `text[]`.
+    mutating func append(_ texts: [String]) { append(encoding: texts) }
+
+    private mutating func append<Value: PostgresNonThrowingEncodable>(encoding value: Value) {
+        var buffer = ByteBuffer()
+        value.encode(into: &buffer, context: .default)
+        values.append(PostgresData(type: Value.psqlType, formatCode: Value.psqlFormat, value: buffer))
+    }
+
+    /// The SQL type a parameter of `value`'s kind is bound as, for a `CAST` that fixes it in a
+    /// prepared statement's text; `nil` for NULL (left untyped, as bound).
+    static func typeName(of value: SQLValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer: "int8"
+        case .real: "float8"
+        case .text: "text"
+        case .blob: "bytea"
+        }
+    }
+}
