@@ -47,9 +47,6 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     /// The server refused a statement the engine prepared on its connection (a round's re-reads
     /// and lookups): its message and SQLSTATE.
     case refused(PostgresStatementFailure, sql: String)
-    /// A statement prepared on the connection no longer fits the tables it reads (their columns
-    /// changed since: SQLSTATE 0A000). It is prepared again, and the work it was doing retried.
-    case preparedStatementOutdated(sql: String)
     /// A statement took longer than the database's timeout: its connection was closed, and the
     /// next round opens a new one.
     case timedOut(sql: String, after: Duration)
@@ -91,7 +88,6 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .malformedChange(detail): "unreadable change from logical decoding: \(detail)"
         case let .server(error, sql): "PostgreSQL: \(Self.message(error)) in \(sql)"
         case let .refused(failure, sql): "PostgreSQL: \(failure) in \(sql)"
-        case let .preparedStatementOutdated(sql): "a prepared statement no longer fits its tables and is prepared again: \(sql)"
         case let .timedOut(sql, after): "no answer from PostgreSQL within \(after) to \(sql); the connection was closed"
         case .connectionClosed: "the connection to PostgreSQL is closed"
         case let .invalidURL(url, reason): "\(url) is not a PostgreSQL URL: \(reason)"
@@ -123,10 +119,11 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the statement was refused for a reason that is not its query's, never its query's
     /// own failure: its transaction had failed already (SQLSTATE 25P02: it was sent behind another
-    /// that failed), or it was prepared before its tables changed shape (it is prepared again). Its
-    /// work waits for the next round.
+    /// that failed), or it was prepared before its tables changed shape or the server lost it
+    /// (``PostgresStatementFailure/isOutdated``: it is prepared again). Its work waits for the next
+    /// round.
     var isTransient: Bool {
-        if case .preparedStatementOutdated = self { return true }
+        if case let .refused(failure, _) = self, failure.isOutdated { return true }
         return sqlState == "25P02"
     }
 

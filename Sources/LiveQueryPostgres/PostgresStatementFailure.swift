@@ -7,6 +7,9 @@ public struct PostgresStatementFailure: Error, Sendable, Equatable, CustomString
     public var detail: String?
     /// The SQLSTATE (`22012`: division by zero…).
     public var sqlState: String?
+    /// Whether the statement was prepared before its tables' columns changed, or the server no
+    /// longer has it: it is prepared again and its work retried, never a query's failure.
+    var isOutdated = false
 
     /// A failure with `message`.
     public init(message: String, detail: String? = nil, sqlState: String? = nil) {

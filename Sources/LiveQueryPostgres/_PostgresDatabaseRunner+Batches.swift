@@ -33,7 +33,8 @@ extension _PostgresDatabaseRunner {
             let members = group.filter { $0.runner.takeBatched() }
             // One query alone reads with its own re-read, in one statement as `reread` would.
             if members.count >= 2 || members.first.map({ $0.runner.batchedRows <= _PostgresRows.rereadChunk }) == true {
-                batches.append(members)
+                let most = _RereadBatch.maximumRows(arguments: members[0].runner.plan.arguments.count)
+                batches += stride(from: 0, to: members.count, by: most).map { Array(members[$0..<min($0 + most, members.count)]) }
             } else {
                 for member in members { member.runner.giveBackBatched() }
             }

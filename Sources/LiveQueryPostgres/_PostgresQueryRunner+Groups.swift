@@ -23,7 +23,7 @@ extension _PostgresQueryRunner {
             var now: [String: String] = [:]
             for keys in _PostgresRows.chunks(byKey.keys.sorted()) {
                 for row in try await cache.rows(child.changedSQL, keys: keys, session) {
-                    let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
+                    let (key, group) = try Self.link(row)
                     if let group { now[Self.canonical(key, oid: child.key.typeOID)] = Self.canonical(group, oid: plan.identity.typeOID) }
                 }
             }
@@ -75,12 +75,20 @@ extension _PostgresQueryRunner {
                 var parameters = _StatementParameters()
                 parameters.append(chunk)
                 for row in try await session.submit(prepared: child.groupsSQL, parameters, { $0 }).value() {
-                    let (key, group) = try _PostgresPlan.decode(row, as: (String, String?).self)
+                    let (key, group) = try Self.link(row)
                     if let group { links.move(canonical(key, oid: child.key.typeOID), to: canonical(group, oid: plan.identity.typeOID)) }
                 }
             }
             all[child.role] = links
         }
         return all
+    }
+
+    /// A row of a child lookup: the child's key and the group it belongs to (NULL: none), both
+    /// text. Read by their bytes: the lookups run prepared (``_PostgresSession/submit(prepared:_:_:)``).
+    static func link(_ row: PostgresRow) throws(PostgresLiveQueryError) -> (key: String, group: String?) {
+        var cells = row.makeIterator()
+        guard let key = cells.next()?.bytes, let group = cells.next() else { throw .malformedChange("a child lookup's row") }
+        return (String(buffer: key), group.bytes.map { String(buffer: $0) })
     }
 }

@@ -85,41 +85,45 @@ struct _PostgresSession: Sendable {
         }
     }
 
-    /// Sends `sql` as ``submit(_:_:_:)`` does, prepared once on this connection and run with
-    /// `parameters` (``_StatementParameters``): PostgreSQL parses and plans it once, not on every
-    /// run. Every parameter's type must be fixed by the text (`CAST($1 AS text[])`) unless its value
-    /// is NULL: a prepared statement's parameters take the types PostgreSQL infers for them.
-    /// A statement refused because its tables changed shape since it was prepared fails with
-    /// ``PostgresLiveQueryError/preparedStatementOutdated(sql:)``, and is prepared again next time.
+    /// Sends `sql` prepared once on this connection, run with `parameters`
+    /// (``_StatementParameters``): PostgreSQL parses and plans it once, not on every run. Every
+    /// parameter's type must be fixed by the text (`CAST($1 AS text[])`) unless its value is NULL:
+    /// a prepared statement's parameters take the types PostgreSQL infers for them. Its rows'
+    /// values are binary, though postgres-nio says text: read them by their bytes and type, not
+    /// with `decode`.
+    ///
+    /// A statement prepared already runs in turn with those sent by ``submit(_:_:_:)``. One that is
+    /// not is prepared first, and runs once that prepare is answered: after the statements sent
+    /// meanwhile. A statement refused because its tables changed shape since it was prepared
+    /// (SQLSTATE 0A000), or because the server no longer has it (26000), fails as outdated
+    /// (``PostgresStatementFailure/isOutdated``, so ``PostgresLiveQueryError/isTransient``) and is
+    /// prepared again next time; once only: a statement prepared for the run that fails so fails
+    /// as the server said.
     /// - Complexity: O(rows); the first run on a connection waits for the prepare.
     func submit<T: Sendable>(prepared sql: String, _ parameters: _StatementParameters,
                              _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
         let statements = prepared
         return pending(sql) { values, settle in
-            statements.with(sql) { result, fresh in
+            statements.with(sql) { result, earlier in
                 switch result {
                 case let .success(statement):
                     statement.execute(parameters.values) { row in values.append(decode(row)) }.whenComplete { result in
-                        if case let .failure(error) = result, !fresh, Self.isOutdatedPlan(error) {
-                            // Prepared before the tables' columns changed: prepared anew next time.
-                            statements.discard(sql)
-                            settle(.failure(PostgresLiveQueryError.preparedStatementOutdated(sql: sql)))
-                            return
+                        guard case let .failure(error) = result else { return settle(result) }
+                        var failure = Self.failure(error, sql: sql, prepared: true)
+                        if let earlier, case .refused(var refused, _) = failure, ["0A000", "26000"].contains(refused.sqlState) {
+                            // Prepared before the tables' columns changed, or lost by the server:
+                            // prepared anew next time.
+                            statements.discard(sql, generation: earlier, lost: refused.sqlState == "26000")
+                            refused.isOutdated = true
+                            failure = .refused(refused, sql: sql)
                         }
-                        settle(result)
+                        settle(.failure(failure))
                     }
                 case let .failure(error):
-                    settle(.failure(error))
+                    settle(.failure(Self.failure(error, sql: sql, prepared: true)))
                 }
             }
         }
-    }
-
-    /// Whether PostgreSQL refused a prepared statement because its result's columns would change
-    /// (SQLSTATE 0A000, "cached plan must not change result type").
-    private static func isOutdatedPlan(_ error: any Error) -> Bool {
-        if case let .server(message)? = error as? PostgresError { return message.fields[.sqlState] == "0A000" }
-        return (error as? PSQLError)?.serverInfo?[.sqlState] == "0A000"
     }
 
     /// A statement's rows to come: `start` sends it, with a box for its rows and the function that
@@ -186,23 +190,25 @@ struct _PostgresSession: Sendable {
         return String(buffer: bytes)
     }
 
-    static func failure(_ error: any Error, sql: String) -> PostgresLiveQueryError {
+    /// `error` as the engine's: a server's refusal with its SQLSTATE, a connection gone as such.
+    /// A prepared statement's failures come in postgres-nio's older terms (`prepared`): one without
+    /// a SQLSTATE — the connection closed or reset under it, a message that could not be read — is
+    /// a lost connection there, as the same failure of a statement sent as text is.
+    static func failure(_ error: any Error, sql: String, prepared: Bool = false) -> PostgresLiveQueryError {
+        if let error = error as? PostgresLiveQueryError { return error }
         if let error = error as? PSQLError {
             if error.serverInfo == nil, error.code == .serverClosedConnection || error.code == .clientClosedConnection {
                 return .connectionClosed
             }
             return .server(error, sql: sql)
         }
-        // A prepared statement's failures come in postgres-nio's older terms: one without a
-        // SQLSTATE (the connection closed under it, a message it could not read) is a lost
-        // connection, as the same failure of a statement sent as text.
         switch error as? PostgresError {
         case .connectionClosed?: return .connectionClosed
         case let .server(message)?:
             return .refused(PostgresStatementFailure(message: message.fields[.message] ?? "\(message)", detail: message.fields[.detail],
                                                      sqlState: message.fields[.sqlState]), sql: sql)
         case let .protocol(message)?: return .refused(PostgresStatementFailure(message: message), sql: sql)
-        case nil: return .underlying(error)
+        case nil: return prepared ? .refused(PostgresStatementFailure(message: "\(error)"), sql: sql) : .underlying(error)
         }
     }
 }

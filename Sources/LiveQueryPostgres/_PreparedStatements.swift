@@ -5,7 +5,7 @@ import PostgresNIO
 /// Which of a connection's statements are prepared, by text: what a statement about to run does —
 /// runs the one prepared, waits for the prepare under way, or prepares it — and which prepared
 /// statements go when there are more than ``capacity`` (the least recently used that are ready).
-/// A value, tested without a database (`PreparedStatementsTests`); `Handle` is what a prepare
+/// A value, tested without a database (`PreparedStatementCacheTests`); `Handle` is what a prepare
 /// gives back, `Waiter` what waits for one.
 ///
 /// A round runs the same few statements on every commit (re-reads, lookups, each query's batch);
@@ -14,8 +14,8 @@ import PostgresNIO
 struct _PreparedStatementCache<Handle, Waiter> {
     /// What a statement about to run does.
     enum Use {
-        /// Run it with this prepared statement.
-        case run(Handle)
+        /// Run it with this prepared statement, the `generation`th prepared on the connection.
+        case run(Handle, generation: UInt64)
         /// Its prepare is under way: wait for it (``prepared(_:as:)`` gives the waiter back).
         case wait
         /// Prepare it, then call ``prepared(_:as:)`` or ``failed(_:)``.
@@ -24,7 +24,7 @@ struct _PreparedStatementCache<Handle, Waiter> {
 
     private enum State {
         case preparing([Waiter])
-        case ready(Handle)
+        case ready(Handle, generation: UInt64)
     }
 
     private struct Entry {
@@ -36,6 +36,7 @@ struct _PreparedStatementCache<Handle, Waiter> {
     let capacity: Int
     private var entries: [String: Entry] = [:]
     private var clock: UInt64 = 0
+    private var generations: UInt64 = 0
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -54,8 +55,8 @@ struct _PreparedStatementCache<Handle, Waiter> {
         entry.lastUse = clock
         defer { entries[sql] = entry }
         switch entry.state {
-        case let .ready(handle):
-            return .run(handle)
+        case let .ready(handle, generation):
+            return .run(handle, generation: generation)
         case var .preparing(waiters):
             waiters.append(waiter)
             entry.state = .preparing(waiters)
@@ -68,13 +69,14 @@ struct _PreparedStatementCache<Handle, Waiter> {
     /// - Complexity: O(statements) when one is let go.
     mutating func prepared(_ sql: String, as handle: Handle) -> (waiters: [Waiter], evicted: [Handle]) {
         guard var entry = entries[sql], case let .preparing(waiters) = entry.state else { return ([], []) }
-        entry.state = .ready(handle)
+        generations += 1
+        entry.state = .ready(handle, generation: generations)
         entries[sql] = entry
         var evicted: [Handle] = []
         while entries.count > capacity {
             var oldest: (sql: String, handle: Handle, lastUse: UInt64)?
             for (text, other) in entries where text != sql {
-                guard case let .ready(otherHandle) = other.state else { continue }
+                guard case let .ready(otherHandle, _) = other.state else { continue }
                 if oldest.map({ other.lastUse < $0.lastUse }) ?? true { oldest = (text, otherHandle, other.lastUse) }
             }
             guard let oldest else { break }
@@ -91,11 +93,25 @@ struct _PreparedStatementCache<Handle, Waiter> {
         return waiters
     }
 
-    /// `sql` no longer fits its tables: its handle, to let go; the next use prepares it again.
-    mutating func discard(_ sql: String) -> Handle? {
-        guard let entry = entries[sql], case let .ready(handle) = entry.state else { return nil }
+    /// `sql`'s `generation`th statement no longer fits its tables (or the server lost it): its
+    /// handle, to let go; the next use prepares it again. `nil` when that statement is gone
+    /// already — another run found it out first, and the one prepared since stays.
+    mutating func discard(_ sql: String, generation: UInt64) -> Handle? {
+        guard let entry = entries[sql], case let .ready(handle, current) = entry.state, current == generation else { return nil }
         entries[sql] = nil
         return handle
+    }
+
+    /// The server lost prepared statements (`DEALLOCATE ALL`, `DISCARD ALL`, a pooler between):
+    /// every ready one, to let go; each is prepared again when next used.
+    mutating func discardAll() -> [Handle] {
+        var handles: [Handle] = []
+        for (sql, entry) in entries {
+            guard case let .ready(handle, _) = entry.state else { continue }
+            entries[sql] = nil
+            handles.append(handle)
+        }
+        return handles
     }
 }
 
@@ -123,14 +139,15 @@ final class _PreparedStatements: Sendable {
     }
 
     /// Calls `body` on the connection's event loop with `sql` prepared: at once when it is, once its
-    /// prepare ends otherwise; `fresh` says whether it was prepared after this call asked for it (a
-    /// statement prepared before may no longer fit its tables; a fresh one does).
-    func with(_ sql: String, _ body: @escaping @Sendable (Result<PreparedQuery, any Error>, _ fresh: Bool) -> Void) {
+    /// prepare ends otherwise. `earlier` is the statement's generation when it was prepared before
+    /// this call asked for it (it may no longer fit its tables: ``discard(_:generation:)``), `nil`
+    /// when it was prepared for this call or while it waited (it fits them).
+    func with(_ sql: String, _ body: @escaping @Sendable (Result<PreparedQuery, any Error>, _ earlier: UInt64?) -> Void) {
         let loop = connection.eventLoop
         loop.execute { [self] in
-            switch cache.value.use(sql, waiter: { body($0, true) }) {
-            case let .run(prepared):
-                body(.success(prepared), false)
+            switch cache.value.use(sql, waiter: { body($0, nil) }) {
+            case let .run(prepared, generation):
+                body(.success(prepared), generation)
             case .wait:
                 break
             case .prepare:
@@ -139,12 +156,12 @@ final class _PreparedStatements: Sendable {
                     switch result {
                     case let .success(prepared):
                         let (waiters, evicted) = cache.value.prepared(sql, as: prepared)
-                        body(.success(prepared), true)
+                        body(.success(prepared), nil)
                         for waiter in waiters { waiter(.success(prepared)) }
                         for old in evicted { close(old) }
                     case let .failure(error):
                         let waiters = cache.value.failed(sql)
-                        body(.failure(error), true)
+                        body(.failure(error), nil)
                         for waiter in waiters { waiter(.failure(error)) }
                     }
                 }
@@ -152,12 +169,14 @@ final class _PreparedStatements: Sendable {
         }
     }
 
-    /// Lets go of `sql`'s statement, which no longer fits its tables: the next use prepares it again.
-    func discard(_ sql: String) {
+    /// Lets go of `sql`'s `generation`th statement, which no longer fits its tables: the next use
+    /// prepares it again. When the server no longer has it (`lost`), it may have lost them all: every
+    /// statement is let go (a Close of one it does not have is no error).
+    func discard(_ sql: String, generation: UInt64, lost: Bool) {
         connection.eventLoop.execute { [self] in
-            guard let old = cache.value.discard(sql) else { return }
-            counts.withLockedValue { $0.outdated += 1 }
-            close(old)
+            let old = lost ? cache.value.discardAll() : cache.value.discard(sql, generation: generation).map { [$0] } ?? []
+            counts.withLockedValue { $0.outdated += old.count }
+            for statement in old { close(statement) }
         }
     }
 

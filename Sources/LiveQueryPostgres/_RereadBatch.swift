@@ -42,6 +42,16 @@ enum _RereadBatch {
             + columns.joined(separator: ", ") + ") CROSS JOIN LATERAL (" + template + ") AS livelist_r"
     }
 
+    /// The most queries one batch statement reads: 256, fewer when each has many arguments, so
+    /// that a statement's parameters stay far below the 65,535 the protocol carries (postgres-nio
+    /// refuses more) and each size's prepared plan stays small. A power of two, so the rows of a
+    /// full batch need no padding.
+    static func maximumRows(arguments: Int) -> Int {
+        var rows = 256
+        while rows > 1, rows * (arguments + 1) > 32_768 { rows /= 2 }
+        return rows
+    }
+
     /// The rows a batch of `members` queries is sent with: the next power of two, so that a
     /// published query has a few batch statements to prepare, not one per number of members.
     /// The rows past the members re-read no identities.

@@ -10,11 +10,6 @@ struct _StatementParameters: Sendable {
 
     init() {}
 
-    /// The parameters `values`, as ``PostgresLiveQueryRequest/init(sql:values:identity:as:section:version:)`` binds them.
-    init(_ values: [SQLValue]) {
-        for value in values { append(value) }
-    }
-
     mutating func append(_ value: SQLValue) {
         switch value {
         case .null: values.append(PostgresData(type: .null, value: nil))

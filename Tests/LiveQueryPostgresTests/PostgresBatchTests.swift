@@ -186,6 +186,7 @@ extension PostgresDatabaseTests {
             == "SELECT livelist_b.n, livelist_r.* FROM (VALUES (0, CAST($1 AS int8), CAST($2 AS text[])), (1, CAST($3 AS int8), CAST($4 AS text[])))"
             + " AS livelist_b(n, a1, ids) CROSS JOIN LATERAL (T) AS livelist_r")
         #expect([1, 2, 3, 4, 5, 9].map(_RereadBatch.rows(for:)) == [1, 2, 4, 4, 8, 16])
+        #expect([0, 1, 127, 128, 1_000, 40_000].map(_RereadBatch.maximumRows(arguments:)) == [256, 256, 256, 128, 32, 1])
         #expect(_RereadBatch.kinds(of: [.integer(1), .text("a"), .real(1), .blob([1])]) == "itrb")
         #expect(_RereadBatch.kinds(of: [.integer(1), .null]) == nil)
     }

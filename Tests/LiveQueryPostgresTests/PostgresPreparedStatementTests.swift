@@ -18,11 +18,11 @@ import Testing
         guard case .wait = cache.use("A", waiter: 3) else { Issue.record("a use during the prepare waits"); return }
         let (waiters, evicted) = cache.prepared("A", as: "a")
         #expect(waiters == [2, 3] && evicted.isEmpty)
-        guard case let .run(handle) = cache.use("A", waiter: 4) else { Issue.record("a prepared statement runs"); return }
-        #expect(handle == "a" && cache.count == 1)
+        guard case let .run(handle, generation) = cache.use("A", waiter: 4) else { Issue.record("a prepared statement runs"); return }
+        #expect(handle == "a" && generation == 1 && cache.count == 1)
     }
 
-    @Test("a failed prepare fails its waiters and is tried again; an outdated statement is let go and prepared again")
+    @Test("a failed prepare fails its waiters and is tried again; an outdated statement is let go once, and the one prepared since stays")
     func failedAndDiscarded() {
         var cache = Cache(capacity: 4)
         _ = cache.use("A", waiter: 1)
@@ -30,12 +30,31 @@ import Testing
         #expect(cache.failed("A") == [2])
         guard case .prepare = cache.use("A", waiter: 3) else { Issue.record("prepared again after a failure"); return }
         _ = cache.prepared("A", as: "a1")
-        #expect(cache.discard("A") == "a1")
-        #expect(cache.discard("A") == nil)
+        guard case let .run(_, first) = cache.use("A", waiter: 0) else { Issue.record("a1 runs"); return }
+        #expect(cache.discard("A", generation: first) == "a1")
+        #expect(cache.discard("A", generation: first) == nil)
         guard case .prepare = cache.use("A", waiter: 4) else { Issue.record("prepared again after it was let go"); return }
         // A prepare under way is not let go: nothing to close yet.
-        #expect(cache.discard("A") == nil)
+        #expect(cache.discard("A", generation: first) == nil)
         #expect(cache.prepared("A", as: "a2").waiters.isEmpty)
+        // A second run of a1 that finds it outdated late does not let the new one go.
+        #expect(cache.discard("A", generation: first) == nil)
+        guard case let .run(handle, second) = cache.use("A", waiter: 5) else { Issue.record("a2 runs"); return }
+        #expect(handle == "a2" && second != first)
+    }
+
+    @Test("statements the server lost are all let go; one being prepared stays")
+    func allLost() {
+        var cache = Cache(capacity: 4)
+        for (sql, handle) in [("A", "a"), ("B", "b")] {
+            _ = cache.use(sql, waiter: 0)
+            _ = cache.prepared(sql, as: handle)
+        }
+        _ = cache.use("C", waiter: 0)
+        #expect(cache.discardAll().sorted() == ["a", "b"])
+        #expect(cache.count == 1)
+        guard case .prepare = cache.use("A", waiter: 0) else { Issue.record("A is prepared again"); return }
+        #expect(cache.prepared("C", as: "c").evicted.isEmpty)
     }
 
     @Test("beyond capacity the least recently used ready statements go, never one being prepared nor the one just prepared")
@@ -53,7 +72,7 @@ import Testing
         #expect(cache.prepared("C", as: "c").evicted == ["b", "a"])
         #expect(cache.count == 2)
         #expect(cache.prepared("D", as: "d").evicted.isEmpty)
-        guard case let .run(handle) = cache.use("D", waiter: 0) else { Issue.record("D stays"); return }
+        guard case let .run(handle, _) = cache.use("D", waiter: 0) else { Issue.record("D stays"); return }
         #expect(handle == "d")
         guard case .prepare = cache.use("B", waiter: 0) else { Issue.record("B was let go"); return }
         // B ready: three, so the least recently used other, C, goes.
@@ -120,7 +139,7 @@ extension PostgresDatabaseTests {
                 }
                 let failure = try #require(await MainActor.run { follower.failures.first })
                 #expect(failure.postgresError?.sqlState == "22012", "\(failure)")
-                guard case .refused? = failure.postgresError else {
+                guard case let .refused(refused, _)? = failure.postgresError, !refused.isOutdated else {
                     Issue.record("a prepared statement's refusal: \(String(describing: failure.postgresError))")
                     return
                 }
@@ -129,7 +148,7 @@ extension PostgresDatabaseTests {
             }
         }
 
-        @Test("columns added and dropped under prepared statements that read *: prepared again, no query fails, every list equals its SELECT")
+        @Test("columns added and dropped under prepared statements that read *, statements the server lost: prepared again, no query fails, every list equals its SELECT")
         func outdatedAfterAlter() async throws {
             try await PostgresBehaviourTests.withDatabase("""
                 CREATE TABLE t (id bigint PRIMARY KEY, g bigint NOT NULL, label text COLLATE "C" NOT NULL);
@@ -150,10 +169,15 @@ extension PostgresDatabaseTests {
                 let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
                 print("PostgreSQL outdated-prepared seed \(seed) (LIVELIST_SEED replays it)")
                 var random = SeededRandomNumberGenerator(seed: seed)
+                var outdatedBefore = 0
                 for step in 0..<24 {
                     switch step {
                     case 8: try await PG.execute(writer, "ALTER TABLE t ADD COLUMN extra text DEFAULT 'e'")
                     case 16: try await PG.execute(writer, "ALTER TABLE t DROP COLUMN extra")
+                    case 20:
+                        // The server loses them all, as behind a pooler that runs DISCARD ALL.
+                        outdatedBefore = await database.engine.statementsPrepared.outdated
+                        try await #require(await database.engine.reader).execute("DEALLOCATE ALL")
                     default: break
                     }
                     // Rows re-read through the statements prepared before the change.
@@ -173,7 +197,8 @@ extension PostgresDatabaseTests {
                 }
                 let prepared = await database.engine.statementsPrepared
                 let diagnostics = await database.engine.diagnostics
-                #expect(prepared.outdated > 0, "the statements prepared before the columns changed were let go: \(diagnostics)")
+                #expect(outdatedBefore > 0, "the statements prepared before the columns changed were let go: \(diagnostics)")
+                #expect(prepared.outdated > outdatedBefore, "the statements the server lost were let go: \(diagnostics)")
                 for (_, _, follower) in queries { await follower.stop() }
             }
         }
