@@ -99,10 +99,14 @@ struct _PostgresSession: Sendable {
     /// (``PostgresStatementFailure/isOutdated``, so ``PostgresLiveQueryError/isTransient``) and is
     /// prepared again next time; once only: a statement prepared for the run that fails so fails
     /// as the server said.
+    ///
+    /// Once the server has lost the connection's prepared statements twice (a pooler between), it
+    /// is sent as text, as ``submit(_:_:_:)`` sends it.
     /// - Complexity: O(rows); the first run on a connection waits for the prepare.
     func submit<T: Sendable>(prepared sql: String, _ parameters: _StatementParameters,
                              _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
         let statements = prepared
+        guard statements.preparing else { return submit(sql, parameters.bindings, decode) }
         return pending(sql) { values, settle in
             statements.with(sql) { result, earlier in
                 switch result {

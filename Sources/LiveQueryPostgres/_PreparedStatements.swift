@@ -128,10 +128,17 @@ final class _PreparedStatements: Sendable {
 
     private let cache: NIOLoopBoundBox<_PreparedStatementCache<PreparedQuery, Waiter>>
     private let connection: PostgresConnection
-    private let counts = NIOLockedValueBox((prepares: 0, outdated: 0))
+    private let counts = NIOLockedValueBox((prepares: 0, outdated: 0, losses: 0))
 
-    /// Prepares sent, and statements let go because their tables changed shape (for the tests).
-    var counted: (prepares: Int, outdated: Int) { counts.withLockedValue { $0 } }
+    /// Prepares sent, and statements let go because their tables changed shape or the server lost
+    /// them (for the tests).
+    var counted: (prepares: Int, outdated: Int) { counts.withLockedValue { ($0.prepares, $0.outdated) } }
+
+    /// Whether statements are still prepared on this connection: not once the server has lost them
+    /// twice — a pooler between that hands each transaction to another server process (PgBouncer
+    /// in transaction mode, without `max_prepared_statements`) loses them on every round, and the
+    /// statements are then sent as text.
+    var preparing: Bool { counts.withLockedValue { $0.losses < 2 } }
 
     init(_ connection: PostgresConnection, capacity: Int = _PreparedStatements.capacity) {
         self.connection = connection
@@ -175,7 +182,12 @@ final class _PreparedStatements: Sendable {
     func discard(_ sql: String, generation: UInt64, lost: Bool) {
         connection.eventLoop.execute { [self] in
             let old = lost ? cache.value.discardAll() : cache.value.discard(sql, generation: generation).map { [$0] } ?? []
-            counts.withLockedValue { $0.outdated += old.count }
+            counts.withLockedValue {
+                $0.outdated += old.count
+                // Counted once for all the statements it lost: runs decided before it was found
+                // out find nothing left to let go.
+                if lost, !old.isEmpty { $0.losses += 1 }
+            }
             for statement in old { close(statement) }
         }
     }

@@ -23,6 +23,13 @@ struct _StatementParameters: Sendable {
     /// A `text[]`.
     mutating func append(_ texts: [String]) { append(encoding: texts) }
 
+    /// The parameters bound to a statement sent as text, each declared of its type (NULL untyped).
+    var bindings: PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { bindings.append(value) }
+        return bindings
+    }
+
     private mutating func append<Value: PostgresNonThrowingEncodable>(encoding value: Value) {
         var buffer = ByteBuffer()
         value.encode(into: &buffer, context: .default)

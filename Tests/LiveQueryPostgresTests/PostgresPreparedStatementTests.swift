@@ -170,13 +170,18 @@ extension PostgresDatabaseTests {
                 print("PostgreSQL outdated-prepared seed \(seed) (LIVELIST_SEED replays it)")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 var outdatedBefore = 0
-                for step in 0..<24 {
+                for step in 0..<26 {
                     switch step {
                     case 8: try await PG.execute(writer, "ALTER TABLE t ADD COLUMN extra text DEFAULT 'e'")
                     case 16: try await PG.execute(writer, "ALTER TABLE t DROP COLUMN extra")
                     case 20:
                         // The server loses them all, as behind a pooler that runs DISCARD ALL.
                         outdatedBefore = await database.engine.statementsPrepared.outdated
+                        try await #require(await database.engine.reader).execute("DEALLOCATE ALL")
+                    case 22:
+                        // And again: as behind a pooler that hands each round to another server
+                        // process. The statements are sent as text from then on.
+                        #expect(await database.engine.reader?.prepared.preparing == true)
                         try await #require(await database.engine.reader).execute("DEALLOCATE ALL")
                     default: break
                     }
@@ -199,6 +204,7 @@ extension PostgresDatabaseTests {
                 let diagnostics = await database.engine.diagnostics
                 #expect(outdatedBefore > 0, "the statements prepared before the columns changed were let go: \(diagnostics)")
                 #expect(prepared.outdated > outdatedBefore, "the statements the server lost were let go: \(diagnostics)")
+                #expect(await database.engine.reader?.prepared.preparing == false, "lost twice, no longer prepared: \(diagnostics)")
                 for (_, _, follower) in queries { await follower.stop() }
             }
         }
