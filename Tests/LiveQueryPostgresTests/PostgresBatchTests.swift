@@ -15,6 +15,38 @@ extension PostgresDatabaseTests {
             PostgresLiveQueryRequest(sql: sql, values: values, identity: "id", as: Int64.self)
         }
 
+        /// `steps` random transactions (`PostgresSQLTests.randomTransaction`, seeded and the seed
+        /// printed under `label`), each query's result equal to its SELECT (by identity) after each.
+        static func randomCommits(_ queries: [(String, PostgresLiveQuery<Int64>)], _ writer: PostgresConnection, steps: Int,
+                                  label: String) async throws {
+            let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+            print("PostgreSQL \(label) seed \(seed) (LIVELIST_SEED replays it)")
+            var random = SeededRandomNumberGenerator(seed: seed)
+            for step in 0..<steps {
+                try await PostgresSQLTests.randomTransaction(writer, &random)
+                for (sql, query) in queries {
+                    let result = try await query.upToDate()
+                    let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: query.columnNames.count)
+                    #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
+                }
+            }
+        }
+
+        /// After a commit: `query` brought up to date, its result and the list that followed its
+        /// changesets equal to `sql`'s SELECT (by identity, its first of `columns`), no failure said.
+        static func expectExact(_ query: PostgresLiveQuery<Int64>, _ follower: PostgresListFollower<Int64>, _ sql: String,
+                                _ writer: PostgresConnection, columns: Int, step: Int, seed: UInt64) async throws {
+            let result = try await query.upToDate()
+            await follower.waitFor(result)
+            let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: columns).map { $0[0] ?? "" }
+            #expect(PG.ids(result).map(String.init) == expected, "step \(step): \(sql), seed \(seed)")
+            let (listed, failures) = await MainActor.run {
+                (follower.dataSource.snapshot.sections.flatMap(\.items).map { String($0.id) }, follower.failures)
+            }
+            #expect(listed == expected, "step \(step): the list that followed \(sql), seed \(seed)")
+            #expect(failures.isEmpty, "step \(step): \(sql): \(failures)")
+        }
+
         /// `sql` with its `$n` written as literals, for the oracle's SELECT.
         static func literal(_ sql: String, _ values: [SQLValue]) -> String {
             var text = sql
@@ -52,17 +84,7 @@ extension PostgresDatabaseTests {
                         queries.append((Self.literal(sql, values), query))
                     }
                 }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL batch oracle seed \(seed) (LIVELIST_SEED replays it)")
-                var random = SeededRandomNumberGenerator(seed: seed)
-                for step in 0..<40 {
-                    try await PostgresSQLTests.randomTransaction(writer, &random)
-                    for (sql, query) in queries {
-                        let result = try await query.upToDate()
-                        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: query.columnNames.count)
-                        #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
-                    }
-                }
+                try await Self.randomCommits(queries, writer, steps: 40, label: "batch oracle")
                 let batches = await database.engine.batchesRead
                 let diagnostics = await database.engine.diagnostics
                 #expect(batches > 0, "\(diagnostics)")
@@ -142,15 +164,7 @@ extension PostgresDatabaseTests {
                     }
                     try await PG.execute(writer, "COMMIT")
                     for (sql, query, follower) in queries where sql != failing {
-                        let result = try await query.upToDate()
-                        await follower.waitFor(result)
-                        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2).map { $0[0] ?? "" }
-                        #expect(PG.ids(result).map(String.init) == expected, "step \(step): \(sql), seed \(seed)")
-                        let (listed, failures) = await MainActor.run {
-                            (follower.dataSource.snapshot.sections.flatMap(\.items).map { String($0.id) }, follower.failures)
-                        }
-                        #expect(listed == expected, "step \(step): the list that followed \(sql), seed \(seed)")
-                        #expect(failures.isEmpty, "\(sql): \(failures)")
+                        try await Self.expectExact(query, follower, sql, writer, columns: 2, step: step, seed: seed)
                     }
                 }
                 let failingFollower = queries[queries.count - 1].2

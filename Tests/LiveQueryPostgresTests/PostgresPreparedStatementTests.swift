@@ -99,19 +99,8 @@ extension PostgresDatabaseTests {
                         queries.append((PostgresBatchTests.literal(sql, values), query))
                     }
                 }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL prepared-once seed \(seed) (LIVELIST_SEED replays it)")
-                var random = SeededRandomNumberGenerator(seed: seed)
-                var rounds = 0
-                for step in 0..<40 {
-                    try await PostgresSQLTests.randomTransaction(writer, &random)
-                    for (sql, query) in queries {
-                        let result = try await query.upToDate()
-                        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: query.columnNames.count)
-                        #expect(PG.ids(result).map(String.init) == expected.map { $0[0] ?? "" }, "step \(step): \(sql), seed \(seed)")
-                    }
-                    rounds = await database.engine.snapshotsTaken
-                }
+                try await PostgresBatchTests.randomCommits(queries, writer, steps: 40, label: "prepared-once")
+                let rounds = await database.engine.snapshotsTaken
                 // Each statement is prepared once: a batch per size (padded to a power of two), a
                 // re-read, a lookup per joined table and its groups: a handful, whatever the commits.
                 let prepared = await database.engine.statementsPrepared
@@ -189,15 +178,7 @@ extension PostgresDatabaseTests {
                     let id = Int64.random(in: 1...30, using: &random)
                     try await PG.execute(writer, "UPDATE t SET label = 'l\(Int.random(in: 0...99, using: &random))', g = \(Int.random(in: 0...2, using: &random)) WHERE id = \(id)")
                     for (sql, query, follower) in queries {
-                        let result = try await query.upToDate()
-                        await follower.waitFor(result)
-                        let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 1).map { $0[0] ?? "" }
-                        #expect(PG.ids(result).map(String.init) == expected, "step \(step): \(sql), seed \(seed)")
-                        let (listed, failures) = await MainActor.run {
-                            (follower.dataSource.snapshot.sections.flatMap(\.items).map { String($0.id) }, follower.failures)
-                        }
-                        #expect(listed == expected, "step \(step): the list that followed \(sql), seed \(seed)")
-                        #expect(failures.isEmpty, "step \(step): \(sql): \(failures)")
+                        try await PostgresBatchTests.expectExact(query, follower, sql, writer, columns: 1, step: step, seed: seed)
                     }
                 }
                 let prepared = await database.engine.statementsPrepared
