@@ -107,11 +107,8 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     var isLostConnection: Bool {
         switch self {
         case .timedOut, .connectionClosed, .replicationStream, .slotLost: return true
-        case let .server(error, _):
-            guard let state = error.serverInfo?[.sqlState] else { return true }
-            return state.hasPrefix("08") || state.hasPrefix("57")
-        case let .refused(failure, _):
-            guard let state = failure.sqlState else { return true }
+        case .server, .refused:
+            guard let state = sqlState else { return true }
             return state.hasPrefix("08") || state.hasPrefix("57")
         default: return false
         }

@@ -63,7 +63,7 @@ actor _PostgresDatabaseRunner {
     /// Stream sessions started (the first, and each after an outage).
     var sessionsStarted = 0
     /// Statements prepared on the rounds' connection, and prepared statements let go because
-    /// their tables changed shape (since it was opened; for the tests).
+    /// their tables changed shape or the server lost them (since it was opened; for the tests).
     var statementsPrepared: (prepares: Int, outdated: Int) { reader?.prepared.counted ?? (0, 0) }
     /// What the counters above say, for a test's failure message.
     var diagnostics: String {

@@ -39,11 +39,22 @@ extension _PostgresQueryRunner {
         return true
     }
 
+    /// The keys of `role`'s rows that `commits` changed, each with the commits (by index) that
+    /// changed it: a lookup asks for them in sorted order — ahead of the round
+    /// (``sendLookups(_:_:)``) and when resolved, so that both send the same statement.
+    static func changedKeys(of role: Int, in commits: [_AbsorbedCommit]) -> [String: [Int]] {
+        var byKey: [String: [Int]] = [:]
+        for (index, commit) in commits.enumerated() {
+            for key in commit.lookups[role] ?? [] { byKey[key, default: []].append(index) }
+        }
+        return byKey
+    }
+
     func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) {
         // Those past the point where the tracker refetches instead are sent in vain, not wrongly.
         guard work.hasLookups, tracker.state.wantsRows else { return }
         // The keys `lookUpJoinedRows` and `lookUpGroups` ask for, in their order.
-        func changed(_ role: Int) -> [String] { Set(work.absorbed.flatMap { $0.lookups[role] ?? [] }).sorted() }
+        func changed(_ role: Int) -> [String] { Self.changedKeys(of: role, in: work.absorbed).keys.sorted() }
         for lookup in plan.joins {
             let keys = changed(lookup.role)
             if !keys.isEmpty { cache.send(lookup.sql, keys: keys, session) }

@@ -79,7 +79,7 @@ extension _PostgresQueryRunner {
             failure = try await inSavepoint(session) { () throws(PostgresLiveQueryError) in
                 if refetch != nil {
                     var fresh = keys
-                    reads = _PrefetchedReads(entries: try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session))
+                    reads = _PrefetchedReads(entries: try await _PostgresRows.read(plan, plan.fetchSQL, .text(plan.arguments), &fresh, session))
                     keys = fresh
                 } else if !touched.isEmpty {
                     reads = try await reread(touched, session)

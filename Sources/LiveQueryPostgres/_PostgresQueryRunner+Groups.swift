@@ -15,10 +15,7 @@ extension _PostgresQueryRunner {
     /// round's snapshot) and belonged to before (kept in ``childLinks``); moves them there.
     func lookUpGroups(_ commits: inout [_AbsorbedCommit], _ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         for child in plan.children {
-            var byKey: [String: [Int]] = [:]
-            for (index, commit) in commits.enumerated() {
-                for key in commit.lookups[child.role] ?? [] { byKey[key, default: []].append(index) }
-            }
+            let byKey = Self.changedKeys(of: child.role, in: commits)
             guard !byKey.isEmpty else { continue }
             var now: [String: String] = [:]
             for keys in _PostgresRows.chunks(byKey.keys.sorted()) {

@@ -199,7 +199,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
         let screen = plan.refetchReason == nil && plan.children.isEmpty ? firstScreen : nil
-        var entries = try await _PostgresRows.read(plan, plan.fetchSQL + (screen.map { " LIMIT \($0 + 1)" } ?? ""), plan.arguments, &keys, session)
+        var entries = try await _PostgresRows.read(plan, plan.fetchSQL + (screen.map { " LIMIT \($0 + 1)" } ?? ""), .text(plan.arguments), &keys, session)
         let isBuilding = screen.map { entries.count > $0 } ?? false
         if let screen, isBuilding { entries.removeLast(entries.count - screen) }
         for entry in entries { builder.append(entry) }
@@ -337,10 +337,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                           _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
         guard tracker.state.wantsRows else { return }
         for lookup in plan.joins {
-            var byKey: [String: [Int]] = [:]
-            for (index, commit) in commits.enumerated() {
-                for key in commit.lookups[lookup.role] ?? [] { byKey[key, default: []].append(index) }
-            }
+            let byKey = Self.changedKeys(of: lookup.role, in: commits)
             guard !byKey.isEmpty else { continue }
             for row in try await cache.rows(lookup.sql, keys: byKey.keys.sorted(), session) {
                 var cells = row.makeIterator()
@@ -565,7 +562,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
                 var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
-                let (entries, contents) = try await _PostgresRows.read(plan, plan.fetchSQL, plan.arguments, &fresh, session,
+                let (entries, contents) = try await _PostgresRows.read(plan, plan.fetchSQL, .text(plan.arguments), &fresh, session,
                                                                         keepingContents: _PostgresRows.contentsKept)
                 keep(contents)
                 // Both read before either is kept: the keys must stay those of the index until it is replaced.
@@ -619,17 +616,19 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             let batch = identities[offset..<min(offset + _PostgresRows.rereadChunk, identities.count)]
             offset += batch.count
             let texts = batch.map(Self.text(of:))
-            var binds = plan.arguments
-            binds.append(texts)
             // Prepared on the connection when the query has no arguments: its identities are then
             // its only parameter, typed by the statement's text.
-            var prepared: _StatementParameters?
+            let binding: _StatementBinding
             if plan.arguments.count == 0, plan.refetchReason == nil {
-                prepared = _StatementParameters()
-                prepared?.append(texts)
+                var parameters = _StatementParameters()
+                parameters.append(texts)
+                binding = .prepared(parameters)
+            } else {
+                var binds = plan.arguments
+                binds.append(texts)
+                binding = .text(binds)
             }
-            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binds, &keys, session, keepingContents: _PostgresRows.contentsKept,
-                                                    prepared: prepared)
+            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binding, &keys, session, keepingContents: _PostgresRows.contentsKept)
             entries += read.entries
             keep(read.contents)
         } while offset < identities.count

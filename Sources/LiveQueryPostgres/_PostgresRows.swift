@@ -116,9 +116,9 @@ enum _PostgresRows {
 
     /// The rows of `sql` as index entries, in order.
     /// - Complexity: O(rows); only the decoded rows are held while the statement runs.
-    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
+    static func read(_ plan: _PostgresPlan, _ sql: String, _ binding: _StatementBinding, _ keys: inout _RowKeys,
                      _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [IndexEntry] {
-        try await read(plan, sql, binds, &keys, session, keepingContents: 0).entries
+        try await read(plan, sql, binding, &keys, session, keepingContents: 0).entries
     }
 
     /// The rows of `sql` as index entries, in order, and the contents of the first
@@ -126,14 +126,12 @@ enum _PostgresRows {
     /// none when it returned more rows than that.
     /// - Complexity: O(rows); only the decoded rows, and at most `keepingContents` rows' contents,
     ///   are held while the statement runs.
-    static func read(_ plan: _PostgresPlan, _ sql: String, _ binds: PostgresBindings, _ keys: inout _RowKeys,
-                     _ session: _PostgresSession, keepingContents: Int, prepared: _StatementParameters? = nil) async throws(PostgresLiveQueryError)
+    static func read(_ plan: _PostgresPlan, _ sql: String, _ binding: _StatementBinding, _ keys: inout _RowKeys,
+                     _ session: _PostgresSession, keepingContents: Int) async throws(PostgresLiveQueryError)
         -> (entries: [IndexEntry], contents: [_ReadRow]) {
         let keeping = plan.valuesInReads == nil ? 0 : keepingContents
-        // Prepared on the connection when its parameters are given (a round's re-reads), as text otherwise.
         func rows<T: Sendable>(_ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
-            if let prepared { return try await session.submit(prepared: sql, prepared, decode).value() }
-            return try await session.decoded(sql, binds, decode)
+            try await session.submit(sql, binding, decode).value()
         }
         if plan.refetchReason != nil || plan.identityIsRowKey {
             // No key to assign: each row becomes its entry where it arrives.

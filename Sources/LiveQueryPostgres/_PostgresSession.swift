@@ -112,21 +112,34 @@ struct _PostgresSession: Sendable {
                 switch result {
                 case let .success(statement):
                     statement.execute(parameters.values) { row in values.append(decode(row)) }.whenComplete { result in
-                        guard case let .failure(error) = result else { return settle(result) }
-                        var failure = Self.failure(error, sql: sql, prepared: true)
-                        if let earlier, case .refused(var refused, _) = failure, ["0A000", "26000"].contains(refused.sqlState) {
-                            // Prepared before the tables' columns changed, or lost by the server:
-                            // prepared anew next time.
-                            statements.discard(sql, generation: earlier, lost: refused.sqlState == "26000")
-                            refused.isOutdated = true
-                            failure = .refused(refused, sql: sql)
-                        }
-                        settle(.failure(failure))
+                        settle(result.mapError { Self.runFailure($0, of: sql, earlier: earlier, statements) })
                     }
                 case let .failure(error):
                     settle(.failure(Self.failure(error, sql: sql, prepared: true)))
                 }
             }
+        }
+    }
+
+    /// A prepared statement's run that failed, as the engine's error: outdated when the statement
+    /// was prepared before this run asked for it (`earlier`, its generation) and PostgreSQL says
+    /// its tables' columns changed (0A000) or that it has no such statement (26000) — the statement
+    /// is then let go, to be prepared anew next time.
+    private static func runFailure(_ error: any Error, of sql: String, earlier: UInt64?,
+                                   _ statements: _PreparedStatements) -> PostgresLiveQueryError {
+        let failure = failure(error, sql: sql, prepared: true)
+        guard let earlier, case var .refused(refused, _) = failure, ["0A000", "26000"].contains(refused.sqlState) else { return failure }
+        statements.discard(sql, generation: earlier, lost: refused.sqlState == "26000")
+        refused.isOutdated = true
+        return .refused(refused, sql: sql)
+    }
+
+    /// Sends `sql` with `binding`: as text, or prepared on this connection.
+    func submit<T: Sendable>(_ sql: String, _ binding: _StatementBinding,
+                             _ decode: @escaping @Sendable (PostgresRow) -> T) -> _PendingRows<T> {
+        switch binding {
+        case let .text(binds): submit(sql, binds, decode)
+        case let .prepared(parameters): submit(prepared: sql, parameters, decode)
         }
     }
 

@@ -121,7 +121,8 @@ struct _PreparedStatementCache<Handle, Waiter> {
 /// for its prepare.
 final class _PreparedStatements: Sendable {
     /// How many prepared statements a connection keeps: a round's statements for a few hundred
-    /// queries, each a generic plan of some kilobytes in the server process.
+    /// queries, each a plan held in the server process (a batch's grows with its rows, at most
+    /// ``_RereadBatch/maximumRows(arguments:)``).
     static let capacity = 200
 
     typealias Waiter = @Sendable (Result<PreparedQuery, any Error>) -> Void

@@ -2,6 +2,13 @@ import LiveQueryCore
 import NIOCore
 import PostgresNIO
 
+/// How a statement's parameters go with it: bound to its text (a statement sent as text), or to
+/// the statement prepared on the connection from it (``_PostgresSession/submit(prepared:_:_:)``).
+enum _StatementBinding: Sendable {
+    case text(PostgresBindings)
+    case prepared(_StatementParameters)
+}
+
 /// The parameters of a prepared statement (``_PostgresSession/submit(prepared:_:_:)``), each
 /// encoded as a statement sent as text binds it: integers as `int8`, reals as `float8`, text as
 /// `text`, blobs as `bytea`, NULL untyped, identity lists as `text[]`.
