@@ -55,7 +55,9 @@ public struct RemoteRecord: Hashable, Sendable {
     /// The values, in `columns` order.
     public var values: [WireValue]
     /// Whether the values are the app's pending change (``PendingChange``), not yet the
-    /// server's: a cell may show the row dimmed.
+    /// server's: a cell may show the row dimmed. A row a pending update changed stays pending
+    /// while the update is shown, even when a later pending update brings its values back to
+    /// the server's: neither is confirmed yet.
     public var isPending: Bool
 
     /// Creates a record.
