@@ -72,10 +72,14 @@ public final class OfflineStore {
     /// Orders the lists' writes: a write never replaces a list written from a later snapshot.
     private var lastSequence: Int64 = 0
 
-    /// Opens (or creates) the store at `path`.
+    /// Opens (or creates) the store at `path`. A lock another connection to the file holds (an
+    /// app extension, a backup) is waited for up to 5 seconds before a read or write fails with
+    /// `SQLITE_BUSY`.
     public init(path: String) throws {
         self.path = path
-        database = try DatabaseQueue(path: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        database = try DatabaseQueue(path: path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("livelist-offline-1") { db in
             try db.execute(sql: """

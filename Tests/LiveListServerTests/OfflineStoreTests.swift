@@ -19,6 +19,14 @@ struct OfflineStoreTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("livelist-offline-\(UUID().uuidString).sqlite").path
     }
 
+    /// Another connection to the store's file, as another process would open it: it waits for
+    /// the store's locks, as the store waits for its.
+    static func otherConnection(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
     /// The rows of `remote`'s window shown: (id, values).
     static func held(_ remote: RemoteLiveQuery) -> [[WireValue]] {
         let state = remote.displayedState
@@ -74,7 +82,7 @@ struct OfflineStoreTests {
         #expect(try relaunched.keep(other, as: "inbox") == .notRestored(.otherArguments))
         #expect(other.model.version == nil)
         relaunched.forget("inbox")
-        let database = try DatabaseQueue(path: path)
+        let database = try Self.otherConnection(path)
         try await database.write { db in try db.execute(sql: "UPDATE livelist_offline_list SET list = substr(list, 1, 40)") }
         let third = WireClient(url: fixture.url, viewportRows: 12, window: 0..<40, startsAtOnce: false)
         guard case .damaged = try relaunched.keep(third.remote, as: "inbox") else {
@@ -111,7 +119,7 @@ struct OfflineStoreTests {
             waiting.append(Task { @MainActor in try await mutator.mutate("archive", arguments: ["id": id], expecting: effects) })
         }
         try await eventually("pending") { mutator.pendingCount == 2 && list.remote.pendingChangesCount == 2 }
-        let kept = try DatabaseQueue(path: path)
+        let kept = try Self.otherConnection(path)
         #expect(try await kept.read { db in try Int64.fetchOne(db, sql: "SELECT next_id FROM livelist_offline_mutator") } == 4)
         #expect(try await kept.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM livelist_offline_mutation") } == 2)
         mutator.stop()
@@ -181,5 +189,27 @@ struct OfflineStoreTests {
             #expect(mutated.id == 1 && !mutated.duplicate)
         }
         await fixture.stop()
+    }
+
+    @Test("Opening the store waits for a lock another connection to its file holds, instead of failing with SQLITE_BUSY")
+    func waitsForAnotherConnection() async throws {
+        let path = Self.storePath()
+        _ = try OfflineStore(path: path)
+        let other = try Self.otherConnection(path)
+        let (locked, lockedContinuation) = AsyncStream<Void>.makeStream()
+        let holding = Task.detached {
+            try other.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN EXCLUSIVE")
+                lockedContinuation.yield()
+                Thread.sleep(forTimeInterval: 0.3)
+                try db.execute(sql: "COMMIT")
+            }
+        }
+        try await within("the lock taken") {
+            for await _ in locked { break }
+        }
+        let reopened = try OfflineStore(path: path)
+        #expect(reopened.unreadableMutations.isEmpty)
+        try await within("the lock let go") { try await holding.value }
     }
 }
