@@ -1760,10 +1760,23 @@ export class Mutator {
   static maximumPending = 1000;
 
   constructor(url, client, { nextId = 1, pending = [], WebSocket: Socket = globalThis.WebSocket, token = null, backoff = [100, 5000], resendDelay = 100,
-    connectTimeout = 10_000 } = {}) {
+    connectTimeout = 10_000, liveness = [20_000, 10_000] } = {}) {
     this.url = url;
     this.connectTimeout = connectTimeout;   // ms for the opening handshake: a server that never answers is given up, and tried again
     this.openTimer = null;
+    /**
+     * An open connection is checked as a LiveQuery's is: after `liveness[0]` ms without a frame
+     * the mutator sends a `sync` for a subscription number it never opens (the server answers at
+     * once with `unknownSubscription`, ignored), and after `liveness[1]` ms more without a frame
+     * it drops the connection, connects again and sends its pending mutations again. A page
+     * cannot send WebSocket pings; without this, a mutation sent on a connection that died
+     * without a word would wait for the browser to notice (minutes). `null` turns it off.
+     */
+    this.liveness = liveness;
+    this.livenessTimer = null;
+    this.lastFrameAt = 0;
+    this.probedAt = null;
+    this.lastProbe = 0;
     this.pending = new PendingMutations(client, nextId, pending);
     this.Socket = Socket;
     this.token = token;
@@ -1904,6 +1917,7 @@ export class Mutator {
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
     this.#clearOpenTimer();
+    this.#unwatch();
     this.timer = null;
     this.resendTimer = null;
     const socket = this.socket;
@@ -1935,10 +1949,13 @@ export class Mutator {
       this.#clearOpenTimer();
       this.open = true;
       this.attempt = 0;
+      this.#watch();
       for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
     };
     socket.onmessage = (event) => {
       if (this.socket !== socket) return;
+      this.lastFrameAt = Date.now();
+      this.probedAt = null;
       let message;
       try {
         message = JSON.parse(event.data);
@@ -1951,11 +1968,42 @@ export class Mutator {
     socket.onclose = () => {
       if (this.socket !== socket) return;
       this.#clearOpenTimer();
+      this.#unwatch();
       this.socket = null;
       this.open = false;
       this.#lost();
     };
     socket.onerror = () => {};
+  }
+
+  /** Checks the open connection every so often (`liveness`). */
+  #watch() {
+    this.#unwatch();
+    if (!this.liveness) return;
+    const [quiet, answer] = this.liveness;
+    this.lastFrameAt = Date.now();
+    this.probedAt = null;
+    this.livenessTimer = setInterval(() => this.#checkLiveness(), Math.max(10, Math.min(quiet, answer) / 4));
+    this.livenessTimer.unref?.();   // under node: a forgotten mutator does not keep the process alive
+  }
+
+  #unwatch() {
+    clearInterval(this.livenessTimer);
+    this.livenessTimer = null;
+  }
+
+  #checkLiveness() {
+    if (!this.open || !this.socket || !this.liveness) return;
+    const [quiet, answer] = this.liveness;
+    const now = Date.now();
+    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null || now - this.probedAt >= answer)) {
+      this.#drop();
+    } else if (now - this.lastFrameAt >= quiet && this.probedAt === null) {
+      // No subscription is ever opened on a mutator's connection: any number is one not open.
+      this.lastProbe = this.lastProbe >= 0x7fffffff ? 1 : this.lastProbe + 1;
+      this.probedAt = now;
+      this.socket.send(JSON.stringify({ type: 'sync', sub: 0, id: this.lastProbe }));
+    }
   }
 
   #clearOpenTimer() {
@@ -1968,6 +2016,7 @@ export class Mutator {
     const socket = this.socket;
     if (!socket) return;
     this.#clearOpenTimer();
+    this.#unwatch();
     this.socket = null;
     this.open = false;
     try { socket.close(code, reason); } catch { /* closing already */ }

@@ -45,14 +45,17 @@ struct WireProtocolErrorTests {
             #"{"type":"subscribe","sub":3,"query":"inbox","arguments":{"where":"1=1"},"window":[0,10]}"#,
             #"{"type":"subscribe","sub":4,"query":"inbox","window":[0,101]}"#,
             #"{"type":"window","sub":9,"window":[0,10]}"#,
+            // A web mutator's liveness probe: answered at once, the connection kept.
+            #"{"type":"sync","sub":0,"id":1}"#,
             #"{"type":"subscribe","sub":6,"query":"inbox","window":[-1,10]}"#,
             #"{"type":"subscribe","sub":5,"query":"inbox","window":[0,10]}"#,
             #"{"type":"subscribe","sub":5,"query":"inbox","window":[0,10]}"#,
         ]
-        let (messages, _) = try await exchange(fixture.url, frames, answers: 8)
+        let (messages, _) = try await exchange(fixture.url, frames, answers: 9)
         let decoded = try messages.map { try ServerMessage.decode(Array($0.utf8)) }
         let errors = decoded.compactMap { message -> WireErrorCode? in if case let .error(error) = message { error.code } else { nil } }
-        #expect(errors == [.unknownQuery, .badArguments, .badArguments, .windowTooLarge, .unknownSubscription, .badWindow, .duplicateSubscription])
+        #expect(errors == [.unknownQuery, .badArguments, .badArguments, .windowTooLarge, .unknownSubscription, .unknownSubscription, .badWindow,
+                           .duplicateSubscription])
         #expect(decoded.contains { if case let .reset(reset) = $0 { reset.sub == 5 && reset.rows.count == 10 } else { false } })
         await fixture.stop()
     }

@@ -118,3 +118,50 @@ test('A mutator whose handshake is never answered gives it up and connects again
   assert.equal(socket.closed, null);
   mutator.stop();
 });
+
+test('A mutator probes a quiet connection with a sync for a number it never opens; answered it stays, silent it is dropped and its mutations are sent again on a new one', async () => {
+  FakeSocket.sockets = [];
+  const mutator = new Mutator('ws://host/live', 'web-q', { WebSocket: FakeSocket, backoff: [1, 1], liveness: [60, 60] });
+  const answered = mutator.mutate('archive', { id: 3 });
+  await until(() => FakeSocket.sockets[0]?.sent.length === 1, 1_000, 'the mutation sent');
+  const first = FakeSocket.sockets[0];
+  // Quiet: one probe, for a subscription the mutator never opens; its error answer keeps the connection.
+  await until(() => first.sent.some((m) => m.type === 'sync'), 1_000, 'a probe');
+  const probe = first.sent.find((m) => m.type === 'sync');
+  assert.equal(probe.sub, 0);
+  assert.ok(!first.sent.some((m) => m.type === 'subscribe'));
+  first.serve({ type: 'error', sub: 0, code: 'unknownSubscription', message: 'no subscription 0' });
+  await until(() => first.sent.filter((m) => m.type === 'sync').length === 2, 1_000, 'a second probe');
+  assert.equal(FakeSocket.sockets.length, 1);
+  assert.equal(first.closed, null);
+  // Silent: dropped without its close, and the mutation goes again, once, on a new connection.
+  await until(() => FakeSocket.sockets.length === 2 && FakeSocket.sockets[1].sent.length > 0, 1_000, 'the mutation sent again');
+  assert.equal(first.closed, 1000);
+  const second = FakeSocket.sockets[1];
+  assert.deepEqual(second.sent.map((m) => [m.type, m.id]), [['mutate', 1]]);
+  // The old socket's late answer is ignored; the new one's resolves the call.
+  first.serve({ type: 'mutated', client: 'web-q', id: 1, versions: {}, duplicate: false });
+  assert.equal(mutator.pendingCount, 1);
+  second.serve({ type: 'mutated', client: 'web-q', id: 1, versions: {}, duplicate: true });
+  assert.equal((await answered).duplicate, true);
+  assert.equal(mutator.pendingCount, 0);
+  mutator.stop();
+  // Stopped: no timer probes or drops anything.
+  const sent = second.sent.length;
+  await sleep(200);
+  assert.equal(second.sent.length, sent);
+  assert.equal(FakeSocket.sockets.length, 2);
+});
+
+test('A mutator with liveness null never probes nor drops a quiet connection', async () => {
+  FakeSocket.sockets = [];
+  const mutator = new Mutator('ws://host/live', 'web-r', { WebSocket: FakeSocket, backoff: [1, 1], liveness: null });
+  const answered = mutator.mutate('archive', { id: 4 });
+  await until(() => FakeSocket.sockets[0]?.sent.length === 1, 1_000, 'the mutation sent');
+  await sleep(150);
+  assert.equal(FakeSocket.sockets.length, 1);
+  assert.deepEqual(FakeSocket.sockets[0].sent.map((m) => m.type), ['mutate']);
+  FakeSocket.sockets[0].serve({ type: 'mutated', client: 'web-r', id: 1, versions: {}, duplicate: false });
+  assert.equal((await answered).id, 1);
+  mutator.stop();
+});
