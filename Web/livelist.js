@@ -1142,6 +1142,55 @@ function reconnectDelay([base, cap], attempt) {
 }
 
 /**
+ * Watches a connection a page cannot ping (a browser sends no WebSocket pings): after `quiet` ms
+ * without a frame it calls `probe()`, which sends a message the server answers at once and
+ * returns true, or returns false when none may go now; after `answer` ms more without a frame it
+ * stops and calls `drop(silentFor)`. `heard()` tells it a frame came. `liveness` null (`[quiet,
+ * answer]` otherwise) watches nothing.
+ */
+class ConnectionWatch {
+  constructor(liveness, { probe, drop }) {
+    this.liveness = liveness;
+    this.probe = probe;
+    this.drop = drop;
+    this.timer = null;
+    this.lastFrameAt = 0;
+    this.probedAt = null;   // when the last probe went out, since the last frame
+  }
+
+  /** Watches from now, as if a frame had just come. */
+  start() {
+    this.stop();
+    if (!this.liveness) return;
+    const [quiet, answer] = this.liveness;
+    this.heard();
+    this.timer = setInterval(() => this.#check(), Math.max(10, Math.min(quiet, answer) / 4));
+    this.timer.unref?.();   // under node: a forgotten client does not keep the process alive
+  }
+
+  stop() {
+    clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  heard() {
+    this.lastFrameAt = Date.now();
+    this.probedAt = null;
+  }
+
+  #check() {
+    const [quiet, answer] = this.liveness;
+    const now = Date.now();
+    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null || now - this.probedAt >= answer)) {
+      this.stop();
+      this.drop(now - this.lastFrameAt);
+    } else if (now - this.lastFrameAt >= quiet && this.probedAt === null && this.probe()) {
+      this.probedAt = now;
+    }
+  }
+}
+
+/**
  * A published query followed live: `start()` connects and subscribes; every message becomes an
  * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'pending'|'failure'|'state', …} — after
  * the model applied it. `retry()` and reconnection with backoff resume from the version held.
@@ -1191,10 +1240,16 @@ export class LiveQuery {
     this.Socket = Socket;
     this.token = token;
     this.backoff = backoff;
-    this.liveness = liveness;
-    this.livenessTimer = null;
-    this.lastFrameAt = 0;
-    this.probedAt = null;              // when the last liveness sync went out, since the last frame
+    this.watch = new ConnectionWatch(liveness, {
+      // Answered at once with `synced` (an id no sync() waits for: ignored when it comes).
+      probe: () => {
+        if (!this.socket || this.state !== 'live' || this.awaitingSubscription) return false;
+        this.lastSync = this.lastSync >= 0x7fffffff ? 1 : this.lastSync + 1;
+        this.socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id: this.lastSync }));
+        return true;
+      },
+      drop: (silentFor) => this.#drop(`no frame from the server for ${silentFor} ms`),
+    });
     this.wanted = window;
     this.sub = 0;
     this.attempt = 0;
@@ -1360,21 +1415,20 @@ export class LiveQuery {
       return;
     }
     this.socket = socket;
-    this.#watch();
+    this.watch.start();
     socket.onopen = () => {
       if (this.socket !== socket) return;
-      this.lastFrameAt = Date.now();
+      this.watch.heard();
       this.#subscribe();
     };
     socket.onmessage = (event) => {
       if (this.socket !== socket) return;
-      this.lastFrameAt = Date.now();
-      this.probedAt = null;
+      this.watch.heard();
       this.#receive(event.data);
     };
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
-      this.#unwatch();
+      this.watch.stop();
       this.socket = null;
       this.#lost(`closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
     };
@@ -1384,43 +1438,13 @@ export class LiveQuery {
   stop() {
     clearTimeout(this.timer);
     this.timer = null;
-    this.#unwatch();
+    this.watch.stop();
     const socket = this.socket;
     this.socket = null;
     if (socket) socket.close(1000);
     this.state = 'stopped';
     this.#rejectSyncs('the live query stopped');
     this.#emit({ type: 'state', state: this.state });
-  }
-
-  /** Checks the connection every so often while it is open (`liveness`). */
-  #watch() {
-    this.#unwatch();
-    if (!this.liveness) return;
-    const [quiet, answer] = this.liveness;
-    this.lastFrameAt = Date.now();
-    this.probedAt = null;
-    this.livenessTimer = setInterval(() => this.#checkLiveness(), Math.max(10, Math.min(quiet, answer) / 4));
-    this.livenessTimer.unref?.();   // under node: a forgotten query does not keep the process alive
-  }
-
-  #unwatch() {
-    clearInterval(this.livenessTimer);
-    this.livenessTimer = null;
-  }
-
-  #checkLiveness() {
-    if (!this.socket || !this.liveness) return;
-    const [quiet, answer] = this.liveness;
-    const now = Date.now();
-    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null || now - this.probedAt >= answer)) {
-      this.#drop(`no frame from the server for ${now - this.lastFrameAt} ms`);
-    } else if (now - this.lastFrameAt >= quiet && this.probedAt === null && this.state === 'live' && !this.awaitingSubscription) {
-      // Answered at once with `synced` (an id no sync() waits for: ignored when it comes).
-      this.lastSync = this.lastSync >= 0x7fffffff ? 1 : this.lastSync + 1;
-      this.probedAt = now;
-      this.socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id: this.lastSync }));
-    }
   }
 
   /**
@@ -1430,7 +1454,7 @@ export class LiveQuery {
   #drop(reason, code = 1000, closeReason = undefined) {
     const socket = this.socket;
     if (!socket) return;
-    this.#unwatch();
+    this.watch.stop();
     this.socket = null;
     try { socket.close(code, closeReason); } catch { /* closing already */ }
     this.#lost(reason);
@@ -1536,7 +1560,7 @@ export class LiveQuery {
       this.failure = { message: `${output.error.code}: ${output.error.message}`, retry: () => this.retry() };
       if (refused) {
         this.state = 'refused';
-        this.#unwatch();
+        this.watch.stop();
         this.socket?.close(1000);
         this.socket = null;
         this.#rejectSyncs(`the live query was refused: ${output.error.code}`);
@@ -1772,11 +1796,17 @@ export class Mutator {
      * cannot send WebSocket pings; without this, a mutation sent on a connection that died
      * without a word would wait for the browser to notice (minutes). `null` turns it off.
      */
-    this.liveness = liveness;
-    this.livenessTimer = null;
-    this.lastFrameAt = 0;
-    this.probedAt = null;
     this.lastProbe = 0;
+    this.watch = new ConnectionWatch(liveness, {
+      // No subscription is ever opened on a mutator's connection: any number is one not open.
+      probe: () => {
+        if (!this.open || !this.socket) return false;
+        this.lastProbe = this.lastProbe >= 0x7fffffff ? 1 : this.lastProbe + 1;
+        this.socket.send(JSON.stringify({ type: 'sync', sub: 0, id: this.lastProbe }));
+        return true;
+      },
+      drop: () => this.#drop(),
+    });
     this.pending = new PendingMutations(client, nextId, pending);
     this.Socket = Socket;
     this.token = token;
@@ -1917,7 +1947,7 @@ export class Mutator {
     clearTimeout(this.timer);
     clearTimeout(this.resendTimer);
     this.#clearOpenTimer();
-    this.#unwatch();
+    this.watch.stop();
     this.timer = null;
     this.resendTimer = null;
     const socket = this.socket;
@@ -1949,13 +1979,12 @@ export class Mutator {
       this.#clearOpenTimer();
       this.open = true;
       this.attempt = 0;
-      this.#watch();
+      this.watch.start();
       for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
     };
     socket.onmessage = (event) => {
       if (this.socket !== socket) return;
-      this.lastFrameAt = Date.now();
-      this.probedAt = null;
+      this.watch.heard();
       let message;
       try {
         message = JSON.parse(event.data);
@@ -1968,42 +1997,12 @@ export class Mutator {
     socket.onclose = () => {
       if (this.socket !== socket) return;
       this.#clearOpenTimer();
-      this.#unwatch();
+      this.watch.stop();
       this.socket = null;
       this.open = false;
       this.#lost();
     };
     socket.onerror = () => {};
-  }
-
-  /** Checks the open connection every so often (`liveness`). */
-  #watch() {
-    this.#unwatch();
-    if (!this.liveness) return;
-    const [quiet, answer] = this.liveness;
-    this.lastFrameAt = Date.now();
-    this.probedAt = null;
-    this.livenessTimer = setInterval(() => this.#checkLiveness(), Math.max(10, Math.min(quiet, answer) / 4));
-    this.livenessTimer.unref?.();   // under node: a forgotten mutator does not keep the process alive
-  }
-
-  #unwatch() {
-    clearInterval(this.livenessTimer);
-    this.livenessTimer = null;
-  }
-
-  #checkLiveness() {
-    if (!this.open || !this.socket || !this.liveness) return;
-    const [quiet, answer] = this.liveness;
-    const now = Date.now();
-    if (now - this.lastFrameAt >= quiet + answer && (this.probedAt === null || now - this.probedAt >= answer)) {
-      this.#drop();
-    } else if (now - this.lastFrameAt >= quiet && this.probedAt === null) {
-      // No subscription is ever opened on a mutator's connection: any number is one not open.
-      this.lastProbe = this.lastProbe >= 0x7fffffff ? 1 : this.lastProbe + 1;
-      this.probedAt = now;
-      this.socket.send(JSON.stringify({ type: 'sync', sub: 0, id: this.lastProbe }));
-    }
   }
 
   #clearOpenTimer() {
@@ -2016,7 +2015,7 @@ export class Mutator {
     const socket = this.socket;
     if (!socket) return;
     this.#clearOpenTimer();
-    this.#unwatch();
+    this.watch.stop();
     this.socket = null;
     this.open = false;
     try { socket.close(code, reason); } catch { /* closing already */ }
