@@ -1788,6 +1788,7 @@ export class Mutator {
     this.url = url;
     this.connectTimeout = connectTimeout;   // ms for the opening handshake: a server that never answers is given up, and tried again
     this.openTimer = null;
+    this.lastProbe = 0;   // the last probe's sync id
     /**
      * An open connection is checked as a LiveQuery's is: after `liveness[0]` ms without a frame
      * the mutator sends a `sync` for a subscription number it never opens (the server answers at
@@ -1796,7 +1797,6 @@ export class Mutator {
      * cannot send WebSocket pings; without this, a mutation sent on a connection that died
      * without a word would wait for the browser to notice (minutes). `null` turns it off.
      */
-    this.lastProbe = 0;
     this.watch = new ConnectionWatch(liveness, {
       // No subscription is ever opened on a mutator's connection: any number is one not open.
       probe: () => {

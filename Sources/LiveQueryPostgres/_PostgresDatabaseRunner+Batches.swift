@@ -111,9 +111,7 @@ extension _PostgresDatabaseRunner {
         // Contents kept for the first rows only (bounded memory): rows past them are read again when their contents are asked for.
         let counter = _Ordinal()
         if members.count == 1, rows[0].arguments.isEmpty {
-            var parameters = _StatementParameters()
-            parameters.append(rows[0].identities)
-            return session.submit(prepared: plan.rereadSQL, parameters) { row -> (Int, _ReadRow)? in
+            return session.submit(prepared: plan.rereadSQL, _StatementParameters(texts: rows[0].identities)) { row -> (Int, _ReadRow)? in
                 let keeping = counter.next() < _PostgresRows.contentsKept
                 return (0, _PostgresRows.decode(row, plan, columns: row.count, keepingContents: keeping))
             }

@@ -69,9 +69,7 @@ extension _PostgresQueryRunner {
         for child in plan.children {
             var links = _ChildLinks()
             for chunk in _PostgresRows.chunks(texts) {
-                var parameters = _StatementParameters()
-                parameters.append(chunk)
-                for row in try await session.submit(prepared: child.groupsSQL, parameters, { $0 }).value() {
+                for row in try await session.submit(prepared: child.groupsSQL, _StatementParameters(texts: chunk), { $0 }).value() {
                     let (key, group) = try Self.link(row)
                     if let group { links.move(canonical(key, oid: child.key.typeOID), to: canonical(group, oid: plan.identity.typeOID)) }
                 }

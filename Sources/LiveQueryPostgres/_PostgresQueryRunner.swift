@@ -620,9 +620,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             // its only parameter, typed by the statement's text.
             let binding: _StatementBinding
             if plan.arguments.count == 0, plan.refetchReason == nil {
-                var parameters = _StatementParameters()
-                parameters.append(texts)
-                binding = .prepared(parameters)
+                binding = .prepared(_StatementParameters(texts: texts))
             } else {
                 var binds = plan.arguments
                 binds.append(texts)

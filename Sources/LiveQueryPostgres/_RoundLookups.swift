@@ -14,9 +14,7 @@ struct _RoundLookups {
     mutating func send(_ sql: String, keys: [String], _ session: _PostgresSession) -> _PendingRows<PostgresRow> {
         let key = sql + "\u{0}" + keys.joined(separator: "\u{0}")
         if let sent = answers[key] { return sent }
-        var parameters = _StatementParameters()
-        parameters.append(keys)
-        let sent = session.submit(prepared: sql, parameters) { $0 }
+        let sent = session.submit(prepared: sql, _StatementParameters(texts: keys)) { $0 }
         answers[key] = sent
         return sent
     }

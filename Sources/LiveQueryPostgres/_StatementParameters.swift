@@ -17,6 +17,9 @@ struct _StatementParameters: Sendable {
 
     init() {}
 
+    /// The parameters of a statement whose only parameter is the `text[]` `texts` (identities, keys).
+    init(texts: [String]) { append(texts) }
+
     mutating func append(_ value: SQLValue) {
         switch value {
         case .null: values.append(PostgresData(type: .null, value: nil))

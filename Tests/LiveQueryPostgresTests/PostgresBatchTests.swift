@@ -19,8 +19,7 @@ extension PostgresDatabaseTests {
         /// printed under `label`), each query's result equal to its SELECT (by identity) after each.
         static func randomCommits(_ queries: [(String, PostgresLiveQuery<Int64>)], _ writer: PostgresConnection, steps: Int,
                                   label: String) async throws {
-            let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-            print("PostgreSQL \(label) seed \(seed) (LIVELIST_SEED replays it)")
+            let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL \(label)")
             var random = SeededRandomNumberGenerator(seed: seed)
             for step in 0..<steps {
                 try await PostgresSQLTests.randomTransaction(writer, &random)
@@ -145,8 +144,7 @@ extension PostgresDatabaseTests {
                     let query = try await PostgresLiveQuery.open(Self.request(sql, []), in: database)
                     queries.append((sql, query, await PostgresListFollower(query)))
                 }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL failing-among-sent seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL failing-among-sent")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 for step in 0..<24 {
                     // Every third commit brings a row the failing query cannot read, and a group

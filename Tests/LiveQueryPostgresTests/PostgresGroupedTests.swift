@@ -39,8 +39,7 @@ extension PostgresDatabaseTests {
                     #expect(query.mode == .incremental, "\(sql): \(query.mode)")
                     queries.append((sql, query.columnNames.count, query, await PostgresListFollower(query)))
                 }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL grouped oracle seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL grouped oracle")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 for step in 0..<50 {
                     try await PostgresSQLTests.randomTransaction(writer, &random)
@@ -80,8 +79,7 @@ extension PostgresDatabaseTests {
                 }
                 let writerProcess = try await PG.int64s(writer, "SELECT pg_backend_pid()::int8").first ?? 0
                 let cutter = try await PostgresConnection.connect(configuration: configuration, id: 77, logger: PG.logger)
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL cut-connections seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL cut-connections")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 for phase in 0..<4 {
                     // The engine's reading connections (not its replication stream, not the writer),

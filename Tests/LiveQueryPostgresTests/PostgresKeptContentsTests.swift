@@ -49,8 +49,7 @@ extension PostgresDatabaseTests {
                     queries.append((followed, try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: followed.sql, identity: "id", as: Int64.self), in: database)))
                 }
                 #expect(queries[1].1.mode != .incremental, "LIMIT is refetched")
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL kept contents seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL kept contents")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 var before = queries.map { $0.1.latestResult }
                 var served = [0, 0, 0]

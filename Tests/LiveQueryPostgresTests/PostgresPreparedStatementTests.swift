@@ -155,8 +155,7 @@ extension PostgresDatabaseTests {
                 let query = try await PostgresLiveQuery.open(PostgresBatchTests.request(whole, []), in: database)
                 queries.append((whole, query, await PostgresListFollower(query)))
                 for (_, query, _) in queries { #expect(query.mode == .incremental) }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL outdated-prepared seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL outdated-prepared")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 var outdatedBefore = 0
                 for step in 0..<26 {

@@ -117,8 +117,7 @@ extension PostgresDatabaseTests {
                     #expect(query.columnNames == ["id", "subject", "sender", "company", "received", "meta", "score"])
                     queries.append((sql, query, await PostgresListFollower(query)))
                 }
-                let seed = ProcessInfo.processInfo.environment["LIVELIST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-                print("PostgreSQL join oracle seed \(seed) (LIVELIST_SEED replays it)")
+                let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL join oracle")
                 var random = SeededRandomNumberGenerator(seed: seed)
                 for step in 0..<50 {
                     try await Self.randomTransaction(writer, &random)
