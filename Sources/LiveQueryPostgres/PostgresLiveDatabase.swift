@@ -48,13 +48,17 @@ public final class PostgresLiveDatabase: Sendable {
 
     let engine: _PostgresDatabaseRunner
     private let pump: Task<Void, Never>
+    let watch: _WALWatch
+    private let watching: Task<Void, Never>
 
     /// The publication the slot decodes.
     public let publication: String
 
-    private init(engine: _PostgresDatabaseRunner, publication: String) {
+    private init(engine: _PostgresDatabaseRunner, watch: _WALWatch, publication: String) {
         self.engine = engine
+        self.watch = watch
         self.publication = publication
+        watching = Task { await watch.run() }
         pump = Task { [engine] in
             var next: Duration?
             while !Task.isCancelled {
@@ -68,6 +72,7 @@ public final class PostgresLiveDatabase: Sendable {
 
     deinit {
         pump.cancel()
+        watching.cancel()
         // Not closed by the app: the connections still close (the task keeps the engine until then).
         let engine = engine
         Task { await engine.shutDown() }
@@ -82,9 +87,14 @@ public final class PostgresLiveDatabase: Sendable {
     ///   - timeout: how long a statement may go unanswered before its connection is closed and
     ///     the queries see a failure (the next round reconnects). A round sends its reads
     ///     together: they are answered within it together.
+    ///   - stallBound: the watchdog's bound. Once a second a connection of its own reads where
+    ///     PostgreSQL's WAL ends; WAL the stream received but the engine did not apply for this
+    ///     long, or did not receive while nothing came for this long, makes it reconnect the
+    ///     stream (logged as a warning, counted in ``PostgresReplicationStatus/watchdogFirings``).
     public static func connect(
         _ configuration: PostgresConnection.Configuration, slot: Slot = .temporary, publication: String = "livelist",
-        refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), logger: Logger = Logger(label: "livelist.postgres")
+        refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), stallBound: Duration = .seconds(10),
+        logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(PostgresLiveQueryError) -> PostgresLiveDatabase {
         let engine = _PostgresDatabaseRunner(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
                                      timeout: timeout, logger: logger)
@@ -94,8 +104,15 @@ public final class PostgresLiveDatabase: Sendable {
             await engine.shutDown()
             throw error
         }
-        return PostgresLiveDatabase(engine: engine, publication: publication)
+        let watch = _WALWatch(configuration: configuration, bound: stallBound, pageSize: await engine.walBlockSize,
+                              segmentSize: await engine.walSegmentSize, inbox: engine.inbox, stream: engine.stream,
+                              progress: engine.progress, logger: logger)
+        return PostgresLiveDatabase(engine: engine, watch: watch, publication: publication)
     }
+
+    /// How the database keeps up with PostgreSQL: the stream's state, the lag behind the WAL, and
+    /// what was counted — at once, from what the watch measured last (within a second).
+    public var replicationStatus: PostgresReplicationStatus { watch.status(counts: engine.inbox.counted) }
 
     /// Every commit that ends at or before this position is applied to every open query (the
     /// slot's position before any).
@@ -112,6 +129,8 @@ public final class PostgresLiveDatabase: Sendable {
     /// Stops following: every query's events end, and the connection (with a temporary slot) closes.
     public func close() async {
         pump.cancel()
+        watching.cancel()
+        await watch.close()
         await engine.shutDown()
     }
 }

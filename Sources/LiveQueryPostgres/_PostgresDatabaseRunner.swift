@@ -34,7 +34,7 @@ actor _PostgresDatabaseRunner {
     var heldForLane: [ObjectIdentifier: [_HeldForLane]] = [:]
     nonisolated let inbox: _StreamInbox
     nonisolated let stream: _ReplicationStream
-    let slotName: String
+    nonisolated let slotName: String
     var relations = _KnownRelations()
     /// The open queries, in the order they opened.
     var runners: [any _PostgresQueryFollowing] = []

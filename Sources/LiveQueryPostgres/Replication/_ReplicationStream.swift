@@ -18,8 +18,9 @@ import Darwin
 /// (gone with its connection) the engine's queries read their results again.
 ///
 /// `@unchecked Sendable`: the connection, the decoder and the schedule are only used on the
-/// thread; `stopping`, `applied`, `positionWanted`, `connection` (for ``stop()``'s cancel) and
-/// `exited` are only touched under `lock`; the wake pipe's descriptors are fixed at `init`.
+/// thread; `stopping`, `applied`, `positionWanted`, `reconnectWanted`, `connection` (for
+/// ``stop()``'s and ``reconnect()``'s cancel) and `exited` are only touched under `lock`; the
+/// wake pipe's descriptors are fixed at `init`.
 final class _ReplicationStream: @unchecked Sendable {
     struct Settings: Sendable {
         var conninfo: String
@@ -37,6 +38,8 @@ final class _ReplicationStream: @unchecked Sendable {
     private var stopping = false
     private var applied = PostgresLSN.zero
     private var positionWanted = false
+    /// The watchdog found the stream stalled: the session ends and a new one starts.
+    private var reconnectWanted = false
     private var connection: _ReplicationConnection?
     private var exited: [CheckedContinuation<Void, Never>] = []
     private var hasExited = false
@@ -84,6 +87,17 @@ final class _ReplicationStream: @unchecked Sendable {
     /// Asks the server to say at once how far it decoded (a keepalive, then ``_StreamInbox/reached(_:)``).
     func requestPosition() {
         lock.withLock { positionWanted = true }
+        wake()
+    }
+
+    /// Ends the session under way (its command in progress cancelled) and starts a new one: what
+    /// the watchdog does to a stream that stopped bringing the WAL (`_WALWatch`).
+    func reconnect() {
+        let connection: _ReplicationConnection? = lock.withLock {
+            reconnectWanted = true
+            return self.connection
+        }
+        connection?.cancel()
         wake()
     }
 
@@ -189,6 +203,9 @@ final class _ReplicationStream: @unchecked Sendable {
             _ = poll(&descriptors, 2, milliseconds)
             drainWakePipe()
             if isStopping { return }
+            if lock.withLock({ defer { reconnectWanted = false }; return reconnectWanted }) {
+                throw .replicationStream(.init(message: "the watchdog found the stream stalled behind the WAL"))
+            }
             let now = ContinuousClock.now
             if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, !paused {
                 try connection.consumeInput()

@@ -41,6 +41,8 @@ final class _StreamInbox: @unchecked Sendable {
     private var active: Set<Int> = []
     private var woken: Set<Int> = []
     private var signalled = false
+    /// Commits posted by the stream and taken by the engine, and sessions lost, since the start.
+    private var counts = Counts()
     /// Called (on the engine's side) when the backlog went back under its limit.
     private var onDrained: (@Sendable () -> Void)?
     /// Past this many keys waiting, the stream's thread pauses.
@@ -57,6 +59,7 @@ final class _StreamInbox: @unchecked Sendable {
             case let .commit(commit):
                 reachedPosition = max(reachedPosition, commit.endLSN)
                 backlog += commit.touched.values.reduce(1) { $0 + $1.count }
+                counts.commitsDecoded += 1
             }
             items.append(item)
         }
@@ -79,6 +82,7 @@ final class _StreamInbox: @unchecked Sendable {
         let first: Bool = lock.withLock {
             if case .lost = state { return false }
             state = .lost(since: .now, error)
+            counts.sessionsLost += 1
             return true
         }
         if first { aborts.fire(error) }
@@ -123,7 +127,10 @@ final class _StreamInbox: @unchecked Sendable {
             let item = items[head]
             head += 1
             let wasFull = backlog >= limit
-            if case let .commit(commit) = item { backlog -= commit.touched.values.reduce(1) { $0 + $1.count } }
+            if case let .commit(commit) = item {
+                backlog -= commit.touched.values.reduce(1) { $0 + $1.count }
+                counts.commitsTaken += 1
+            }
             if head >= 1_024, head * 2 >= items.count {
                 items.removeFirst(head)
                 head = 0
@@ -138,6 +145,18 @@ final class _StreamInbox: @unchecked Sendable {
     func drop(through offset: Int) {
         for _ in 0...offset { take() }
     }
+
+    /// What the inbox counted since the start.
+    struct Counts: Sendable, Equatable {
+        /// Commits the stream decoded and posted.
+        var commitsDecoded = 0
+        /// Commits the engine took: applied to the queries they touch, or passed over.
+        var commitsTaken = 0
+        /// Sessions that ended (or failed to start) and were made again.
+        var sessionsLost = 0
+    }
+
+    var counted: Counts { lock.withLock { counts } }
 
     /// Whether items wait.
     var isEmpty: Bool { lock.withLock { head >= items.count } }
