@@ -30,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
+        // The server's metrics: the API libraries record through, and its Prometheus registry
+        // (`GET /metrics` in the text format, written by the library, not by hand).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // WebSocket close codes (NIOWebSocket), already in the graph through hummingbird-websocket.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
@@ -86,6 +90,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

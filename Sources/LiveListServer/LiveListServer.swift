@@ -7,6 +7,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
+import Prometheus
 
 /// Serves published live queries over WebSocket: clients subscribe by name with arguments and a
 /// window, and receive the window's rows, then every commit's changeset — positioned, UIKit-safe,
@@ -96,6 +97,15 @@ public final class LiveListServer: Sendable {
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
         /// then refuse every subscription).
         public var tokens: TokenVerification?
+        /// Readiness (`GET …/health/ready`) turns 503 when the oldest change not applied has
+        /// waited longer than this, or the engine's change capture has been lost this long (a
+        /// database restart shorter than this keeps the server ready).
+        public var maximumLag: Duration = .seconds(3)
+        /// Readiness turns 503 when more of the database's log than this waits to be applied.
+        public var maximumLagBytes: UInt64 = 64 << 20
+        /// The Prometheus registry the server's metrics are kept in (`GET /metrics`); `nil`: one
+        /// of its own.
+        public var metricsRegistry: PrometheusCollectorRegistry?
 
         /// The defaults.
         public init() {}
@@ -113,6 +123,12 @@ public final class LiveListServer: Sendable {
     /// Every connection the server's application accepted and that is still open.
     let openChannels = _OpenChannels()
     let logger: Logger
+    /// Its metrics (`GET /metrics`).
+    public let metrics: LiveListMetrics
+    /// The live queries failing now.
+    let failures = _FailingQueries()
+    /// Set once shutdown begins: readiness says so.
+    private let shuttingDown = NIOLockedValueBox(false)
 
     /// A server of `queries` opened by `engine`: `SQLiteEngine` (of LiveListServerSQLite, which
     /// also gives `init(database:queries:options:configuration:logger:)`), `PostgresEngine` (of
@@ -126,10 +142,13 @@ public final class LiveListServer: Sendable {
         self.mutations = Dictionary(mutations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         self.logger = logger
+        metrics = LiveListMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry())
     }
 
-    /// Adds `GET path` (the WebSocket endpoint), `GET path/health`, and the web client's modules
-    /// `GET path/livelist.js` and `GET path/livelist-view.js` to `router`. With
+    /// Adds `GET path` (the WebSocket endpoint), the health checks (`GET path/health`,
+    /// `path/health/live` and `path/health/ready`, see ``health()``), `GET /metrics` (Prometheus'
+    /// text format, see ``LiveListMetrics``), and the web client's modules `GET path/livelist.js`
+    /// and `GET path/livelist-view.js` to `router`. With
     /// ``Configuration/tokens``, an upgrade without a valid token is refused (HTTP 400, the WebSocket
     /// layer's answer to a refused upgrade; the same request without upgrade headers gets 401).
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
@@ -153,12 +172,52 @@ public final class LiveListServer: Sendable {
         for name in ["livelist.js", "livelist-view.js"] {
             router.get(RouterPath(path + "/" + name)) { _, _ -> Response in Self.webFileResponse(name) }
         }
-        router.get(RouterPath(path + "/health")) { _, _ -> String in
-            let counts = await self.registry.counts
-            let kept = self.resumeGauge.current
-            return "{\"status\":\"ok\",\"queries\":\(counts.queries),\"subscriptions\":\(counts.subscriptions),"
-                + "\"keptChangesets\":\(kept.changesets),\"keptBytes\":\(kept.bytes)}"
+        // Always 200 while the process serves: what it holds, whether it is ready, and why not.
+        router.get(RouterPath(path + "/health")) { _, _ -> Response in
+            Self.json(await self.health().json, status: .ok)
         }
+        // Liveness: the process serves requests.
+        router.get(RouterPath(path + "/health/live")) { _, _ -> Response in
+            Self.json("{\"status\":\"ok\"}", status: .ok)
+        }
+        // Readiness: 503 while it cannot serve current lists.
+        router.get(RouterPath(path + "/health/ready")) { _, _ -> Response in
+            let health = await self.health()
+            return Self.json(health.json, status: health.isReady ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: await self.metricsText())))
+        }
+    }
+
+    /// What the server says of itself now: ready or not and why (shutting down; the engine's
+    /// change capture lost or behind by more than ``Configuration/maximumLag`` or
+    /// ``Configuration/maximumLagBytes``; published queries whose live queries failed and have
+    /// not recovered), the capture's lag, and what it holds.
+    /// - Complexity: O(failing live queries); the engine's figures are those it measured last
+    ///   (no round trip to the database).
+    public func health() async -> LiveListHealth {
+        let capture = await engine.changeCapture()
+        let counts = await registry.counts
+        let connections = await registry.connectionCount
+        let kept = resumeGauge.current
+        let limits = LiveListHealth.Limits(lag: configuration.maximumLag, lagBytes: configuration.maximumLagBytes)
+        let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery,
+                                             shuttingDown: shuttingDown.withLockedValue { $0 }, limits: limits, at: .now)
+        return LiveListHealth(notReady: notReady, capture: capture, queries: counts.queries, subscriptions: counts.subscriptions,
+                              connections: connections, keptChangesets: kept.changesets, keptBytes: kept.bytes)
+    }
+
+    /// The metrics in Prometheus' text format, the gauges read now.
+    public func metricsText() async -> [UInt8] {
+        metrics.record(await health())
+        return metrics.emit()
+    }
+
+    private static func json(_ body: String, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// A file of the web client (`livelist.js`, `livelist-view.js`, or `demo.html`, the inbox
@@ -194,12 +253,13 @@ public final class LiveListServer: Sendable {
         let connection = _Connection(server: self, claims: claims, logger: logger)
         if let channel {
             do {
-                try await _ChannelWriter.start(channel: channel, outbox: connection.outbox, loop: loopWriters.writer(for: channel.eventLoop))
+                try await _ChannelWriter.start(channel: channel, outbox: connection.outbox, loop: loopWriters.writer(for: channel.eventLoop),
+                                               metrics: metrics)
             } catch {
                 logger.debug("frames go through the WebSocket writer: \(error)")
             }
         }
-        let writer = Task { await Self.write(connection.outbox, to: outbound) }
+        let writer = Task { await self.write(connection.outbox, to: outbound) }
         let expiry = claims.map { claims in
             Task {
                 try? await Task.sleep(for: .seconds(max(0, claims.expiration.timeIntervalSinceNow)))
@@ -247,13 +307,21 @@ public final class LiveListServer: Sendable {
     /// The WebSocket frame size the server writes (hummingbird-websocket's default, what clients accept).
     static let webSocketFrameSize = 1 << 14
 
-    private static func write(_ outbox: _Outbox, to outbound: WebSocketOutboundWriter) async {
+    /// Counts frames handed to a connection's socket, and their bytes.
+    func countSent(_ frames: [ByteBuffer]) {
+        guard !frames.isEmpty else { return }
+        metrics.framesSent.increment(by: frames.count)
+        metrics.bytesSent.increment(by: frames.reduce(0) { $0 + $1.readableBytes })
+    }
+
+    private func write(_ outbox: _Outbox, to outbound: WebSocketOutboundWriter) async {
         do {
             while true {
                 switch await outbox.next() {
                 case let .write(frames):
+                    countSent(frames)
                     for frame in frames {
-                        if frame.readableBytes <= webSocketFrameSize {
+                        if frame.readableBytes <= Self.webSocketFrameSize {
                             // The shared bytes as they are: no copy per connection.
                             try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame)))
                         } else {
@@ -262,7 +330,7 @@ public final class LiveListServer: Sendable {
                             // accepted): a message is never too big to send.
                             try await outbound.withTextMessageWriter { writer in
                                 var rest = frame
-                                while rest.readableBytes > 0, let slice = rest.readSlice(length: min(webSocketFrameSize, rest.readableBytes)) {
+                                while rest.readableBytes > 0, let slice = rest.readSlice(length: min(Self.webSocketFrameSize, rest.readableBytes)) {
                                     try await writer(slice)
                                 }
                             }
@@ -287,16 +355,18 @@ public final class LiveListServer: Sendable {
         let definition = (try? query.sql(for: key.arguments))?.summary ?? "request"
         let registry = registry
         let hubBox = _HubBox()
+        let observer = _HubObserver(query: key.name, metrics: metrics, failures: failures)
         let hub = _Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, gauge: resumeGauge,
-                       logger: logger) {
+                       observer: observer, logger: logger) {
             Task { if let hub = hubBox.hub { await registry.drop(hub) } }
         }
         hubBox.hub = hub
         return hub
     }
 
-    /// Closes every live query; connections end as their clients go.
+    /// Closes every live query; connections end as their clients go. Readiness says so from now on.
     public func shutDown() async {
+        shuttingDown.withLockedValue { $0 = true }
         await registry.shutDown()
     }
 }

@@ -104,9 +104,15 @@ public protocol LiveQueryEngine: Sendable {
     /// nothing was recorded and the client is to act; any other error is sent as
     /// `mutationUnavailable` (the client sends the mutation again).
     func perform(_ request: MutationRequest) async throws -> MutationOutcome
+    /// How the engine's change capture keeps up with the database, from what it measured last:
+    /// what the server's readiness and metrics report. Returns at once (no round trip).
+    func changeCapture() async -> ChangeCaptureStatus
 }
 
 extension LiveQueryEngine {
+    /// Following, nothing measured: an engine that captures changes in process.
+    public func changeCapture() async -> ChangeCaptureStatus { .following }
+
     /// No mutations: every one is refused with `unknownMutation`.
     public func perform(_ request: MutationRequest) async throws -> MutationOutcome {
         throw WireError(sub: nil, code: .unknownMutation, message: "this server's engine runs no mutations")

@@ -23,9 +23,9 @@ final class _ChannelWriter: Sendable {
     /// Takes the connection's writes over: adds the handler before the frame encoder, then
     /// routes the outbox's messages to it. Throws when the channel has no WebSocket encoder or
     /// is gone; the outbox then stays with the writer task.
-    static func start(channel: any Channel, outbox: _Outbox, loop: _LoopWriter) async throws {
+    static func start(channel: any Channel, outbox: _Outbox, loop: _LoopWriter, metrics: LiveListMetrics) async throws {
         let writer = try await channel.eventLoop.submit {
-            let handler = _DirectWriteHandler(outbox: outbox)
+            let handler = _DirectWriteHandler(outbox: outbox, metrics: metrics)
             let encoder = try channel.pipeline.syncOperations.handler(type: WebSocketFrameEncoder.self)
             try channel.pipeline.syncOperations.addHandler(handler, position: .before(encoder))
             return _ChannelWriter(loop: loop, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -46,10 +46,13 @@ final class _DirectWriteHandler: ChannelInboundHandler, RemovableChannelHandler 
     typealias OutboundOut = ByteBuffer
 
     private let outbox: _Outbox
+    /// Counts the frames written and their bytes.
+    private let metrics: LiveListMetrics
     private var context: ChannelHandlerContext?
 
-    init(outbox: _Outbox) {
+    init(outbox: _Outbox, metrics: LiveListMetrics) {
         self.outbox = outbox
+        self.metrics = metrics
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -89,7 +92,11 @@ final class _DirectWriteHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
         let frames = outbox.takeDirect()
         for frame in frames { write(frame.message, context) }
-        if !frames.isEmpty { context.flush() }
+        if !frames.isEmpty {
+            context.flush()
+            metrics.framesSent.increment(by: frames.count)
+            metrics.bytesSent.increment(by: frames.reduce(0) { $0 + $1.message.text.readableBytes })
+        }
         outbox.directWritten()
     }
 

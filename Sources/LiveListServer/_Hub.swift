@@ -63,10 +63,14 @@ final class _Hub: Sendable {
     private let continuation: AsyncStream<Input>.Continuation
     private let tasks: [Task<Void, Never>]
 
+    /// Tells the server of the live query's failures, apply times and resumes.
+    let observer: _HubObserver
+
     init(key: _HubKey, query: any ServedLiveQuery, definition: String, configuration: LiveListServer.Configuration,
-         writers: _LoopWriters, gauge: _ResumeGauge, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
+         writers: _LoopWriters, gauge: _ResumeGauge, observer: _HubObserver, logger: Logger, onTerminal: @escaping @Sendable () -> Void) {
         self.key = key
         self.query = query
+        self.observer = observer
         look = _SharedLook { try await query.upToDate() }
         let versions = _HubVersions(query: query, key: key, definition: definition)
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
@@ -74,14 +78,21 @@ final class _Hub: Sendable {
         let forward = Task {
             // Positioned results come with their positions; counted ones need none (and no extra hop).
             if versions.isPositioned {
-                for await event in query.servedEvents { continuation.yield(.event(event)) }
+                for await event in query.servedEvents {
+                    observer.saw(event)
+                    continuation.yield(.event(event))
+                }
             } else {
-                for await event in query.events { continuation.yield(.event(ServedLiveQueryEvent(event))) }
+                for await event in query.events {
+                    let event = ServedLiveQueryEvent(event)
+                    observer.saw(event)
+                    continuation.yield(.event(event))
+                }
             }
         }
         let loop = Task {
-            let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, gauge: gauge, logger: logger,
-                                 onTerminal: onTerminal) { input, delay in
+            let state = _HubLoop(query: query, versions: versions, configuration: configuration, writers: writers, gauge: gauge, observer: observer,
+                                 logger: logger, onTerminal: onTerminal) { input, delay in
                 Task {
                     try? await Task.sleep(for: delay)
                     continuation.yield(input)
@@ -108,5 +119,6 @@ final class _Hub: Sendable {
         continuation.finish()
         tasks[0].cancel()
         query.cancel()
+        observer.closed()
     }
 }

@@ -47,6 +47,8 @@ final class _HubLoop {
     let writers: _LoopWriters
     /// The server's count of what resume keeps, told of every change to ``buffer``.
     let gauge: _ResumeGauge
+    /// Counts what resuming clients get.
+    let observer: _HubObserver
     let logger: Logger
     let onTerminal: @Sendable () -> Void
     /// Feeds an input to this loop after a delay (a retry).
@@ -95,9 +97,10 @@ final class _HubLoop {
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
-         writers: _LoopWriters, gauge: _ResumeGauge, logger: Logger, onTerminal: @escaping @Sendable () -> Void,
+         writers: _LoopWriters, gauge: _ResumeGauge, observer: _HubObserver, logger: Logger, onTerminal: @escaping @Sendable () -> Void,
          schedule: @escaping @Sendable (_Hub.Input, Duration) -> Void) {
         self.gauge = gauge
+        self.observer = observer
         self.query = query
         self.versions = versions
         self.configuration = configuration
@@ -409,6 +412,7 @@ final class _HubLoop {
             guard Self.catchUpInterval * attempt < configuration.resumeWait else {
                 // Never an older list than the client's: it tries again later, here or elsewhere.
                 subscriber.end(.behind, "this server has not reached version \(resume.version) within \(configuration.resumeWait): try again")
+                observer.resumed(.behind)
                 return
             }
             pendingResumes.insert(subscriber.key)
@@ -422,12 +426,14 @@ final class _HubLoop {
         }
         subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
         guard let held = resume.held.range else {
+            observer.resumed(.reset)
             await reset(subscriber, reason: .versionUnavailable)
             return
         }
         let transition: _Transition
         switch plan {
         case .ahead, .unavailable:
+            observer.resumed(.reset)
             await reset(subscriber, reason: .versionUnavailable)
             return
         case .current:
@@ -435,6 +441,7 @@ final class _HubLoop {
         case let .buffered(first):
             let composed = Self.compose(buffer[first...].map(\.changes))
             guard composed.count <= configuration.resetThreshold else {
+                observer.resumed(.reset)
                 await reset(subscriber, reason: .tooFarBehind)
                 return
             }
@@ -446,6 +453,7 @@ final class _HubLoop {
         let isCurrent = if case .current = plan { true } else { false }
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
                                          observedAt: isCurrent ? nil : observedAt)
+        observer.resumed(.resumed)
         subscriber.send(body: ServerMessage.changes(message).encodedBody())
     }
 

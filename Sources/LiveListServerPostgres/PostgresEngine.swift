@@ -77,6 +77,20 @@ public struct PostgresEngine: LiveQueryEngine {
         try await writer.perform(request)
     }
 
+    /// The replication stream's state and its lag behind PostgreSQL's WAL, as
+    /// ``PostgresLiveDatabase/replicationStatus`` measured them last.
+    public func changeCapture() async -> ChangeCaptureStatus {
+        let status = database.replicationStatus
+        let state: ChangeCaptureStatus.State = switch status.stream {
+        case .connecting: .starting
+        case .streaming: .following
+        case let .lost(since, error): .lost(since: since, reason: "\(error)")
+        }
+        return ChangeCaptureStatus(state: state, lagBytes: status.lagBytes, lag: status.lag, commitsDecoded: status.commitsDecoded,
+                                   commitsApplied: status.commitsApplied, reconnects: status.streamReconnects,
+                                   watchdogFirings: status.watchdogFirings)
+    }
+
     /// Closes the engine's connection for mutations, once those under way have ended (the
     /// database's own connections close with ``PostgresLiveDatabase/close()``).
     public func close() async {

@@ -107,7 +107,9 @@ package final class _LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
             indexHasLayout = true
             changes = Self.diff(before, after)
         }
-        guard deliversEmptyChange || !changes.isEmpty || after.leftOut != before.leftOut else {
+        // A recovery is delivered even when nothing changed: it tells consumers told of the
+        // failure (a server's subscribers, its readiness) that the query follows again.
+        guard deliversEmptyChange || reason == .recovering || !changes.isEmpty || after.leftOut != before.leftOut else {
             index.keepDelivered(before)
             return
         }

@@ -1,0 +1,73 @@
+import CoreMetrics
+import LiveQueryCore
+import NIOConcurrencyHelpers
+
+/// The live queries whose last event was a failure they have not recovered from: what makes a
+/// server not ready (``LiveListHealth/NotReady/queryFailing(query:count:)``).
+final class _FailingQueries: Sendable {
+    private let failing = NIOLockedValueBox([ObjectIdentifier: String]())
+
+    /// The live query `id` (of published query `query`) failed, or (`nil`) is following.
+    func set(_ id: ObjectIdentifier, failing query: String?) {
+        failing.withLockedValue { $0[id] = query }
+    }
+
+    /// The failing live queries, counted by published query.
+    /// - Complexity: O(failing live queries).
+    var byQuery: [String: Int] {
+        failing.withLockedValue { failing in failing.values.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+    }
+}
+
+/// What one shared live query tells its server as its events pass: failures and recoveries (for
+/// readiness), the time from each commit to its changeset and its refetches, and what resuming
+/// clients got (for the metrics). O(1) an event.
+final class _HubObserver: Sendable {
+    let query: String
+    private let metrics: LiveListMetrics
+    private let failures: _FailingQueries
+    private let applyTimer: CoreMetrics.Timer
+    private let isFailing = NIOLockedValueBox(false)
+
+    init(query: String, metrics: LiveListMetrics, failures: _FailingQueries) {
+        self.query = query
+        self.metrics = metrics
+        self.failures = failures
+        applyTimer = metrics.applyTimer(query: query)
+    }
+
+    func saw(_ event: ServedLiveQueryEvent) {
+        switch event {
+        case .initial, .unchanged:
+            following()
+        case let .update(update, _):
+            following()
+            let (seconds, attoseconds) = update.latency.components
+            applyTimer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            if case let .refetch(reason) = update.path { metrics.countRefetch(reason) }
+        case .failure:
+            metrics.countFailure(query: query)
+            let wasFailing = isFailing.withLockedValue { failing in
+                defer { failing = true }
+                return failing
+            }
+            if !wasFailing { failures.set(ObjectIdentifier(self), failing: query) }
+        }
+    }
+
+    func resumed(_ outcome: LiveListMetrics.ResumeOutcome) { metrics.countResume(outcome) }
+
+    /// The live query stopped: it fails no longer.
+    func closed() {
+        isFailing.withLockedValue { $0 = false }
+        failures.set(ObjectIdentifier(self), failing: nil)
+    }
+
+    private func following() {
+        let wasFailing = isFailing.withLockedValue { failing in
+            defer { failing = false }
+            return failing
+        }
+        if wasFailing { failures.set(ObjectIdentifier(self), failing: nil) }
+    }
+}
