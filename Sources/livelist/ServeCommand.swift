@@ -21,7 +21,10 @@ struct ServeCommand: ParsableCommand {
             (arguments "sort": "activity", "sender" or "unread", and "filter": text the sender or the subject contains), and
             the mutations "setUnread" (id, unread 0 or 1), "archive" (id) and "send" (sender, subject). Otherwise publish queries over --db with --query NAME=SQL
             (":name" placeholders become parameters of any type) and optionally --section NAME=COLUMN. The endpoint is
-            ws://HOST:PORT/live, its health GET /live/health. SIGINT or SIGTERM shut down gracefully.
+            ws://HOST:PORT/live; its health GET /live/health (always 200: what it holds, whether it is ready and why not),
+            /live/health/live (liveness) and /live/health/ready (readiness: 503 while a published query fails, or the server is
+            more than --max-lag seconds or --max-lag-bytes behind the database); its metrics GET /metrics (Prometheus' text
+            format). Running instances for operators: docs/OPERATIONS.md. SIGINT or SIGTERM shut down gracefully.
 
             With --postgres URL (postgres://user:password@host:port/database), the queries (and the demo's table) are PostgreSQL's,
             followed through logical decoding; several instances may serve one database, and a client resumes on any of them.
@@ -58,6 +61,12 @@ struct ServeCommand: ParsableCommand {
     @Flag(help: "Accept permessage-deflate (RFC 7692) from clients that offer it: fewer bytes, more CPU per connection.") var perMessageDeflate = false
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0: any free port).") var port = 8080
+    @Option(help: "Readiness (GET /live/health/ready) turns 503 past this many seconds behind the database, or this long without its change capture.")
+    var maxLag = 3.0
+    @Option(help: "Readiness turns 503 past this many bytes of PostgreSQL's WAL not applied.") var maxLagBytes: UInt64 = 64 << 20
+    @Option(help: "PostgreSQL: the watchdog reconnects a replication stream this many seconds behind the WAL without progress.")
+    var stallBound = 10.0
+    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
         guard demo || db != nil || postgres != nil || config != nil else { throw ValidationError("give --db PATH, --postgres URL, --config FILE or --demo") }
@@ -67,12 +76,25 @@ struct ServeCommand: ParsableCommand {
         guard !(demo && config != nil) else { throw ValidationError("--demo serves its own queries: leave out --config") }
         guard writesPerSecond >= 0 else { throw ValidationError("--writes-per-second must not be negative") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard maxLag > 0, maxLag.isFinite else { throw ValidationError("--max-lag must be a positive number of seconds") }
+        guard stallBound > 0, stallBound.isFinite else { throw ValidationError("--stall-bound must be a positive number of seconds") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
     }
 
     func run() throws {
         let file = try config.map { path throws(InputError) in (path, try ServeConfiguration.load(path)) }
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = level
+            return handler
+        }
         var configuration = LiveListServer.Configuration()
         configuration.perMessageDeflate = perMessageDeflate
+        configuration.maximumLag = .milliseconds(Int64(maxLag * 1_000))
+        configuration.maximumLagBytes = maxLagBytes
         if let (path, file) = file {
             configuration.tokens = try waitFor { () async throws -> TokenVerification? in try await file.tokenVerification(path: path) }
         }
@@ -118,10 +140,11 @@ struct ServeCommand: ParsableCommand {
         if demo { queries = [PostgresInbox.inbox] }
         let slot: PostgresLiveDatabase.Slot = slot.map { .persistent($0) } ?? .temporary
         let (rows, writesPerSecond, demo) = (rows, writesPerSecond, demo)
+        let stallBound = Duration.milliseconds(Int64(self.stallBound * 1_000))
         let database = try waitFor { () async throws -> PostgresLiveDatabase in
             if demo { try await PostgresInbox.prepare(connection, rows: rows) }
             do {
-                return try await PostgresLiveDatabase.connect(connection, slot: slot)
+                return try await PostgresLiveDatabase.connect(connection, slot: slot, stallBound: stallBound)
             } catch {
                 throw InputError("cannot follow PostgreSQL: \(error)")
             }
