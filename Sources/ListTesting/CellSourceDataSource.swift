@@ -10,6 +10,10 @@ public final class CellSourceDataSource<SectionModel: ListElement, Item: ListEle
     public typealias Source = ListCellSource<SectionModel, Item, Record>
     /// The cell source shown (held weakly, as a view holds its data source).
     public weak var cells: Source?
+    /// Cells answered as placeholders (loading or failed) so far: with the view's
+    /// ``HeadlessListView/cellReads``, what a test or benchmark counts to tell a row that blinked
+    /// through a placeholder before its record from one that showed its record at once.
+    public private(set) var placeholdersAnswered = 0
 
     /// Creates a data source for `cells`.
     public init(_ cells: Source) { self.cells = cells }
@@ -17,7 +21,9 @@ public final class CellSourceDataSource<SectionModel: ListElement, Item: ListEle
     public func numberOfSections() -> Int { cells?.numberOfSections ?? 0 }
     public func numberOfItems(inSection section: Int) -> Int { cells?.numberOfItems(inSection: section) ?? 0 }
     public func cell(at path: ItemPath) -> CellContent<SectionModel, Item, Record> {
-        cells?.content(at: path) ?? .state(StateBlock(scope: .list, kind: .empty))
+        let content = cells?.content(at: path) ?? .state(StateBlock(scope: .list, kind: .empty))
+        if case .placeholder = content { placeholdersAnswered += 1 }
+        return content
     }
     public func header(forSection section: Int) -> SectionHeaderContent<SectionModel> {
         cells?.header(forSection: section) ?? .listStatus(.loaded)

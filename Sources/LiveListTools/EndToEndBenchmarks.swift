@@ -51,6 +51,7 @@ final class CountingTarget: ListTarget {
 /// on display — the paths a user waits on — with what a GRDB user writes today as the baseline.
 public enum EndToEndBenchmarks {
     typealias Presenter = ListPresenter<LiveSection, LiveRow<Int64>>
+    typealias CellView = HeadlessListView<CellContent<LiveSection, LiveRow<Int64>, BenchItem>, SectionHeaderContent<LiveSection>>
 
     @MainActor
     static func attach<Section, Item>(_ presenter: ListPresenter<Section, Item>) -> CountingTarget {
@@ -93,6 +94,9 @@ public enum EndToEndBenchmarks {
                                      options: .init(dataVersionPollInterval: nil, firstScreenRows: nil),
                                      callbackQueue: nil, onEvent: { inbox.append($0) })
         }
+        // The row cache an app's list has, made before the timed writes: from then on the query
+        // also reads the changed rows' columns at each commit, so the timings include that.
+        let cache = RowCache<Int64, BenchItem>(query: query, reader: queue, pageSize: 50)
         let presenter = Presenter()
         let target = attach(presenter)
         presenter.replace(with: query.initialResult)
@@ -114,6 +118,8 @@ public enum EndToEndBenchmarks {
         let shown = presenter.displayed.model.snapshot.sections.flatMap { $0.items.map(\.id) }
         let fresh = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name, id") }
         guard shown == fresh, presenter.statistics.fullDiffs == 0 else { throw BenchFailure("\(name): the presenter does not show a fresh query's answer") }
+
+        let visible = try visibleUpdates(query, queue, inbox, cache, updates: 20, &random)
 
         // Baseline: what a GRDB user writes today — refetch (identity, version) in order after the
         // commit, and hand the snapshot to the presenter, which diffs it on the main actor.
@@ -139,7 +145,75 @@ public enum EndToEndBenchmarks {
         result.add("p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(totals, 0.99))))
         result.add("rows", .integer(Int64(rows)))
         result.add("in_result", .integer(Int64(query.latestResult.count)))
+        result.add("placeholder_cells", .integer(Int64(visible.placeholders)))
+        result.add("cell_reads_per_update", .double(BenchResult.rounded(visible.readsPerUpdate)))
         return result
+    }
+
+    /// One-row UPDATEs of rows on screen, through a row cache and a cell source into a strict
+    /// headless view: how many placeholder cells they show (an updated row that blinks shows
+    /// one, then its record once its page is read again) and how many times a cell is read per
+    /// update, counted until every load they started has landed.
+    @MainActor
+    static func visibleUpdates(_ query: LiveQuery<Int64>, _ queue: DatabasePool, _ inbox: UpdateInbox, _ cache: RowCache<Int64, BenchItem>,
+                               updates: Int, _ random: inout SeededRandomNumberGenerator) throws -> (placeholders: Int, readsPerUpdate: Double) {
+        _ = inbox.drain()
+        let presenter = Presenter()
+        let cells = ListCellSource(presenter: presenter, records: cache, prefetch: 0)
+        let (view, dataSource) = cells.attachHeadlessView(viewportRows: 40)
+        let result = query.latestResult
+        cache.update(result: result)
+        cells.receive(.initial(AnySectionedList(result), isComplete: result.isComplete))
+        view.setContentOffset(result.count / 2)
+        try settle(view, cache)
+        guard placeholdersShown(view) == 0 else { throw BenchFailure("visible updates: the first screen did not load") }
+        let (reads, placeholders) = (view.cellReads, dataSource.placeholdersAnswered)
+        for _ in 0..<updates {
+            let position = view.contentOffset + Int.random(in: 0..<view.viewportRows, using: &random)
+            guard let row = query.latestResult.row(at: position) else { throw BenchFailure("visible updates: no row at \(position)") }
+            // A longer name sorts right after the old one: the row stays on screen, reloaded.
+            try queue.write { db in
+                try db.execute(sql: "UPDATE item SET name = name || 'v', version = version + 1 WHERE id = ?", arguments: [row.id])
+            }
+            for update in inbox.drain() {
+                cache.update(with: update)
+                cells.receive(.changes(update.changeset, isComplete: update.result.isComplete))
+            }
+            try settle(view, cache)
+        }
+        guard view.violations.isEmpty else { throw BenchFailure("visible updates: \(view.violations)") }
+        withExtendedLifetime(dataSource) {}
+        return (dataSource.placeholdersAnswered - placeholders, Double(view.cellReads - reads) / Double(updates))
+    }
+
+    /// Waits for the cache's loads and lets the main actor hear of them (cells that showed
+    /// placeholders are read again then), until nothing is loading and the cells show records.
+    @MainActor
+    static func settle(_ view: CellView, _ cache: RowCache<Int64, BenchItem>) throws {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            try waitFor { await cache.waitForLoads() }
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.005))
+        } while (cache.loadsInFlight > 0 || placeholdersShown(view) > 0) && Date() < deadline
+    }
+
+    @MainActor
+    static func placeholdersShown(_ view: CellView) -> Int {
+        view.visibleItems.count { path in
+            guard case .placeholder? = view.cellContent(at: path) else { return false }
+            return true
+        }
+    }
+}
+
+/// A row of the benchmarks' `item` table as a list shows it.
+struct BenchItem: FetchableRecord, Sendable {
+    var id: Int64
+    var name: String
+
+    init(row: Row) throws {
+        id = try row.decode(Int64.self, forColumn: "id")
+        name = try row.decode(String.self, forColumn: "name")
     }
 }
 

@@ -43,12 +43,48 @@ extension LiveQuery {
             }
         }
     }
+
+    /// A ``RowCache`` committed loader that makes `Record`s of the rows this query re-read at
+    /// their commit — with the request's own columns and row adapter, as
+    /// ``recordLoader(as:reader:)`` reads them — so that ``RowCache/update(with:)`` holds the
+    /// rows an update changed at their new versions, and a visible row that changed shows its new
+    /// record in the batch that reloads it, without a placeholder or a page query.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import GRDB
+    /// import LiveQuery
+    ///
+    /// func conversationCache(_ query: LiveQuery<UUID>, _ dbPool: DatabasePool) -> RowCache<UUID, ConversationRow> {
+    ///     RowCache(pageSize: 50, loader: query.recordLoader(as: ConversationRow.self, reader: dbPool),
+    ///              committed: query.committedRecords(as: ConversationRow.self))
+    /// }
+    /// ```
+    ///
+    /// From the first call on, the re-read of changed rows at each commit also reads the query's
+    /// own columns, and the rows of the latest commits (up to 1,000) are kept. It reads nothing
+    /// itself: rows the query did not re-read at the version asked for — a refetch, a row changed
+    /// again since — are absent, and load with their page. A row that does not decode as `Record`
+    /// fails alone, as with the record loader.
+    ///
+    /// - Complexity: O(r) lookups and r decodings for r rows asked for.
+    public func committedRecords<Record: FetchableRecord & Sendable>(as type: Record.Type) -> RowCache<ID, Record>.CommittedLoader {
+        let committed = core.committed
+        committed.startKeeping()
+        return { rows in
+            var records: [ID: Result<Record, any Error>] = [:]
+            for (id, row) in committed.rows(of: rows) { records[id] = Result { try Record(row: row) } }
+            return records
+        }
+    }
 }
 
 extension RowCache where Content: FetchableRecord {
     /// A cache of `query`'s rows decoded as `Content` records (see
-    /// ``LiveQuery/recordLoader(as:reader:)``).
+    /// ``LiveQuery/recordLoader(as:reader:)``); the rows an update changed are made from what the
+    /// query re-read at their commit (``LiveQuery/committedRecords(as:)``).
     public convenience init(query: LiveQuery<ID>, reader: any DatabaseReader, pageSize: Int = 50, maximumPages: Int = 40) {
-        self.init(pageSize: pageSize, maximumPages: maximumPages, loader: query.recordLoader(as: Content.self, reader: reader))
+        self.init(pageSize: pageSize, maximumPages: maximumPages, loader: query.recordLoader(as: Content.self, reader: reader),
+                  committed: query.committedRecords(as: Content.self))
     }
 }

@@ -48,8 +48,12 @@ public struct PostgresRecordValues: Sendable, Hashable {
 /// }
 /// ```
 ///
-/// A row whose record `record` cannot make fails alone: its placeholder carries the error, the
-/// rest of its page shows. A failure of the query comes with a retry that asks for its result
+/// A row an update changed shows its new record in the batch that reloads it when the query's
+/// re-read of it at the commit carried its columns (every column of a type PostgreSQL sends as
+/// is, and no `version` column standing for them, see ``PostgresLiveQuery/values(of:)``): the
+/// record is made from that read, with no placeholder and no page read. Otherwise it shows a
+/// placeholder while its page loads. A row whose record `record` cannot make fails alone: its
+/// placeholder carries the error, the rest of its page shows. A failure of the query comes with a retry that asks for its result
 /// (``PostgresLiveQuery/upToDate()``); an update, or a retry that succeeds, ends it.
 @MainActor
 public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSource {
@@ -72,6 +76,11 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
             let result = query.latestResult
             let rows = ids.compactMap { id in result.position(of: id).flatMap(result.row(at:)) }
             return try await query.values(of: rows).mapValues { values in
+                Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
+            }
+        }, committed: { rows in
+            // The changed rows the round's re-reads carried, at the versions asked for: nothing is read.
+            query.runner.keptContents(of: rows).found.mapValues { values in
                 Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
             }
         })

@@ -66,6 +66,43 @@ struct RemoteListControllerTests {
         await fixture.stop()
     }
 
+    @Test("an updated visible row shows its new record in the batch that reloads it: its values come with the changes, no placeholder, one cell read")
+    func updatedRowsDoNotBlink() async throws {
+        let fixture = try await WireFixture.start(rows: 40, seed: 0xB11C)
+        let query = RemoteLiveQuery(url: fixture.url, query: "inbox", window: 0..<40)
+        let controller = ListController(source: RemoteListSource(query, as: Message.self), prefetch: 0)
+        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 40)
+        view.layoutIfNeeded()
+        query.start()
+        try await within("the first state") { try await controller.upToDate() }
+        try await eventually("every record shown") {
+            controller.presenter.phase == .idle && !view.visibleItems.isEmpty
+                && view.visibleItems.allSatisfy { if case .record? = view.cellContent(at: $0) { true } else { false } }
+        }
+        var random = SeededRandomNumberGenerator(seed: SeededRandomNumberGenerator.testSeed("remote blink"))
+        for step in 0..<10 {
+            let (reads, placeholders) = (view.cellReads, dataSource.placeholdersAnswered)
+            let rows = try fixture.select().rows
+            let position = random.next(upTo: rows.count)
+            let id = try #require(rows[position][0].integer)
+            // Not a sort column: the row stays where it is, reloaded.
+            try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET subject = subject || 'v' WHERE id = ?", arguments: [id]) }
+            try await within("step \(step): the update") { try await controller.upToDate() }
+            let modelPath = try #require(query.model.state.path(ofPosition: position))
+            guard case let .record(_, record)? = view.cellContent(at: modelPath) else {
+                Issue.record("step \(step): the updated row shows \(String(describing: view.cellContent(at: modelPath))), not its record")
+                continue
+            }
+            #expect(record.id == id && record.subject.hasSuffix("v"), "step \(step)")
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(dataSource.placeholdersAnswered - placeholders == 0, "step \(step): placeholder cells shown")
+            #expect(view.cellReads - reads == 1, "step \(step): cell reads for one updated row")
+        }
+        #expect(view.violations.isEmpty, "\(view.violations)")
+        query.stop()
+        await fixture.stop()
+    }
+
     @Test("a row that does not fit the app's type shows as a failed placeholder naming the column; nothing else fails")
     func undecodableRowsFailAlone() async throws {
         let fixture = try await WireFixture.start(rows: 30, seed: 0xBAD)

@@ -35,6 +35,58 @@ extension PostgresDatabaseTests {
             }
         }
 
+        @Test("an updated visible row shows its new record in the batch that reloads it: no placeholder, one cell read, no page read")
+        func updatedRowsDoNotBlink() async throws {
+            try await PostgresBehaviourTests.withDatabase(PostgresSQLTests.schema) { _, writer, database in
+                let sql = "SELECT m.id, m.subject FROM message m ORDER BY m.subject, m.id"
+                let query = try await PostgresLiveQuery.open(PostgresLiveQueryRequest(sql: sql, as: Int64.self), in: database)
+                try await Self.updateVisibleRows(query, sql: sql, writer)
+                await query.cancel()
+            }
+        }
+
+        /// 30 rows, all on screen and loaded; 10 one-row updates of them, each counted until its
+        /// loads (if any) have landed.
+        @MainActor
+        static func updateVisibleRows(_ query: PostgresLiveQuery<Int64>, sql: String, _ writer: PostgresConnection) async throws {
+            let controller = ListController(source: PostgresLiveQuerySource(query: query, pageSize: 50, record: Self.subject), prefetch: 0)
+            let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: 30)
+            view.layoutIfNeeded()
+            func shown() -> [String?] {
+                view.visibleItems.map { path in
+                    guard case let .record(_, record)? = view.cellContent(at: path) else { return nil }
+                    return record.subject
+                }
+            }
+            try await within("every record shown") {
+                while shown().contains(nil) || shown().count < 30 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            var random = SeededRandomNumberGenerator(seed: SeededRandomNumberGenerator.testSeed("postgres blink"))
+            for step in 0..<10 {
+                let pageQueries = controller.source.cache.statistics.pageQueries
+                let (reads, placeholders) = (view.cellReads, dataSource.placeholdersAnswered)
+                let id = Int64.random(in: 1...30, using: &random)
+                // A longer subject sorts after the others of its group: a move within the screen, and a reload.
+                try await PG.execute(writer, "UPDATE message SET subject = subject || 'v' WHERE id = \(id)")
+                try await within("step \(step): the update") { _ = try await controller.upToDate() }
+                let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2)
+                let path = try #require(controller.source.result.path(ofItem: id))
+                guard case let .record(_, record)? = view.cellContent(at: path) else {
+                    Issue.record("step \(step): the updated row shows \(String(describing: view.cellContent(at: path))), not its record")
+                    continue
+                }
+                #expect(record.subject == expected[path.item][1], "step \(step)")
+                try await within("step \(step): loads") { await controller.source.cache.waitForLoads() }
+                try await Task.sleep(for: .milliseconds(20))
+                #expect(dataSource.placeholdersAnswered - placeholders == 0, "step \(step): placeholder cells shown")
+                #expect(view.cellReads - reads == 1, "step \(step): cell reads for one updated row")
+                #expect(controller.source.cache.statistics.pageQueries == pageQueries, "step \(step): no page read")
+                #expect(shown() == expected.map { $0[1] }, "step \(step)")
+            }
+            #expect(view.violations.isEmpty, "\(view.violations)")
+            controller.stop()
+        }
+
         @MainActor
         static func exercise(_ query: PostgresLiveQuery<Int64>, sql: String, _ writer: PostgresConnection) async throws {
             let controller = ListController(source: PostgresLiveQuerySource(query: query, pageSize: 10, record: Self.subject))

@@ -125,6 +125,41 @@ struct GRDBRequestTests {
         #expect(cache.pageState(0).description == "loaded")
     }
 
+    @Test("rows an update changed are made from the commit's re-read, with the request's adapter (including scopes): no page query")
+    func changedRecordsFromTheCommit() async throws {
+        let pool = try await Self.library()
+        let request = LiveQueryRequest(Self.tracksByAlbum.asRequest(of: TrackInfo.self), identity: "track.uuid", as: UUID.self)
+        let query = try await LiveQuery.open(request, in: pool, options: .init(dataVersionPollInterval: nil))
+        defer { query.cancel() }
+        let cache = RowCache<UUID, TrackInfo>(query: query, reader: pool, pageSize: 4)
+        let events = query.events   // from here on: .initial, then the update below
+        cache.update(result: query.latestResult)
+        _ = cache.rows(in: 0..<query.latestResult.count)
+        try await withTimeLimit { await cache.waitForLoads() }
+        let pageQueries = cache.statistics.pageQueries
+
+        // A joined rename moves its album's tracks, a track's own title changes: one commit.
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE album SET title = 'Zebra' WHERE id = 1")
+            try db.execute(sql: "UPDATE track SET title = 't99' WHERE title = 't01'")
+        }
+        let next = try await withTimeLimit { () -> LiveQueryUpdate<UUID>? in
+            for await event in events { if case let .update(update) = event { return update } }
+            return nil
+        }
+        let update = try #require(next)
+        cache.update(with: update)
+        let expected = try await pool.read { db in try TrackInfo.fetchAll(db, Self.tracksByAlbum.asRequest(of: TrackInfo.self)) }
+        let rows = update.result.rows(in: 0..<update.result.count)
+        #expect(rows.map(\.id) == expected.compactMap { UUID(uuidString: $0.track.uuid) })
+        for (row, info) in zip(rows, expected) {
+            let content = cache.content(of: row.id, version: row.version)
+            #expect(content?.track.title == info.track.title && content?.album.title == info.album.title, "\(info.track.title ?? "")")
+        }
+        #expect(cache.statistics.pageQueries == pageQueries, "the changed rows come from the commit, not a page")
+        #expect(cache.statistics.rowsFromCommits == 4, "the album's three tracks and the retitled one")
+    }
+
     @Test("including(optional:) keeps tracks whose album is gone, with a nil album")
     func optionalAssociation() async throws {
         let pool = try await Self.library()

@@ -187,6 +187,45 @@ struct LiveQueryControllerTests {
         withExtendedLifetime(fixture) {}
     }
 
+    @Test("an updated visible row shows its new record in the batch that reloads it: no placeholder, one cell read, no page query")
+    func updatedRowsDoNotBlink() async throws {
+        // 30 rows, all on screen and loaded.
+        let fixture = try await Self.start(rows: 30, pageSize: 50, prefetch: 0, viewportRows: 30)
+        let (pool, controller, view, dataSource) = (fixture.pool, fixture.controller, fixture.view, fixture.dataSource)
+        try await eventually("every record shown") { view.shown == (0..<30).map { .record(String(format: "name%04d", $0)) } }
+        try await within("first page loaded") { await controller.cache.waitForLoads() }
+        var random = SeededRandomNumberGenerator(seed: 0xB11C)
+        for step in 0..<10 {
+            let pageQueries = controller.cache.statistics.pageQueries
+            let (reads, placeholders) = (view.cellReads, dataSource.placeholdersAnswered)
+            let expected = try TestDatabase.rows(pool)
+            let target = expected[Int.random(in: 0..<expected.count, using: &random)]
+            // Even steps keep the row in place, odd ones move it: a reload, or a move and a reload.
+            let name = step.isMultiple(of: 2) ? target.name + "v" : String(format: "name%04d", Int.random(in: 0..<30, using: &random)) + "m\(step)"
+            try await pool.write { db in
+                try db.execute(sql: "UPDATE item SET name = ?, version = version + 1 WHERE id = ?", arguments: [name, target.id])
+            }
+            try await within("step \(step): the update") { try await controller.upToDate() }
+            // Right after the batch: the row's cell shows its new record.
+            let path = try #require(controller.result.path(ofItem: target.id))
+            guard case let .record(_, record)? = view.cellContent(at: path) else {
+                Issue.record("step \(step): the updated row shows \(String(describing: view.cellContent(at: path))), not its record")
+                continue
+            }
+            #expect(record.name == name, "step \(step)")
+            // Nothing more comes for it: no page was asked for, nothing lands later.
+            try await within("step \(step): loads") { await controller.cache.waitForLoads() }
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(dataSource.placeholdersAnswered - placeholders == 0, "step \(step): placeholder cells shown")
+            #expect(view.cellReads - reads == 1, "step \(step): cell reads for one updated row")
+            #expect(controller.cache.statistics.pageQueries == pageQueries, "step \(step): no page query")
+            #expect(view.shown == (try TestDatabase.rows(pool)).map { .record($0.name) }, "step \(step)")
+        }
+        #expect(controller.cache.statistics.rowsFromCommits == 10)
+        #expect(view.violations.isEmpty && view.staleCells(recordsEqual: ==).isEmpty, "\(view.violations)")
+        withExtendedLifetime(fixture) {}
+    }
+
     @Test("willChange and didChange hear every event around its application, as a fetched results controller's delegate does")
     func changeHooks() async throws {
         let fixture = try await Self.start(rows: 3)

@@ -45,7 +45,9 @@ package final class _LiveQueryRelay<ID: LiveIdentity, Record: Sendable> {
             if let state = update.result.stateID, state == result.stateID { return }
             result = update.result
             failure = nil
-            cache.update(result: update.result)
+            // The rows the engine read at the commit are held first, so the cells the changeset
+            // reloads show their new records in its batch.
+            cache.update(with: update)
             receivers.send(.changes(update.changeset, isComplete: update.result.isComplete))
         case let .failure(error):
             failure = error

@@ -34,7 +34,11 @@ import ListDiff
 /// ```
 ///
 /// Rows are cached by rowid and version: a row that moved keeps its content; a row whose version
-/// changed is stale and reloads with its page's next request. A loader that answers row by row
+/// changed is stale and reloads with its page's next request — unless the engine read it at its
+/// commit: given a `committed` source (``CommittedLoader``), ``update(with:)`` holds the rows an
+/// update changed at their new versions before the update reaches the list, so a visible row
+/// that changed shows its new record in the same batch, without a placeholder or a page query.
+/// A loader that answers row by row
 /// (``RowLoader``) fails a row alone — a record that does not decode — and the rest of its page
 /// shows: ``rowFailure(atPosition:)`` says why, with a retry. Thread-safe; callbacks arrive on an
 /// arbitrary thread.
@@ -45,6 +49,11 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// decode) is its own, and a thrown error fails the page; rows missing from the answer no
     /// longer exist.
     public typealias RowLoader = @Sendable ([ID]) async throws -> [ID: Result<Content, any Error>]
+    /// Makes the content of rows from what the live query's engine read at their commit, at the
+    /// versions given, without reading the database (it runs on the thread that calls
+    /// ``update(with:)``): rows it holds nothing for at that version are absent, and load with
+    /// their page as any other. A row's failure (a record that does not decode) is its own.
+    public typealias CommittedLoader = @Sendable ([LiveRow<ID>]) -> [ID: Result<Content, any Error>]
 
     /// Counters a developer can read.
     public struct Statistics: Sendable, Equatable {
@@ -60,6 +69,9 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
         public var failedQueries = 0
         /// Rows that failed on their own (a row loader's failures).
         public var failedRows = 0
+        /// Rows held from what the engine read at their commit (``update(with:)``), without a
+        /// page query.
+        public var rowsFromCommits = 0
     }
 
     private struct Entry {
@@ -72,6 +84,7 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// Pages' worth of rows kept at most.
     public let maximumPages: Int
     private let loader: RowLoader
+    private let committed: CommittedLoader?
     // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
     private let lock = NSLock()
     private var result: LiveResult<ID>?
@@ -93,16 +106,21 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     private var nextTask = 0
 
     /// Creates a cache that loads rows with `loader`: a page's load succeeds or fails whole.
-    public convenience init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader) {
-        self.init(pageSize: pageSize, maximumPages: maximumPages, loader: { ids in try await loader(ids).mapValues { .success($0) } })
+    /// `committed`, when given, makes the rows an update changed from what the engine read at
+    /// their commit (see ``update(with:)``).
+    public convenience init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping Loader, committed: CommittedLoader? = nil) {
+        self.init(pageSize: pageSize, maximumPages: maximumPages,
+                  loader: { ids in try await loader(ids).mapValues { .success($0) } }, committed: committed)
     }
 
     /// Creates a cache that loads rows with `loader`, which answers row by row: a row that fails
-    /// shows as failed on its own.
-    public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping RowLoader) {
+    /// shows as failed on its own. `committed`, when given, makes the rows an update changed from
+    /// what the engine read at their commit (see ``update(with:)``).
+    public init(pageSize: Int = 50, maximumPages: Int = 40, loader: @escaping RowLoader, committed: CommittedLoader? = nil) {
         self.pageSize = max(1, pageSize)
         self.maximumPages = max(1, maximumPages)
         self.loader = loader
+        self.committed = committed
     }
 
     /// Called with the identities of rows that just loaded (on an arbitrary thread).
@@ -134,6 +152,79 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
             failures = [:]
             // A failed row that left the list is forgotten (O(failed rows × log n)).
             if !rowFailures.isEmpty { rowFailures = rowFailures.filter { result.position(of: $0.key) != nil } }
+        }
+    }
+
+    /// Follows a live query's update as ``update(result:)`` does, and first holds the rows it
+    /// changed — inserted, moved or reloaded, near the visible range or cached at an older
+    /// version — at their new versions, made by the cache's ``CommittedLoader`` from what the
+    /// engine read at the commit. Call it before the update reaches the list: a visible row that
+    /// changed then shows its new record in the batch that reloads it, with no placeholder and no
+    /// page query. Rows the engine holds nothing for (a refetch, a cache without a
+    /// `committed` source) load with their page, as after ``update(result:)``.
+    ///
+    /// ```swift
+    /// import LiveQuery
+    ///
+    /// func follow(_ query: LiveQuery<Int64>, _ cache: RowCache<Int64, String>) async {
+    ///     for await event in query.events {
+    ///         if case let .update(update) = event { cache.update(with: update) }   // then apply update.changeset
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Complexity: O(c log n) for c changes in a result of n rows, plus what the committed
+    ///   loader costs for the rows it is asked for (at most the changed ones); nothing when the
+    ///   cache has no committed loader or the update changes more than a cache's worth of rows.
+    public func update(with update: LiveQueryUpdate<ID>) {
+        self.update(result: update.result)
+        guard let committed else { return }
+        let result = update.result
+        let changes = update.changeset.changes
+        let changeCount = changes.itemInserts.count + changes.itemMoves.count + changes.itemReloads.count
+        guard changeCount > 0, changeCount <= maximumPages * pageSize else { return }
+        // The changed rows as the new result holds them: inserts and move destinations are paths
+        // after the change, reloads paths before it.
+        var changed: [LiveRow<ID>] = []
+        changed.reserveCapacity(changeCount)
+        for path in changes.itemInserts { changed.append(result.item(at: path)) }
+        for move in changes.itemMoves { changed.append(result.item(at: move.to)) }
+        if let before = update.changeset.before {
+            for path in changes.itemReloads {
+                if let position = result.position(of: before.item(at: path).id), let row = result.row(at: position) { changed.append(row) }
+            }
+        }
+        let wanted = lock.withLock { () -> [LiveRow<ID>] in
+            // Rows cached at an older version, and rows within a page of what the list shows: the
+            // ones a cell is about to read. Others load with their page if ever shown.
+            let near = max(0, visible.lowerBound - pageSize) ..< visible.upperBound + pageSize
+            var seen: Set<ID> = []
+            return changed.filter { row in
+                guard seen.insert(row.id).inserted, !isSettled(row) else { return false }
+                if entries[row.id] != nil { return true }
+                return result.position(of: row.id).map(near.contains) ?? false
+            }
+        }
+        guard !wanted.isEmpty else { return }
+        let made = committed(wanted)
+        guard !made.isEmpty else { return }
+        lock.withLock {
+            tick += 1
+            for row in wanted {
+                guard let answer = made[row.id] else { continue }
+                switch answer {
+                case let .success(content):
+                    entries[row.id] = Entry(version: row.version, content: content)
+                    rowFailures[row.id] = nil
+                    lastUse[row.id] = tick
+                    stats.rowsFromCommits += 1
+                case let .failure(error):
+                    stats.failedRows += 1
+                    let id = row.id
+                    rowFailures[id] = (row.version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
+                }
+            }
+            evictIfNeeded()
         }
     }
 
@@ -172,6 +263,14 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// until it changes or is retried).
     private func isSettled(_ row: LiveRow<ID>) -> Bool {
         entries[row.id]?.version == row.version || rowFailures[row.id]?.version == row.version
+    }
+
+    /// Whether the current result holds row `id` at `version`.
+    ///
+    /// - Complexity: O(log n).
+    private func isCurrent(_ id: ID, version: UInt64) -> Bool {
+        guard let result, let position = result.position(of: id) else { return false }
+        return result.row(at: position)?.version == version
     }
 
     /// Why the row at flat `position` failed to load on its own (its record does not decode), with
@@ -276,6 +375,9 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
                 guard let answer = loaded[id], let version = versions[id] else { continue }
                 switch answer {
                 case let .success(content):
+                    // A row an update held meanwhile at the version the result shows is newer
+                    // than this page's answer: it stays.
+                    if let held = entries[id], held.version != version, isCurrent(id, version: held.version) { continue }
                     // Stored at the version the page asked for: if the row changed meanwhile, it is
                     // stale and reloads with the next request.
                     entries[id] = Entry(version: version, content: content)

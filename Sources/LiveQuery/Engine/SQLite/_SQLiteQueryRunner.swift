@@ -39,6 +39,9 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
     var changeLogStatus: _ChangeLogStatus?
     private var triggers: _ChangeTriggers?
 
+    /// The rows re-read at the latest commits, kept for row caches once one asked.
+    let committed: _CommittedRows
+
     /// Whether the query opened with its first screen and still indexes the rest.
     var isBuilding: Bool { tracker.isBuilding }
 
@@ -90,6 +93,7 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
                 declared: "\(ID.self)"))
         }
         source = index.source
+        committed = _CommittedRows(canonical: canonical)
         tracker = _LiveTracker(index: index, layout: plan.layout,
                                state: _TrackingState(isBuilding: isBuilding, refetchThreshold: options.refetchThreshold),
                                channel: channelFactory(LiveResult(index.current)), statistics: statistics)
@@ -255,7 +259,9 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
     }
 
     /// The current plan's reads on `db`: what the engine-independent half asks of SQLite.
-    func reads(_ db: Database) -> _SQLiteReads { _SQLiteReads(plan: plan, db: db, plannedSchemaVersion: lastSchemaVersion) }
+    func reads(_ db: Database) -> _SQLiteReads {
+        _SQLiteReads(plan: plan, db: db, plannedSchemaVersion: lastSchemaVersion, committed: committed)
+    }
 
     func carryOut(_ action: _TrackingState.Action, _ db: Database, start: ContinuousClock.Instant) throws {
         try tracker.carryOut(action, reads(db), start: start)
@@ -304,6 +310,7 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
         let previous = self.plan
         self.plan = plan
         tracker.layout = plan.layout
+        committed.removeAll()   // the new request's records read other columns, at the same tokens
         do {
             try tracker.refetch(reads(db), reason: .criteriaChanged, start: ContinuousClock.now, deliversEmptyChange: true)
         } catch {

@@ -9,6 +9,8 @@ struct _SQLiteReads: _EngineReads {
     let db: Database
     /// The schema's version when the plan was made; `nil` when unknown (the first fetch).
     var plannedSchemaVersion: Int?
+    /// Where the rows re-read at a commit are kept for row caches, once one asked (`nil`: not kept).
+    var committed: _CommittedRows?
 
     /// Classifies a failure of a statement: one that fails once the schema changed since the
     /// query planned it is ``LiveQueryError/schemaChanged(_:)`` — by the schema's version, not by
@@ -25,25 +27,36 @@ struct _SQLiteReads: _EngineReads {
     }
 
     func reread(_ keys: [Int64]) throws(LiveQueryError) -> [IndexEntry] {
+        // Once a row cache asked for them, the same statement also reads the query's own columns
+        // (the payload read, which has the re-read's columns first), and the rows are kept for it.
+        let keeping = committed?.isKeeping == true && plan.isIncremental ? plan.layout.recordQuery.flatMap { $0.keyIsRowid ? $0 : nil } : nil
+        let prefix = keeping?.payloadPrefix ?? plan.rereadPrefixSQL
+        let adapter = keeping.map { _QueryColumnsAdapter(columns: Int($0.valueColumns.lowerBound)..<Int($0.valueColumns.upperBound), base: $0.adapter) }
         var found: [IndexEntry] = []
+        var kept: [(identity: SQLValue, token: UInt64, row: Row)] = []
         var offset = 0
         while offset < keys.count {
             let batch = keys[offset..<min(offset + 500, keys.count)]
             offset += batch.count
-            let sql = plan.rereadPrefixSQL + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
+            let sql = prefix + Array(repeating: "?", count: batch.count).joined(separator: ",") + ")"
             var arguments = plan.arguments
             arguments += StatementArguments(batch.map { $0 as any DatabaseValueConvertible })
             do {
                 let statement = try db.cachedStatement(sql: sql)
                 try statement.setArguments(arguments)
-                let cursor = try Row.fetchCursor(statement)
-                while try cursor.next() != nil {
-                    found.append(plan.entry(from: statement.sqliteStatement, ordinal: 0))
+                let cursor = try Row.fetchCursor(statement, adapter: adapter)
+                while let row = try cursor.next() {
+                    let entry = plan.entry(from: statement.sqliteStatement, ordinal: 0)
+                    found.append(entry)
+                    if adapter != nil {
+                        kept.append((plan.layout.identity(of: entry), entry.token, row.copy()))
+                    }
                 }
             } catch {
                 throw Self.classify(LiveQueryError.from(error, sql: sql, arguments: arguments), db, plannedSchemaVersion: plannedSchemaVersion)
             }
         }
+        committed?.keep(kept)
         return found
     }
 
