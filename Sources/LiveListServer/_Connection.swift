@@ -18,13 +18,11 @@ final class _Connection: @unchecked Sendable {
     let outbox: _Outbox
     private let lock = NSLock()
     private var subscriptions: [Int: (hub: _Hub, subscriber: _Subscriber)] = [:]
-    private let mutationLane: _MutationLane
 
     init(server: LiveListServer, claims: LiveListClaims?, logger: Logger) {
         self.server = server
         self.claims = claims
         self.logger = logger
-        mutationLane = _MutationLane(limit: server.configuration.maximumPendingMutations)
         outbox = _Outbox(byteLimit: server.configuration.outboundByteLimit)
         outbox.setOverflowHandler { [weak self] subs in self?.overflowed(subs) }
     }
@@ -61,7 +59,10 @@ final class _Connection: @unchecked Sendable {
                 fail(sub, .queryFailed, "the look for commits failed: \(error)")
             }
         case let .mutate(mutation):
-            let queued = mutationLane.enqueue { [self] in await perform(mutation) }
+            // Taken in turn with every other connection's (`_MutationScheduler`).
+            let queued = server.registry.mutationScheduler.enqueue(ObjectIdentifier(self), limit: server.configuration.maximumPendingMutations) {
+                [self] leftEngine in await perform(mutation, leftEngine: leftEngine)
+            }
             if !queued {
                 fail(mutation, .mutationUnavailable, "more than \(server.configuration.maximumPendingMutations) mutations wait on this connection")
             }
@@ -170,10 +171,11 @@ final class _Connection: @unchecked Sendable {
 
     /// Runs a client's mutation through the engine and answers it: `mutated` once every
     /// subscription of the connection was sent the state that holds its commit, or an error
-    /// naming the mutation.
-    private func perform(_ request: WireMutation) async {
+    /// naming the mutation. `leftEngine` is called once the engine is done with it.
+    private func perform(_ request: WireMutation, leftEngine: @Sendable () -> Void) async {
         // A server that publishes none writes nothing: no number is kept for any client.
         guard !server.mutations.isEmpty else {
+            leftEngine()
             fail(request, .unknownMutation, "this server publishes no mutations")
             return
         }
@@ -192,6 +194,7 @@ final class _Connection: @unchecked Sendable {
         let principal: String = if case let .text(subject)? = claims?.values["sub"] { subject } else { "" }
         let outcome: MutationOutcome
         do {
+            defer { leftEngine() }
             outcome = try await server.engine.perform(MutationRequest(action: action, principal: principal, client: request.client,
                                                                       id: request.id, name: request.name))
         } catch let error as WireError where [.mutationOutOfOrder, .mutationUnavailable, .unknownMutation].contains(error.code) {
@@ -268,7 +271,7 @@ final class _Connection: @unchecked Sendable {
 
     /// Ends every subscription and drops the mutations waiting (the socket closed).
     func closeAll() async {
-        mutationLane.close()
+        server.registry.mutationScheduler.close(ObjectIdentifier(self))
         let entries = lock.withLock { () -> [(hub: _Hub, subscriber: _Subscriber)] in
             let entries = Array(subscriptions.values)
             subscriptions = [:]

@@ -12,6 +12,8 @@ actor _HubRegistry {
     private var idleGeneration: [_HubKey: Int] = [:]
     private var isShutDown = false
     private var connections: [ObjectIdentifier: _Outbox] = [:]
+    /// Every connection's mutations, taken in turn (server-wide, as the connections are).
+    nonisolated let mutationScheduler = _MutationScheduler()
 
     /// Notes an open connection (to close it on shutdown); `false` once shut down.
     func register(_ outbox: _Outbox) -> Bool {
