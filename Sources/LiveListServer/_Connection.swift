@@ -210,9 +210,13 @@ final class _Connection: @unchecked Sendable {
         case let .refused(refusal):
             fail(request, refusal.code, refusal.message)
         case .applied, .alreadyApplied:
-            let versions = await versionsHoldingCommits()
-            let mutated = WireMutated(client: request.client, id: request.id, versions: versions, duplicate: outcome == .alreadyApplied)
-            outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.mutated(mutated).encoded()), sub: nil, isReset: false))
+            let noticed = await versionsHoldingCommits()
+            // Each version is taken as the frame is queued, after any later commit's `changes`
+            // queued since the notice: never older than what the subscription was sent.
+            outbox.send(holding: noticed) { versions in
+                let mutated = WireMutated(client: request.client, id: request.id, versions: versions, duplicate: outcome == .alreadyApplied)
+                return _Outbox.Frame(message: _WireMessage(string: ServerMessage.mutated(mutated).encoded()), sub: nil, isReset: false)
+            }
         }
     }
 

@@ -154,7 +154,8 @@ final class _HubLoop {
         case let .acknowledge(subscriber):
             guard subscriptions[subscriber.key] != nil else { return }
             subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
-                                                                    insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody())
+                                                                    insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody(),
+                            version: version)
         case let .sync(subscriber, reply, state):
             guard !deferredUntilFirstResult(input) else { return }
             // Looked up in what the hub kept once, at arrival; later results mark it as they pass it.
@@ -198,7 +199,7 @@ final class _HubLoop {
             // answer waits for (a `synced` would be dropped, a `mutated` come before them).
             guard !pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) else { return false }
             switch pending.reply {
-            case let .synced(id): pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: id, version: version)).encodedBody())
+            case let .synced(id): pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: id, version: version)).encodedBody(), version: version)
             case let .notice(notice): notice.answer(version)
             }
             return true
@@ -305,7 +306,7 @@ final class _HubLoop {
         }
         writers.holding {
             for (message, subscribers) in messages {
-                for subscriber in subscribers { subscriber.send(message) }
+                for subscriber in subscribers { subscriber.send(message, version: version) }
             }
         }
     }
@@ -358,7 +359,7 @@ final class _HubLoop {
         }
         writers.holding {
             for (message, subscribers) in messages {
-                for subscriber in subscribers { subscriber.send(message) }
+                for subscriber in subscribers { subscriber.send(message, version: later) }
             }
         }
     }
@@ -454,7 +455,7 @@ final class _HubLoop {
         let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
                                          observedAt: isCurrent ? nil : observedAt)
         observer.resumed(.resumed)
-        subscriber.send(body: ServerMessage.changes(message).encodedBody())
+        subscriber.send(body: ServerMessage.changes(message).encodedBody(), version: version)
     }
 
     /// A client ahead of this server asks again this often, for `Configuration.resumeWait` in
@@ -480,7 +481,7 @@ final class _HubLoop {
         let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
         let message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
-        subscriber.send(body: ServerMessage.changes(message).encodedBody())
+        subscriber.send(body: ServerMessage.changes(message).encodedBody(), version: version)
     }
 
     /// Rows went out without their values because they could not be read (the database was busy
@@ -520,7 +521,7 @@ final class _HubLoop {
         let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
         let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
-        subscriber.send(body: ServerMessage.rows(message).encodedBody())
+        subscriber.send(body: ServerMessage.rows(message).encodedBody(), version: version)
     }
 
     private func reset(_ subscriber: _Subscriber, reason: WireResetReason) async {
@@ -537,6 +538,6 @@ final class _HubLoop {
         let message = WireReset(sub: 0, version: version, reason: reason, columns: query.columnNames, sections: sections,
                                 window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] },
                                 order: query.order.flatMap(WireOrder.init))
-        subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true)
+        subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true, version: version)
     }
 }

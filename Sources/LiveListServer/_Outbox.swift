@@ -1,4 +1,5 @@
 import Foundation
+import LiveListWire
 import NIOCore
 
 /// The frames waiting for one connection's socket, bounded (see ``_OutboxState``, which decides
@@ -77,6 +78,19 @@ final class _Outbox: @unchecked Sendable {
     func send(_ frame: Frame) {
         let (wake, dropped, handler) = lock.withLock { () -> (Wake, [Int], (@Sendable ([Int]) -> Void)?) in
             let (wake, dropped) = state.send(frame)
+            return (claim(wake), dropped, dropped.isEmpty ? nil : onOverflow)
+        }
+        perform(wake)
+        if let handler { handler(dropped) }
+    }
+
+    /// Queues the connection-wide frame `make` builds from the versions its `noticed`
+    /// subscriptions hold once the frames queued before it are taken
+    /// (``_OutboxState/versions(holding:)``): read and queued under one lock, so no frame of a
+    /// later commit comes between. `make` runs under the lock: it only encodes.
+    func send(holding noticed: [Int: WireVersion], _ make: ([Int: WireVersion]) -> Frame) {
+        let (wake, dropped, handler) = lock.withLock { () -> (Wake, [Int], (@Sendable ([Int]) -> Void)?) in
+            let (wake, dropped) = state.send(make(state.versions(holding: noticed)))
             return (claim(wake), dropped, dropped.isEmpty ? nil : onOverflow)
         }
         perform(wake)

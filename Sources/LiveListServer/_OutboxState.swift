@@ -1,3 +1,4 @@
+import LiveListWire
 import NIOCore
 
 /// The decisions of one connection's outbox (``_Outbox``), as a value: events in — a frame sent,
@@ -20,6 +21,9 @@ struct _OutboxState {
         var sub: Int?
         /// Whether the frame starts the subscription's list over (a reset).
         var isReset: Bool
+        /// The version the subscription's list holds once the client took the frame (`nil`: a
+        /// frame that names none, an error).
+        var version: WireVersion? = nil
     }
 
     /// Who takes the frames to the socket.
@@ -64,6 +68,10 @@ struct _OutboxState {
     private(set) var awaitingReset: Set<Int> = []
     private(set) var route = Route.writerTask
     private(set) var phase = Phase.open
+    /// Per subscription, the version of the last frame queued that names one: what its list
+    /// holds once the client took every frame queued so far (or, when they were dropped, what
+    /// its reset will hold at least).
+    private(set) var queuedVersions: [Int: WireVersion] = [:]
 
     init(byteLimit: Int) {
         self.byteLimit = byteLimit
@@ -79,6 +87,7 @@ struct _OutboxState {
             awaitingReset.remove(sub)
         }
         frames.append(frame)
+        if let sub = frame.sub, let version = frame.version { queuedVersions[sub] = version }
         if !frame.isReset { queuedBytes += frame.message.text.readableBytes }
         var dropped: [Int] = []
         if queuedBytes > byteLimit {
@@ -91,6 +100,22 @@ struct _OutboxState {
         switch route {
         case .writerTask: return (.writerTask, dropped)
         case .channelWriter: return (claimChannelWriter(), dropped)
+        }
+    }
+
+    /// The versions a connection-wide frame queued now can name for `noticed` subscriptions
+    /// (each with a version its list was sent earlier — a `mutated` waits for those): the later
+    /// of that and the version of the subscription's last frame queued, so that a frame queued
+    /// after a later commit's `changes` never names an older version than they lead to. A
+    /// version of another epoch (the subscription moved to new arguments) is the last queued.
+    func versions(holding noticed: [Int: WireVersion]) -> [Int: WireVersion] {
+        noticed.reduce(into: [:]) { versions, entry in
+            let (sub, noticed) = entry
+            guard let queued = queuedVersions[sub] else {
+                versions[sub] = noticed
+                return
+            }
+            versions[sub] = queued.epoch != noticed.epoch || queued.sequence > noticed.sequence ? queued : noticed
         }
     }
 
@@ -171,6 +196,7 @@ struct _OutboxState {
     mutating func finish() {
         phase = .closed
         frames.removeAll()
+        queuedVersions.removeAll()
         queuedBytes = 0
         route = .writerTask
     }

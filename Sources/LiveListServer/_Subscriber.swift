@@ -23,13 +23,16 @@ final class _Subscriber: Sendable {
 
     var key: ObjectIdentifier { ObjectIdentifier(self) }
 
-    func send(body: String, isReset: Bool = false) {
-        outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.frame(sub: sub, body: body)), sub: sub, isReset: isReset))
+    /// Sends a message whose list holds `version` (the `to` of a `changes`, a reset's version).
+    func send(body: String, isReset: Bool = false, version: WireVersion) {
+        outbox.send(_Outbox.Frame(message: _WireMessage(string: ServerMessage.frame(sub: sub, body: body)), sub: sub, isReset: isReset,
+                                  version: version))
     }
 
-    /// Sends a frame already made for this subscription's number (shared with other subscribers).
-    func send(_ message: _WireMessage) {
-        outbox.send(_Outbox.Frame(message: message, sub: sub, isReset: false))
+    /// Sends a frame already made for this subscription's number (shared with other subscribers),
+    /// whose list holds `version`.
+    func send(_ message: _WireMessage, version: WireVersion) {
+        outbox.send(_Outbox.Frame(message: message, sub: sub, isReset: false, version: version))
     }
 
     func send(_ code: WireErrorCode, _ message: String) {
