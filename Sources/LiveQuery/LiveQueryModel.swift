@@ -76,7 +76,8 @@ public final class LiveQueryModel<ID: LiveIdentity, Record: FetchableRecord & Se
             result = update.result
             latestUpdate = update
             failure = nil
-            cache.update(result: update.result)
+            // The rows it changed come with it (from the commit's re-read): no reload of their pages.
+            cache.update(with: update)
         case let .failure(error):
             failure = error
         }

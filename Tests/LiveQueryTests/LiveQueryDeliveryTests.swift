@@ -134,5 +134,11 @@ struct LiveQueryDeliveryTests {
         for _ in 0..<100 where model.latestUpdate == nil { try await Task.sleep(for: .milliseconds(10)) }
         #expect(model.latestUpdate?.path == .incremental)
         #expect(model.sectionName(at: 0) == "Angle" && model.pageState(at: ItemPath(section: 0, item: 0)).description != "failed")
+        // The renamed album's track was loaded: its new record came with the update, no page read.
+        guard case let .loaded(moved, renamed)? = model.record(at: ItemPath(section: 0, item: 0)) else {
+            Issue.record("the changed row is not held at once: \(String(describing: model.record(at: ItemPath(section: 0, item: 0))))")
+            return
+        }
+        #expect(moved.id == row.id && renamed.album.title == "Angle" && model.cache.statistics.rowsFromCommits > 0)
     }
 }
