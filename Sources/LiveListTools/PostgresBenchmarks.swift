@@ -68,7 +68,8 @@ public enum PostgresBenchmarks {
         func selected(_ name: String) -> Bool { filter.map { name.hasPrefix($0) } ?? true }
         let names = ["pg.update.1m", "pg.open.1m", "pg.fanout"]
         let mixed = selected(PostgresMixed.name) && (!quick || filter != nil)
-        guard (!quick && names.contains(where: selected)) || mixed else { return [] }
+        let stall = !quick && selected(PostgresStall.name)
+        guard (!quick && names.contains(where: selected)) || mixed || stall else { return [] }
         let (configuration, databaseURL) = try await database(url: url)
         let writer = try await connect(configuration)
         do {
@@ -80,6 +81,7 @@ public enum PostgresBenchmarks {
                 if selected("pg.fanout") { results.append(try await PostgresFanout.run(configuration, writer: writer)) }
             }
             if mixed { results.append(try await PostgresMixed.run(configuration, url: databaseURL, quick: quick)) }
+            if stall { results.append(try await PostgresStall.run(configuration, writer: writer)) }
             try await writer.close()
             return results
         } catch {
