@@ -222,6 +222,40 @@ struct RowCacheTests {
         withExtendedLifetime(query) {}
     }
 
+    @Test("rows an update changed are held at their new versions from the committed loader; a page load that straddles the update does not replace them; a row that does not decode fails alone")
+    func committedRows() async throws {
+        let queue = try Self.database(rows: 20)
+        let query = try await LiveQuery<Int64>.open(Self.byName, in: queue, options: .init(dataVersionPollInterval: nil, firstScreenRows: nil))
+        defer { query.cancel() }
+        let gate = AsyncStream<Void>.makeStream()
+        let cache = RowCache<Int64, String>(pageSize: 50, loader: { ids in
+            for await _ in gate.stream { break }   // answers once the update is held
+            return Dictionary(uniqueKeysWithValues: ids.map { ($0, "page \($0)") })
+        }, committed: { rows in
+            Dictionary(uniqueKeysWithValues: rows.map { row in
+                (row.id, row.id == 2 ? Result<String, any Error>.failure(LoaderProbe.InjectedFailure()) : .success("commit \(row.id)"))
+            })
+        })
+        let events = query.events
+        cache.update(result: query.latestResult)
+        _ = cache.rows(in: 0..<10)   // page 0's load starts, and waits
+        try await queue.write { db in try db.execute(sql: "UPDATE item SET version = version + 1 WHERE id IN (1, 2)") }
+        let next = try await withTimeLimit { () -> LiveQueryUpdate<Int64>? in
+            for await event in events { if case let .update(update) = event { return update } }
+            return nil
+        }
+        let update = try #require(next)
+        cache.update(with: update)
+        let row = try #require(update.result.row(at: 0))
+        #expect(row.id == 1 && cache.content(of: 1, version: row.version) == "commit 1")
+        #expect(cache.rowFailure(atPosition: 1) != nil, "the row that does not decode fails alone")
+        gate.continuation.finish()
+        try await withTimeLimit { await cache.waitForLoads() }
+        #expect(cache.content(of: 1, version: row.version) == "commit 1", "the page's older answer does not replace it")
+        if case let .loaded(_, content) = cache.rows(in: 2..<3)[0] { #expect(content == "page 3") } else { Issue.record("row 3 from its page") }
+        #expect(cache.statistics.rowsFromCommits == 1 && cache.statistics.failedRows == 1)
+    }
+
     @Test("finished loads are let go of without anyone waiting: an app that never calls waitForLoads keeps nothing")
     func finishedLoadsAreReleased() async throws {
         let queue = try Self.database(rows: 2_000)
