@@ -53,6 +53,17 @@ public enum MutationBenchmarks {
             defer { served.stop() }
             results.append(try retry(served, pool: pool, mutations: quick ? 200 : 1_000, disconnects: quick ? 5 : 20))
         }
+        if selected("wire.mutate.fairness") {
+            let rows = 10_000
+            let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: 61)
+            try setup.close()
+            let pool = try DatabasePool(path: path)
+            let served = try WireServer.start(pool, mutations: [rename])
+            defer { served.stop() }
+            let figures = try waitFor { try await MutationFairness.measure(url: served.url, rows: rows, runs: quick ? 100 : 400) }
+            results.append(MutationFairness.result(figures, name: "wire.mutate.fairness", setup:
+                "LiveListServer (SQLite, \(rows) rows), loopback, one process: a bystander subscribed to `items` renames a row at a time; a flooder keeps 256 renames waiting"))
+        }
         return results
     }
 

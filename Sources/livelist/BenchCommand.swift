@@ -79,6 +79,11 @@ struct BenchCommand: ParsableCommand {
             } catch let failure as BenchFailure where failure.description.hasPrefix("no PostgreSQL") {
                 FileHandle.standardError.write(Data("livelist bench: skipped pg.*: \(failure.description)\n".utf8))
             }
+            do {
+                try waitFor { try await MutationFairness.runPostgres(quick: quick, filter: filter, url: postgres) }.forEach(report)
+            } catch let failure as BenchFailure where failure.description.hasPrefix("no PostgreSQL") {
+                FileHandle.standardError.write(Data("livelist bench: skipped pg.mutate.fairness: \(failure.description)\n".utf8))
+            }
             if selected("web.update.100k") {
                 do {
                     report(try WebBenchmark.run(quick: quick))
