@@ -86,7 +86,9 @@ struct RemoteListControllerTests {
             let position = random.next(upTo: rows.count)
             let id = try #require(rows[position][0].integer)
             // Not a sort column: the row stays where it is, reloaded.
-            try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET subject = subject || 'v' WHERE id = ?", arguments: [id]) }
+            try await within("step \(step): the write") {
+                try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET subject = subject || 'v' WHERE id = ?", arguments: [id]) }
+            }
             try await within("step \(step): the update") { try await controller.upToDate() }
             let modelPath = try #require(query.model.state.path(ofPosition: position))
             guard case let .record(_, record)? = view.cellContent(at: modelPath) else {

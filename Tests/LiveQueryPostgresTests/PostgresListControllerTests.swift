@@ -67,9 +67,10 @@ extension PostgresDatabaseTests {
                 let (reads, placeholders) = (view.cellReads, dataSource.placeholdersAnswered)
                 let id = Int64.random(in: 1...30, using: &random)
                 // A longer subject sorts after the others of its group: a move within the screen, and a reload.
-                try await PG.execute(writer, "UPDATE message SET subject = subject || 'v' WHERE id = \(id)")
+                try await within("step \(step): the write") { try await PG.execute(writer, "UPDATE message SET subject = subject || 'v' WHERE id = \(id)") }
                 try await within("step \(step): the update") { _ = try await controller.upToDate() }
-                let expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2)
+                var expected: [[String?]] = []
+                try await within("step \(step): the SELECT") { expected = try await PostgresSQLTests.expectedRows(writer, sql, columns: 2) }
                 let path = try #require(controller.source.result.path(ofItem: id))
                 guard case let .record(_, record)? = view.cellContent(at: path) else {
                     Issue.record("step \(step): the updated row shows \(String(describing: view.cellContent(at: path))), not its record")

@@ -139,9 +139,11 @@ struct GRDBRequestTests {
         let pageQueries = cache.statistics.pageQueries
 
         // A joined rename moves its album's tracks, a track's own title changes: one commit.
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE album SET title = 'Zebra' WHERE id = 1")
-            try db.execute(sql: "UPDATE track SET title = 't99' WHERE title = 't01'")
+        try await withTimeLimit {
+            try await pool.write { db in
+                try db.execute(sql: "UPDATE album SET title = 'Zebra' WHERE id = 1")
+                try db.execute(sql: "UPDATE track SET title = 't99' WHERE title = 't01'")
+            }
         }
         let next = try await withTimeLimit { () -> LiveQueryUpdate<UUID>? in
             for await event in events { if case let .update(update) = event { return update } }
@@ -149,7 +151,7 @@ struct GRDBRequestTests {
         }
         let update = try #require(next)
         cache.update(with: update)
-        let expected = try await pool.read { db in try TrackInfo.fetchAll(db, Self.tracksByAlbum.asRequest(of: TrackInfo.self)) }
+        let expected = try await withTimeLimit { try await pool.read { db in try TrackInfo.fetchAll(db, Self.tracksByAlbum.asRequest(of: TrackInfo.self)) } }
         let rows = update.result.rows(in: 0..<update.result.count)
         #expect(rows.map(\.id) == expected.compactMap { UUID(uuidString: $0.track.uuid) })
         for (row, info) in zip(rows, expected) {

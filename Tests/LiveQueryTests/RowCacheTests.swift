@@ -239,7 +239,7 @@ struct RowCacheTests {
         let events = query.events
         cache.update(result: query.latestResult)
         _ = cache.rows(in: 0..<10)   // page 0's load starts, and waits
-        try await queue.write { db in try db.execute(sql: "UPDATE item SET version = version + 1 WHERE id IN (1, 2)") }
+        try await withTimeLimit { try await queue.write { db in try db.execute(sql: "UPDATE item SET version = version + 1 WHERE id IN (1, 2)") } }
         let next = try await withTimeLimit { () -> LiveQueryUpdate<Int64>? in
             for await event in events { if case let .update(update) = event { return update } }
             return nil

@@ -202,8 +202,10 @@ struct LiveQueryControllerTests {
             let target = expected[Int.random(in: 0..<expected.count, using: &random)]
             // Even steps keep the row in place, odd ones move it: a reload, or a move and a reload.
             let name = step.isMultiple(of: 2) ? target.name + "v" : String(format: "name%04d", Int.random(in: 0..<30, using: &random)) + "m\(step)"
-            try await pool.write { db in
-                try db.execute(sql: "UPDATE item SET name = ?, version = version + 1 WHERE id = ?", arguments: [name, target.id])
+            try await within("step \(step): the write") {
+                try await pool.write { db in
+                    try db.execute(sql: "UPDATE item SET name = ?, version = version + 1 WHERE id = ?", arguments: [name, target.id])
+                }
             }
             try await within("step \(step): the update") { try await controller.upToDate() }
             // Right after the batch: the row's cell shows its new record.
