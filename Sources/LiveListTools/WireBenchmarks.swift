@@ -25,7 +25,7 @@ public enum WireBenchmarks {
         let suffix = quick ? "100k" : "1m"
         let fanouts = quick ? [100] : [1_000, 3_000, 5_000, 10_000, 100_000]
         let fanoutNames = fanouts.map { "wire.fanout.\($0 >= 1_000 ? "\($0 / 1_000)k" : "\($0)")" }
-        guard ["wire.update.", "wire.first_screen.", "wire.resume", "wire.memory."].contains(where: { selected($0 + suffix) || selected($0) })
+        guard ["wire.update.", "wire.first_screen.", "wire.resume", "wire.memory.", "metrics.scrape"].contains(where: { selected($0 + suffix) || selected($0) })
             || fanoutNames.contains(where: selected) else { return [] }
         var results: [BenchResult] = []
         if selected("wire.memory.\(suffix)") {
@@ -34,7 +34,7 @@ public enum WireBenchmarks {
             try setup.close()
             results.append(try WireMemory.run(path: path, rows: rows, commits: quick ? 200 : 2_000, refetchSeconds: quick ? 5 : 20,
                                               processes: 2, name: "wire.memory.\(suffix)"))
-            guard ["wire.update.", "wire.first_screen.", "wire.resume"].contains(where: { selected($0 + suffix) || selected($0) })
+            guard ["wire.update.", "wire.first_screen.", "wire.resume", "metrics.scrape"].contains(where: { selected($0 + suffix) || selected($0) })
                 || fanoutNames.contains(where: selected) else { return results }
         }
         let (setup, path) = try LiveQueryBenchmarks.makeDatabase(rows: rows, seed: UInt64(rows) &+ 5)
@@ -47,6 +47,7 @@ public enum WireBenchmarks {
             results.append(try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: quick ? 21 : 201, baselineRuns: quick ? 3 : 5))
         }
         if selected("wire.resume") { results.append(try resume(served, pool: pool, rows: rows, commits: quick ? 100 : 1_000)) }
+        if selected("metrics.scrape") { results.append(try metricsScrape(served, pool: pool, rows: rows, suffix: suffix, runs: quick ? 21 : 201)) }
         let descriptors = WireFanout.raiseDescriptorLimit()
         for (subscribers, name) in zip(fanouts, fanoutNames) where selected(name) {
             // Each process holds a descriptor per connection, and a loopback address pair has
@@ -178,6 +179,34 @@ public enum WireBenchmarks {
         result.add("baseline_bytes_deflate", .integer(Int64(baselineDeflated)))
         result.add("rows", .integer(Int64(rows)))
         result.add("in_result", .integer(Int64(fresh)))
+        return result
+    }
+
+    /// `GET /metrics` scraped every 50 ms (300 times Prometheus' usual 15 s) while `wire.update`
+    /// runs, against the same run without scraping, in one process: each scrape's time and size,
+    /// and what scraping costs the commit → client path (medians and p99 both ways).
+    @MainActor
+    static func metricsScrape(_ served: WireServer, pool: DatabasePool, rows: Int, suffix: String, runs: Int) throws -> BenchResult {
+        let name = "metrics.scrape"
+        let quiet = try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: runs, baselineRuns: 1)
+        let scraper = try MetricsScraper(webSocketURL: served.url, interval: .milliseconds(50))
+        let scraped = try update(served, pool: pool, name: "wire.update.\(suffix)", rows: rows, runs: runs, baselineRuns: 1)
+        let scrapes = scraper.stop()
+        guard !scrapes.times.isEmpty else { throw BenchFailure("\(name): no scrape succeeded (\(scrapes.failures) failed)") }
+        func p99(_ result: BenchResult) -> Double {
+            guard let member = result.extra.first(where: { $0.key == "p99_ms" }), case let .double(value) = member.value else { return .nan }
+            return value
+        }
+        var result = BenchResult(name: name, medianMilliseconds: LiveQueryBenchmarks.median(scrapes.times), runs: scrapes.times.count)
+        result.add("p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(scrapes.times, 0.99))))
+        result.add("bytes", .integer(Int64(scrapes.bytes)))
+        result.add("failures", .integer(Int64(scrapes.failures)))
+        result.add("update_median_ms", .double(BenchResult.rounded(quiet.medianMilliseconds)))
+        result.add("update_median_scraped_ms", .double(BenchResult.rounded(scraped.medianMilliseconds)))
+        result.add("update_p99_ms", .double(BenchResult.rounded(p99(quiet))))
+        result.add("update_p99_scraped_ms", .double(BenchResult.rounded(p99(scraped))))
+        result.add("update_median_ratio", .double(BenchResult.rounded(scraped.medianMilliseconds / quiet.medianMilliseconds)))
+        result.add("interval_ms", .integer(50))
         return result
     }
 

@@ -36,6 +36,8 @@ public enum WireFanout {
         let residentBefore = LiveQueryBenchmarks.residentBytes()
         let (process, input, lines) = try startLoadGenerator(subscribers: subscribers, commitsFile: commitsFile, urls: [served.url], name: name)
         let residentAfter = LiveQueryBenchmarks.residentBytes()
+        // Scraped once a second meanwhile: what a scrape costs with this many subscriptions.
+        let scraper = try MetricsScraper(webSocketURL: served.url, interval: .seconds(1))
         var random = SeededRandomNumberGenerator(seed: 41)
         var commitTimes: [Double] = []
         let cpuBefore = Self.cpuSeconds()
@@ -51,6 +53,7 @@ public enum WireFanout {
         }
         Thread.sleep(forTimeInterval: 1)
         let cpu = Self.cpuSeconds() - cpuBefore
+        let scrapes = scraper.stop()
         try ([String(base)] + commitTimes.map { String($0) }).joined(separator: "\n").write(to: commitsFile, atomically: true, encoding: .utf8)
         let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
         let firstRows = try pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE flag = 1 ORDER BY name LIMIT 60") }
@@ -74,6 +77,9 @@ public enum WireFanout {
         result.add("bytes", .double(BenchResult.rounded(figures["bytes_per_commit_per_client"] ?? .nan)))
         result.add("server_cpu_ms_per_commit", .double(BenchResult.rounded(cpu * 1_000 / Double(commitTimes.count))))
         result.add("server_resident_bytes_per_subscriber", .integer(Int64(max(0, residentAfter - residentBefore) / subscribers)))
+        result.add("scrape_median_ms", .double(BenchResult.rounded(scrapes.times.isEmpty ? .nan : LiveQueryBenchmarks.median(scrapes.times))))
+        result.add("scrape_max_ms", .double(BenchResult.rounded(scrapes.times.max() ?? .nan)))
+        result.add("scrapes", .integer(Int64(scrapes.times.count)))
         result.add("load_generator_cpu_ms_per_commit", .double(BenchResult.rounded(figures["cpu_ms_per_commit"] ?? .nan)))
         result.add("load_generator", .string("its own process, bare NIO connections on \(System.coreCount) event loops; every frame timed at receipt, one Swift client applying every message"))
         return result

@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Scrapes a server's `GET /metrics` on a thread of its own, every `interval`, as Prometheus would
+/// (far more often than Prometheus does), until stopped: each scrape's round-trip time and size.
+/// `@unchecked Sendable`: `stopped`, `times` and `bytes` are only touched under `lock`.
+final class MetricsScraper: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    private var times: [Double] = []
+    private var bytes = 0
+    private var failures = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts scraping `http://HOST:PORT/metrics` for the server whose WebSocket is `webSocketURL`.
+    init(webSocketURL: String, interval: Duration) throws {
+        guard let base = URL(string: webSocketURL.replacingOccurrences(of: "ws://", with: "http://")),
+              let url = URL(string: "/metrics", relativeTo: base) else { throw BenchFailure("metrics: bad URL \(webSocketURL)") }
+        let thread = Thread { [self] in
+            let session = URLSession(configuration: .ephemeral)
+            let clock = ContinuousClock()
+            while !lock.withLock({ stopped }) {
+                let start = clock.now
+                let finished = DispatchSemaphore(value: 0)
+                nonisolated(unsafe) var received: Data?
+                let task = session.dataTask(with: url) { data, _, _ in
+                    received = data
+                    finished.signal()
+                }
+                task.resume()
+                finished.wait()
+                let milliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
+                lock.withLock {
+                    if let received, !received.isEmpty {
+                        times.append(milliseconds)
+                        bytes = received.count
+                    } else {
+                        failures += 1
+                    }
+                }
+                Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
+            }
+            session.invalidateAndCancel()
+            done.signal()
+        }
+        thread.name = "livelist.bench.scraper"
+        thread.start()
+    }
+
+    /// Stops after the scrape under way; every scrape's time in ms, the last one's bytes, and the
+    /// scrapes that failed.
+    func stop() -> (times: [Double], bytes: Int, failures: Int) {
+        lock.withLock { stopped = true }
+        done.wait()
+        return lock.withLock { (times, bytes, failures) }
+    }
+}
