@@ -171,9 +171,7 @@ final class _Connection: @unchecked Sendable {
 
     /// Runs a client's mutation through the engine and answers it: `mutated` once every
     /// subscription of the connection was sent the state that holds its commit, or an error
-    /// naming the mutation. `leftEngine` is called once the database is done with it: after the
-    /// engine, and after its lists' looks for the commit (over SQLite a look waits for the writer,
-    /// where the next connection's mutation would otherwise be first).
+    /// naming the mutation. `leftEngine` is called once the engine is done with it.
     private func perform(_ request: WireMutation, leftEngine: @Sendable () -> Void) async {
         // A server that publishes none writes nothing: no number is kept for any client.
         guard !server.mutations.isEmpty else {
@@ -196,14 +194,13 @@ final class _Connection: @unchecked Sendable {
         let principal: String = if case let .text(subject)? = claims?.values["sub"] { subject } else { "" }
         let outcome: MutationOutcome
         do {
+            defer { leftEngine() }
             outcome = try await server.engine.perform(MutationRequest(action: action, principal: principal, client: request.client,
                                                                       id: request.id, name: request.name))
         } catch let error as WireError where [.mutationOutOfOrder, .mutationUnavailable, .unknownMutation].contains(error.code) {
-            leftEngine()
             fail(request, error.code, error.message)
             return
         } catch {
-            leftEngine()
             // Anything else recorded nothing either: the client sends it again.
             logger.notice("mutation could not run", metadata: ["mutation": "\(request.name)", "error": "\(error)"])
             fail(request, .mutationUnavailable, "\(error)")
@@ -211,10 +208,9 @@ final class _Connection: @unchecked Sendable {
         }
         switch outcome {
         case let .refused(refusal):
-            leftEngine()
             fail(request, refusal.code, refusal.message)
         case .applied, .alreadyApplied:
-            let noticed = await versionsHoldingCommits(afterLooks: leftEngine)
+            let noticed = await versionsHoldingCommits()
             // Each version is taken as the frame is queued, after any later commit's `changes`
             // queued since the notice: never older than what the subscription was sent.
             outbox.send(holding: noticed) { versions in
@@ -225,32 +221,21 @@ final class _Connection: @unchecked Sendable {
     }
 
     /// Waits until every subscription of the connection was sent a state holding every commit
-    /// made before the call (its hub looks, as for `sync`), and gives the versions they hold;
-    /// `afterLooks` is called once every look ended, before the notices are waited for.
+    /// made before the call (its hub looks, as for `sync`), and gives the versions they hold.
     /// A subscription whose look fails, or that ends meanwhile, is left out.
-    private func versionsHoldingCommits(afterLooks: () -> Void) async -> [Int: WireVersion] {
+    private func versionsHoldingCommits() async -> [Int: WireVersion] {
         let entries = lock.withLock { subscriptions }
-        let looked = await withTaskGroup(of: (Int, ListStateID??).self) { group in
+        return await withTaskGroup(of: (Int, WireVersion?).self) { group in
             for (sub, entry) in entries {
                 group.addTask { [logger] in
+                    let state: ListStateID?
                     do {
-                        return (sub, .some(try await entry.hub.look.state()))
+                        state = try await entry.hub.look.state()
                     } catch {
                         logger.notice("the look for a mutation's commit failed", metadata: ["sub": "\(sub)", "error": "\(error)"])
                         return (sub, nil)
                     }
-                }
-            }
-            var states: [Int: ListStateID?] = [:]
-            for await (sub, state) in group { if let state { states.updateValue(state, forKey: sub) } }
-            return states
-        }
-        afterLooks()
-        return await withTaskGroup(of: (Int, WireVersion?).self) { group in
-            for (sub, state) in looked {
-                guard let entry = entries[sub] else { continue }
-                group.addTask {
-                    (sub, await _VersionNotice.wait { entry.hub.send(.sync(entry.subscriber, reply: .notice($0), state: state)) })
+                    return (sub, await _VersionNotice.wait { entry.hub.send(.sync(entry.subscriber, reply: .notice($0), state: state)) })
                 }
             }
             var versions: [Int: WireVersion] = [:]

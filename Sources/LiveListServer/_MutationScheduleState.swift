@@ -10,8 +10,7 @@ import NIOCore
 /// mutation each — so a connection with a full queue delays another's mutation by at most one
 /// of its own per slot, however many it has queued. A connection's own mutations run one after
 /// another in the order they came: its next waits until the last was answered (its `mutated`
-/// waits for the commit's changes), but only the database's part — the engine, and the looks of
-/// the connection's lists for the commit — holds a slot.
+/// waits for the commit's changes), but only the engine's part holds a slot.
 ///
 /// Each connection keeps at most `limit` mutations queued (not yet with the engine; its
 /// server's `maximumPendingMutations`); past it, a mutation is refused.
@@ -22,8 +21,7 @@ struct _MutationScheduleState<Connection: Hashable & Sendable>: Sendable {
         case waiting
         /// Its oldest mutation is with the engine and holds a slot.
         case running
-        /// Its oldest mutation is done with the database and is being answered: the next waits
-        /// for that.
+        /// Its oldest mutation left the engine and is being answered: the next waits for that.
         case answering
     }
 
@@ -67,8 +65,8 @@ struct _MutationScheduleState<Connection: Hashable & Sendable>: Sendable {
         return (true, fill())
     }
 
-    /// The database is done with `connection`'s running mutation: its slot is free; its answer
-    /// is being made.
+    /// The engine is done with `connection`'s running mutation: its slot is free; its answer is
+    /// being made.
     mutating func leftEngine(_ connection: Connection) -> [Action] {
         guard var lane = lanes[connection], lane.phase == .running else { return [] }
         running -= 1

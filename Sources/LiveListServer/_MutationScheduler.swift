@@ -7,10 +7,9 @@ import NIOCore
 /// at a time, first come first served; without this turn-taking a connection that keeps its
 /// queue full would have the engine's queue to itself.
 final class _MutationScheduler: Sendable {
-    /// A mutation's work: runs it through the engine, calls `leftEngine` as soon as the database
-    /// is done with it (the engine, and its lists' looks for the commit: its slot goes to the next
-    /// connection in turn), then answers it. A work that returns without calling it frees its
-    /// slot then.
+    /// A mutation's work: runs it through the engine, calls `leftEngine` as soon as the engine is
+    /// done with it (its slot goes to the next connection in turn), then answers it. A work that
+    /// returns without calling it frees its slot then.
     typealias Work = @Sendable (_ leftEngine: @escaping @Sendable () -> Void) async -> Void
     typealias ConnectionID = ObjectIdentifier
 
