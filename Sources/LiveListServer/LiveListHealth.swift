@@ -20,6 +20,9 @@ public struct LiveListHealth: Sendable {
         /// Live queries of this published query failed and have not recovered (`count` of its
         /// argument sets); the server's log says why.
         case queryFailing(query: String, count: Int)
+        /// A live query of this published query has left a change unsent to its subscribers for
+        /// `duration`, longer than ``Limits/lag`` (its hub waits on a read that does not end).
+        case queryStuck(query: String, for: Duration)
 
         public var description: String {
             switch self {
@@ -29,6 +32,7 @@ public struct LiveListHealth: Sendable {
             case let .behind(lag, limit): "behind the database by \(Self.seconds(lag)) s (limit \(Self.seconds(limit)) s)"
             case let .behindBytes(bytes, limit): "behind the database by \(bytes) bytes (limit \(limit))"
             case let .queryFailing(query, count): "query \(query) failing (\(count) live \(count == 1 ? "query" : "queries"))"
+            case let .queryStuck(query, duration): "query \(query) has not sent a change for \(Self.seconds(duration)) s"
             }
         }
 
@@ -81,9 +85,11 @@ public struct LiveListHealth: Sendable {
     }
 
     /// Why a server whose capture is `capture`, with live queries failing (published names and
-    /// how many of each), is not ready at `now`.
-    /// - Complexity: O(failing queries).
-    public static func assess(capture: ChangeCaptureStatus, failingQueries: [String: Int], shuttingDown: Bool, limits: Limits,
+    /// how many of each) and live queries whose changes wait to be sent since an instant
+    /// (`waiting`: published name and since when), is not ready at `now`.
+    /// - Complexity: O(failing queries + waiting).
+    public static func assess(capture: ChangeCaptureStatus, failingQueries: [String: Int],
+                              waiting: [(query: String, since: ContinuousClock.Instant)] = [], shuttingDown: Bool, limits: Limits,
                               at now: ContinuousClock.Instant) -> [NotReady] {
         var reasons: [NotReady] = []
         if shuttingDown { reasons.append(.shuttingDown) }
@@ -101,6 +107,11 @@ public struct LiveListHealth: Sendable {
         }
         if let bytes = capture.lagBytes, bytes > limits.lagBytes { reasons.append(.behindBytes(bytes: bytes, limit: limits.lagBytes)) }
         for (query, count) in failingQueries.sorted(by: { $0.key < $1.key }) { reasons.append(.queryFailing(query: query, count: count)) }
+        var stuck: [String: Duration] = [:]
+        for (query, since) in waiting where since.duration(to: now) > limits.lag {
+            stuck[query] = max(stuck[query] ?? .zero, since.duration(to: now))
+        }
+        for (query, duration) in stuck.sorted(by: { $0.key < $1.key }) { reasons.append(.queryStuck(query: query, for: duration)) }
         return reasons
     }
 

@@ -194,16 +194,18 @@ public final class LiveListServer: Sendable {
     /// What the server says of itself now: ready or not and why (shutting down; the engine's
     /// change capture lost or behind by more than ``Configuration/maximumLag`` or
     /// ``Configuration/maximumLagBytes``; published queries whose live queries failed and have
-    /// not recovered), the capture's lag, and what it holds.
-    /// - Complexity: O(failing live queries); the engine's figures are those it measured last
-    ///   (no round trip to the database).
+    /// not recovered, or hold a change unsent for longer than ``Configuration/maximumLag``), the
+    /// capture's lag, and what it holds.
+    /// - Complexity: O(open live queries); the engine's figures are those it measured last (no
+    ///   round trip to the database).
     public func health() async -> LiveListHealth {
         let capture = await engine.changeCapture()
         let counts = await registry.counts
         let connections = await registry.connectionCount
         let kept = resumeGauge.current
         let limits = LiveListHealth.Limits(lag: configuration.maximumLag, lagBytes: configuration.maximumLagBytes)
-        let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery,
+        let waiting = await registry.backlogs.compactMap { entry in entry.since.map { (query: entry.query, since: $0) } }
+        let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery, waiting: waiting,
                                              shuttingDown: shuttingDown.withLockedValue { $0 }, limits: limits, at: .now)
         return LiveListHealth(notReady: notReady, capture: capture, queries: counts.queries, subscriptions: counts.subscriptions,
                               connections: connections, keptChangesets: kept.changesets, keptBytes: kept.bytes)

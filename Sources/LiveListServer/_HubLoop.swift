@@ -127,7 +127,9 @@ final class _HubLoop {
 
     private func apply(_ input: _Hub.Input) async {
         switch input {
-        case let .event(event): await handle(event)
+        case let .event(event):
+            await handle(event)
+            observer.handled()
         case let .subscribe(subscriber, window, resume):
             guard !deferredUntilFirstResult(input) else { return }
             await subscribe(subscriber, window: window, resume: resume)

@@ -28,6 +28,10 @@ final class _HubObserver: Sendable {
     private let failures: _FailingQueries
     private let applyTimer: CoreMetrics.Timer
     private let isFailing = NIOLockedValueBox(false)
+    /// Events the engine delivered and the hub's loop has not handled yet, and since when the
+    /// oldest of them waits: a loop stuck on one (a read that never ends) leaves its subscribers
+    /// behind while the engine follows, and readiness says so.
+    private let backlog = NIOLockedValueBox((waiting: 0, since: ContinuousClock.Instant?.none))
 
     init(query: String, metrics: LiveListMetrics, failures: _FailingQueries) {
         self.query = query
@@ -37,6 +41,10 @@ final class _HubObserver: Sendable {
     }
 
     func saw(_ event: ServedLiveQueryEvent) {
+        backlog.withLockedValue { backlog in
+            if backlog.waiting == 0 { backlog.since = .now }
+            backlog.waiting += 1
+        }
         switch event {
         case .initial, .unchanged:
             following()
@@ -54,6 +62,17 @@ final class _HubObserver: Sendable {
             if !wasFailing { failures.set(ObjectIdentifier(self), failing: query) }
         }
     }
+
+    /// The hub's loop handled an event: the next one waits from now.
+    func handled() {
+        backlog.withLockedValue { backlog in
+            backlog.waiting = max(0, backlog.waiting - 1)
+            backlog.since = backlog.waiting == 0 ? nil : .now
+        }
+    }
+
+    /// Since when the hub's loop has not handled the events waiting for it (`nil`: none waits).
+    var waitingSince: ContinuousClock.Instant? { backlog.withLockedValue { $0.since } }
 
     func resumed(_ outcome: LiveListMetrics.ResumeOutcome) { metrics.countResume(outcome) }
 

@@ -96,6 +96,11 @@ actor _HubRegistry {
     /// The number of open live queries and of subscriptions to them.
     var counts: (queries: Int, subscriptions: Int) { (hubs.count, subscribers.values.reduce(0, +)) }
 
+    /// Each open live query's published name, and since when its hub has left events unhandled
+    /// (`nil`: none waits).
+    /// - Complexity: O(open live queries).
+    var backlogs: [(query: String, since: ContinuousClock.Instant?)] { hubs.values.map { ($0.key.name, $0.observer.waitingSince) } }
+
     /// The WebSocket connections being served (until each ends, shutdown or not).
     var connectionCount: Int { connections.count }
 

@@ -1,8 +1,11 @@
 import Foundation
 import GRDB
 import LiveListClient
+import ListDiff
 import LiveListServer
+import LiveListServerSQLite
 import LiveListWire
+import LiveQueryCore
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -113,6 +116,87 @@ struct HealthTests {
         #expect(recovered.body.contains("livelist_ready 1.0") && recovered.body.contains("livelist_refetches_total{reason=\"recovering\"}"),
                 "\(recovered.body)")
         remote.stop()
+        await fixture.stop()
+    }
+
+    @Test("a live query whose changes wait to be sent longer than the lag limit is named, once, with the longest wait")
+    func stuck() {
+        let waiting = [(query: "inbox", since: now - .seconds(5)), (query: "inbox", since: now - .seconds(9)), (query: "other", since: now - .seconds(1))]
+        #expect(LiveListHealth.assess(capture: .following, failingQueries: [:], waiting: waiting, shuttingDown: false, limits: limits, at: now)
+            == [.queryStuck(query: "inbox", for: .seconds(9))])
+    }
+
+    /// Holds every read of rows' values while closed.
+    actor Gate {
+        private var isOpen = true
+        private var waiters: [CheckedContinuation<Void, Never>] = []
+
+        func close() { isOpen = false }
+
+        func open() {
+            isOpen = true
+            for waiter in waiters { waiter.resume() }
+            waiters = []
+        }
+
+        func pass() async {
+            guard !isOpen else { return }
+            await withCheckedContinuation { waiters.append($0) }
+        }
+    }
+
+    /// SQLite's served query, its reads of rows' values held by a gate.
+    struct GatedQuery: ServedLiveQuery {
+        let inner: any ServedLiveQuery
+        let gate: Gate
+        var events: AsyncStream<LiveQueryEvent<SQLValue>> { inner.events }
+        var columnNames: [String] { inner.columnNames }
+        func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
+            await gate.pass()
+            return try await inner.values(of: rows)
+        }
+        func cancel() { inner.cancel() }
+    }
+
+    struct GatedEngine: LiveQueryEngine {
+        let inner: SQLiteEngine
+        let gate: Gate
+        func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
+            GatedQuery(inner: try await inner.open(query, arguments: arguments), gate: gate)
+        }
+    }
+
+    @Test("a hub stuck on a read that does not end turns readiness 503, naming its query; once the read ends it is ready again")
+    @MainActor
+    func stuckHub() async throws {
+        let fixture = try await WireFixture.start(rows: 30, seed: 9)
+        let gate = Gate()
+        var configuration = LiveListServer.Configuration()
+        configuration.maximumLag = .milliseconds(300)
+        let server = LiveListServer(engine: GatedEngine(inner: SQLiteEngine(database: fixture.pool), gate: gate), queries: [Self.scored],
+                                    configuration: configuration)
+        let (port, group, running) = try await WireFixture.serve(server)
+        let remote = RemoteLiveQuery(url: "ws://127.0.0.1:\(port)/live", query: "scored", window: 0..<50, prefetch: 0)
+        remote.start()
+        try await eventually("the first state") { remote.model.state.count == 30 }
+        #expect(await server.health().isReady)
+        await gate.close()
+        try await fixture.pool.write { db in try db.execute(sql: "UPDATE message SET sender = 'changed' WHERE id = (SELECT min(id) FROM message)") }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var health = await server.health()
+        while health.isReady, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            health = await server.health()
+        }
+        #expect(health.notReady.count == 1 && "\(health.notReady)".contains("scored"), "\(health.notReady)")
+        if case .queryStuck? = health.notReady.first {} else { Issue.record("expected queryStuck, got \(health.notReady)") }
+        await gate.open()
+        let again = ContinuousClock.now + .seconds(20)
+        while !(await server.health().isReady), ContinuousClock.now < again { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await server.health().isReady)
+        remote.stop()
+        await group.triggerGracefulShutdown()
+        _ = await running.result
         await fixture.stop()
     }
 
