@@ -35,6 +35,9 @@ public final class LiveListMetrics: Sendable {
     private let commitsApplied: CoreMetrics.Counter
     private let captureReconnects: CoreMetrics.Counter
     private let watchdogFirings: CoreMetrics.Counter
+    private let mutationTimer: CoreMetrics.Timer
+    private let mutationsWaiting: CoreMetrics.Gauge
+    private let mutationLaneDeepest: CoreMetrics.Gauge
     /// The engine's own totals when last scraped: its counters grow by the difference.
     private let engineTotals = NIOLockedValueBox([String: Int]())
 
@@ -64,6 +67,30 @@ public final class LiveListMetrics: Sendable {
         commitsApplied = Counter(label: "livelist_commits_applied_total", factory: factory)
         captureReconnects = Counter(label: "livelist_capture_reconnects_total", factory: factory)
         watchdogFirings = Counter(label: "livelist_watchdog_firings_total", factory: factory)
+        mutationTimer = Timer(label: "livelist_mutation_seconds", factory: factory)
+        mutationsWaiting = Gauge(label: "livelist_mutations_waiting", factory: factory)
+        mutationLaneDeepest = Gauge(label: "livelist_mutation_lane_depth_max", factory: factory)
+    }
+
+    /// How a client's mutation was answered.
+    enum MutationOutcome: String {
+        /// `mutated`: applied now.
+        case applied
+        /// `mutated` with `duplicate`: applied before (a resend).
+        case duplicate
+        /// Refused by the server or the mutation (`conflict`, `mutationFailed`, bad arguments…).
+        case refused
+        /// `mutationUnavailable`: not run (its lane full, the database unreachable); sent again later.
+        case unavailable
+        /// `mutationOutOfOrder`: a number skipped.
+        case outOfOrder = "out_of_order"
+    }
+
+    /// A mutation answered `since` it arrived: counted by outcome, its time in the histogram.
+    func mutationAnswered(_ outcome: MutationOutcome, since arrived: ContinuousClock.Instant) {
+        Counter(label: "livelist_mutations_total", dimensions: [("outcome", outcome.rawValue)], factory: factory).increment()
+        let (seconds, attoseconds) = arrived.duration(to: .now).components
+        mutationTimer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// The histogram of the time from a commit to its changeset, for one published query.
@@ -110,8 +137,11 @@ public final class LiveListMetrics: Sendable {
         Counter(label: "livelist_resumes_total", dimensions: [("outcome", outcome.rawValue)], factory: factory).increment()
     }
 
-    /// Sets the gauges from `health` and adds what the engine counted since the last scrape.
-    func record(_ health: LiveListHealth) {
+    /// Sets the gauges from `health` and the mutations waiting, and adds what the engine counted
+    /// since the last scrape.
+    func record(_ health: LiveListHealth, mutationDepth: (waiting: Int, deepest: Int)) {
+        mutationsWaiting.record(mutationDepth.waiting)
+        mutationLaneDeepest.record(mutationDepth.deepest)
         ready.record(health.isReady ? 1 : 0)
         connections.record(health.connections)
         subscriptions.record(health.subscriptions)

@@ -94,6 +94,10 @@ public final class LiveListServer: Sendable {
         /// Mutations one connection may have waiting to run; past it, a `mutate` is refused with
         /// `mutationUnavailable` (nothing applied: the client sends it again later).
         public var maximumPendingMutations = 256
+        /// Mutations the engine is given at once, from every connection; the next slot goes to
+        /// the next connection in turn, so one client's queue delays another's mutation by about
+        /// one mutation. 1 suits SQLite (one writer) and the PostgreSQL engine (one connection).
+        public var maximumConcurrentMutations = 1
         /// Bearer tokens required before the upgrade (`nil`: none; parameters bound to claims
         /// then refuse every subscription).
         public var tokens: TokenVerification?
@@ -117,7 +121,7 @@ public final class LiveListServer: Sendable {
     public let engine: any LiveQueryEngine
     let queries: [String: PublishedQuery]
     let mutations: [String: PublishedMutation]
-    let registry = _HubRegistry()
+    let registry: _HubRegistry
     let loopWriters = _LoopWriters()
     package let resumeGauge = _ResumeGauge()
     /// Every connection the server's application accepted and that is still open.
@@ -142,6 +146,7 @@ public final class LiveListServer: Sendable {
         self.mutations = Dictionary(mutations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         self.logger = logger
+        registry = _HubRegistry(mutationSlots: configuration.maximumConcurrentMutations)
         metrics = LiveListMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry())
     }
 
@@ -213,7 +218,7 @@ public final class LiveListServer: Sendable {
 
     /// The metrics in Prometheus' text format, the gauges read now.
     public func metricsText() async -> [UInt8] {
-        metrics.record(await health())
+        metrics.record(await health(), mutationDepth: registry.mutationScheduler.depth)
         return metrics.emit()
     }
 

@@ -60,11 +60,15 @@ final class _Connection: @unchecked Sendable {
             }
         case let .mutate(mutation):
             // Taken in turn with every other connection's (`_MutationScheduler`).
+            let arrived = ContinuousClock.now
             let queued = server.registry.mutationScheduler.enqueue(ObjectIdentifier(self), limit: server.configuration.maximumPendingMutations) {
-                [self] leftEngine in await perform(mutation, leftEngine: leftEngine)
+                [self] leftEngine in
+                let outcome = await perform(mutation, leftEngine: leftEngine)
+                server.metrics.mutationAnswered(outcome, since: arrived)
             }
             if !queued {
                 fail(mutation, .mutationUnavailable, "more than \(server.configuration.maximumPendingMutations) mutations wait on this connection")
+                server.metrics.mutationAnswered(.unavailable, since: arrived)
             }
         case let .unsubscribe(sub):
             guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
@@ -171,13 +175,14 @@ final class _Connection: @unchecked Sendable {
 
     /// Runs a client's mutation through the engine and answers it: `mutated` once every
     /// subscription of the connection was sent the state that holds its commit, or an error
-    /// naming the mutation. `leftEngine` is called once the engine is done with it.
-    private func perform(_ request: WireMutation, leftEngine: @Sendable () -> Void) async {
+    /// naming the mutation. `leftEngine` is called once the engine is done with it. Returns how
+    /// it was answered (for the metrics).
+    private func perform(_ request: WireMutation, leftEngine: @Sendable () -> Void) async -> LiveListMetrics.MutationOutcome {
         // A server that publishes none writes nothing: no number is kept for any client.
         guard !server.mutations.isEmpty else {
             leftEngine()
             fail(request, .unknownMutation, "this server publishes no mutations")
-            return
+            return .refused
         }
         // A request the server refuses itself is recorded under its number all the same, so the
         // client's next number follows it and a resend gets the same answer.
@@ -199,16 +204,21 @@ final class _Connection: @unchecked Sendable {
                                                                       id: request.id, name: request.name))
         } catch let error as WireError where [.mutationOutOfOrder, .mutationUnavailable, .unknownMutation].contains(error.code) {
             fail(request, error.code, error.message)
-            return
+            return switch error.code {
+            case .mutationOutOfOrder: .outOfOrder
+            case .mutationUnavailable: .unavailable
+            default: .refused
+            }
         } catch {
             // Anything else recorded nothing either: the client sends it again.
             logger.notice("mutation could not run", metadata: ["mutation": "\(request.name)", "error": "\(error)"])
             fail(request, .mutationUnavailable, "\(error)")
-            return
+            return .unavailable
         }
         switch outcome {
         case let .refused(refusal):
             fail(request, refusal.code, refusal.message)
+            return .refused
         case .applied, .alreadyApplied:
             let noticed = await versionsHoldingCommits()
             // Each version is taken as the frame is queued, after any later commit's `changes`
@@ -217,6 +227,7 @@ final class _Connection: @unchecked Sendable {
                 let mutated = WireMutated(client: request.client, id: request.id, versions: versions, duplicate: outcome == .alreadyApplied)
                 return _Outbox.Frame(message: _WireMessage(string: ServerMessage.mutated(mutated).encoded()), sub: nil, isReset: false)
             }
+            return outcome == .alreadyApplied ? .duplicate : .applied
         }
     }
 

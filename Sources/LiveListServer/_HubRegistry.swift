@@ -13,7 +13,12 @@ actor _HubRegistry {
     private var isShutDown = false
     private var connections: [ObjectIdentifier: _Outbox] = [:]
     /// Every connection's mutations, taken in turn (server-wide, as the connections are).
-    nonisolated let mutationScheduler = _MutationScheduler()
+    nonisolated let mutationScheduler: _MutationScheduler
+
+    /// A registry whose mutations go to the engine `mutationSlots` at a time.
+    init(mutationSlots: Int = 1) {
+        mutationScheduler = _MutationScheduler(slots: mutationSlots)
+    }
 
     /// Notes an open connection (to close it on shutdown); `false` once shut down.
     func register(_ outbox: _Outbox) -> Bool {

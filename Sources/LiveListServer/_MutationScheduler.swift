@@ -55,6 +55,14 @@ final class _MutationScheduler: Sendable {
         }
     }
 
+    /// Mutations waiting their turn, in all and on the connection with the most.
+    /// - Complexity: O(connections with mutations).
+    var depth: (waiting: Int, deepest: Int) {
+        locked.withLockedValue { locked in
+            locked.state.lanes.values.reduce((0, 0)) { ($0.0 + $1.queued, max($0.1, $1.queued)) }
+        }
+    }
+
     private func start(_ starts: [(ConnectionID, Work)]) {
         for (connection, work) in starts {
             Task {

@@ -200,6 +200,25 @@ struct HealthTests {
         await fixture.stop()
     }
 
+    @Test("mutations are counted by outcome and timed; what waits is a gauge")
+    func mutationMetrics() async throws {
+        let fixture = try await MutationTests.start()
+        let wire = try await MutationTests.Wire(fixture.url)
+        wire.send(.mutate(WireMutation(client: "metrics", id: 1, name: "archive", arguments: ["id": .integer(1)])))
+        _ = try await wire.untilAnswer(to: 1)
+        wire.send(.mutate(WireMutation(client: "metrics", id: 1, name: "archive", arguments: ["id": .integer(1)])))
+        _ = try await wire.untilAnswer(to: 1)
+        wire.send(.mutate(WireMutation(client: "metrics", id: 2, name: "nothing")))
+        _ = try await wire.untilAnswer(to: 2)
+        let metrics = try await Self.get(fixture, "/metrics")
+        for line in ["livelist_mutations_total{outcome=\"applied\"} 1", "livelist_mutations_total{outcome=\"duplicate\"} 1",
+                     "livelist_mutations_total{outcome=\"refused\"} 1", "livelist_mutation_seconds_count 3", "livelist_mutations_waiting 0.0"] {
+            #expect(metrics.body.split(separator: "\n").contains(Substring(line)), "\(line) in \(metrics.body)")
+        }
+        wire.connection.close()
+        await fixture.stop()
+    }
+
     @Test("shutting down turns readiness 503 at once")
     func shuttingDown() async throws {
         let fixture = try await WireFixture.start(rows: 1, seed: 1)
