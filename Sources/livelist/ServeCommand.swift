@@ -87,7 +87,7 @@ struct ServeCommand: ParsableCommand {
         let file = try config.map { path throws(InputError) in (path, try ServeConfiguration.load(path)) }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardOutput(label: label)
+            var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }

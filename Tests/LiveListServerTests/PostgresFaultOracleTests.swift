@@ -224,12 +224,20 @@ struct PostgresFaultOracleTests {
     @Test("two instances, five query shapes, concurrent writers and random faults: every client equals the SELECT at each quiet point; every message starts at the held version and none goes back")
     @MainActor
     func faults() async throws {
+        try await Self.withDatabase(Self.run)
+    }
+
+    /// Runs `body` with the throwaway cluster to itself, a fresh database and a writer connection
+    /// to it (which `body` may replace: a restart cuts it); the writer is closed after.
+    @MainActor
+    static func withDatabase(_ body: @MainActor (PostgresCluster.Running, PostgresConnection.Configuration, inout PostgresConnection) async throws -> Void)
+        async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
         try await PostgresCluster.exclusively {
             let (configuration, writer) = try await PostgresCluster.database(cluster)
             var current = writer
             do {
-                try await Self.run(cluster, configuration, &current)
+                try await body(cluster, configuration, &current)
             } catch {
                 try? await current.close()
                 throw error
@@ -238,15 +246,23 @@ struct PostgresFaultOracleTests {
         }
     }
 
-    @MainActor
-    static func run(_ cluster: PostgresCluster.Running, _ configuration: PostgresConnection.Configuration, _ writer: inout PostgresConnection) async throws {
+    /// The schema and the five queries in the database, served by two `livelist serve` instances
+    /// with persistent slots named `prefix` + `a`/`b`.
+    static func startInstances(_ cluster: PostgresCluster.Running, _ configuration: PostgresConnection.Configuration, _ writer: PostgresConnection,
+                               slotPrefix: String) async throws -> [ServeProcess] {
         let databaseName = configuration.database ?? ""
         for statement in schema.components(separatedBy: ";\n") { try await writer.query(PostgresQuery(unsafeSQL: statement), logger: PostgresCluster.logger) }
         let file = NSTemporaryDirectory() + "livelist-pg-faults-\(UUID().uuidString).yaml"
         try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
         let common = ["--postgres", PostgresCluster.url(cluster, database: databaseName), "--config", file]
-        let instances = [try await ServeProcess.start(common + ["--slot", "livelist_fa_\(databaseName)"]),
-                         try await ServeProcess.start(common + ["--slot", "livelist_fb_\(databaseName)"])]
+        return [try await ServeProcess.start(common + ["--slot", "\(slotPrefix)a_\(databaseName)"]),
+                try await ServeProcess.start(common + ["--slot", "\(slotPrefix)b_\(databaseName)"])]
+    }
+
+    @MainActor
+    static func run(_ cluster: PostgresCluster.Running, _ configuration: PostgresConnection.Configuration, _ writer: inout PostgresConnection) async throws {
+        let databaseName = configuration.database ?? ""
+        let instances = try await startInstances(cluster, configuration, writer, slotPrefix: "livelist_f")
         defer { for instance in instances { instance.kill() } }
         let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL faults")
         var random = SeededRandomNumberGenerator(seed: seed)

@@ -97,31 +97,12 @@ struct PostgresRestartTests {
     @Test("two instances, PostgreSQL restarted twice a few seconds apart under writes, cycle after cycle: every client equals the SELECT within 15 s and readiness is 200 on both")
     @MainActor
     func doubleRestarts() async throws {
-        guard let cluster = try await PostgresCluster.running() else { return }
-        try await PostgresCluster.exclusively {
-            let (configuration, writer) = try await PostgresCluster.database(cluster)
-            var current = writer
-            do {
-                try await Self.run(cluster, configuration, &current)
-            } catch {
-                try? await current.close()
-                throw error
-            }
-            try? await current.close()
-        }
+        try await PostgresFaultOracleTests.withDatabase(Self.run)
     }
 
     @MainActor
     static func run(_ cluster: PostgresCluster.Running, _ configuration: PostgresConnection.Configuration, _ writer: inout PostgresConnection) async throws {
-        let databaseName = configuration.database ?? ""
-        for statement in PostgresFaultOracleTests.schema.components(separatedBy: ";\n") {
-            try await writer.query(PostgresQuery(unsafeSQL: statement), logger: PostgresCluster.logger)
-        }
-        let file = NSTemporaryDirectory() + "livelist-pg-restarts-\(UUID().uuidString).yaml"
-        try Data(PostgresFaultOracleTests.configuration.utf8).write(to: URL(fileURLWithPath: file))
-        let common = ["--postgres", PostgresCluster.url(cluster, database: databaseName), "--config", file]
-        let instances = [try await ServeProcess.start(common + ["--slot", "livelist_ra_\(databaseName)"]),
-                         try await ServeProcess.start(common + ["--slot", "livelist_rb_\(databaseName)"])]
+        let instances = try await PostgresFaultOracleTests.startInstances(cluster, configuration, writer, slotPrefix: "livelist_r")
         defer { for instance in instances { instance.kill() } }
         let seed = SeededRandomNumberGenerator.testSeed("PostgreSQL double restarts")
         var random = SeededRandomNumberGenerator(seed: seed)
