@@ -74,8 +74,11 @@ public final class PostgresLiveDatabase: Sendable {
         pump.cancel()
         watching.cancel()
         // Not closed by the app: the connections still close (the task keeps the engine until then).
-        let engine = engine
-        Task { await engine.shutDown() }
+        let (engine, watch) = (engine, watch)
+        Task {
+            await watch.close()
+            await engine.shutDown()
+        }
     }
 
     /// Connects, checks that logical decoding is on, ensures the publication, creates (or takes

@@ -181,10 +181,13 @@ extension _PostgresDatabaseRunner {
         }
     }
 
-    /// Commits a transaction that writes nothing but its commit record, synchronously: PostgreSQL
-    /// flushes the WAL through it, and the stream then reaches past what a snapshot saw (a
-    /// transaction still open wrote WAL that no commit has flushed yet). Failing that, the WAL
-    /// writer flushes it within a few `wal_writer_delay`.
+    /// Commits a transaction that writes one record of its own — a transactional logical message,
+    /// which `pgoutput` does not send — and so commits synchronously: PostgreSQL flushes the WAL
+    /// through it, and the stream then reaches past what a snapshot saw (WAL a transaction still
+    /// open wrote, or a read's page pruning, that no commit has flushed yet). A transaction that
+    /// wrote nothing before its commit record (`SELECT txid_current()` alone) commits
+    /// asynchronously, whatever `synchronous_commit` says: its flush waited for the WAL writer's
+    /// next turn, `wal_writer_delay` (200 ms), and that was the tail of every look.
     private func flushWAL() async {
         flushesForced += 1
         do throws(PostgresLiveQueryError) {
@@ -200,12 +203,15 @@ extension _PostgresDatabaseRunner {
                 flusher = session
             }
             try await session.control.execute("BEGIN READ WRITE")
-            try await session.control.execute("SELECT txid_current()")
+            try await session.control.execute(Self.flushingStatement)
             try await session.control.execute("COMMIT")
         } catch {
             logger.debug("could not flush the WAL", metadata: ["error": "\(error)"])
         }
     }
+
+    /// The statement of a transaction whose commit flushes the WAL at once (``flushWAL()``).
+    static let flushingStatement = "SELECT pg_logical_emit_message(true, 'livelist', '')"
 
     private func openFlusher() async throws(PostgresLiveQueryError) -> _PostgresSession {
         try await _PostgresSession.connect(configuration, id: 5, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: ["SET synchronous_commit = local"])

@@ -98,12 +98,12 @@ actor _WALWatch {
         }
     }
 
-    /// Commits a transaction that writes only its commit record: the WAL is flushed through it.
+    /// Commits a transaction that flushes the WAL at once (`_PostgresDatabaseRunner.flushingStatement`).
     private func flush() async {
         do throws(PostgresLiveQueryError) {
             let session = try await connected()
             try await session.execute("BEGIN READ WRITE")
-            try await session.execute("SELECT txid_current()")
+            try await session.execute(_PostgresDatabaseRunner.flushingStatement)
             try await session.execute("COMMIT")
         } catch {
             logger.debug("the watch could not flush the WAL", metadata: ["error": "\(error)"])
