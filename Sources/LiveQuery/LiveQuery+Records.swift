@@ -69,11 +69,21 @@ extension LiveQuery {
     ///
     /// - Complexity: O(r) lookups and r decodings for r rows asked for.
     public func committedRecords<Record: FetchableRecord & Sendable>(as type: Record.Type) -> RowCache<ID, Record>.CommittedLoader {
+        committedRecords { row in try Record(row: row) }
+    }
+
+    /// A ``RowCache`` committed loader that makes each row this query re-read at its commit into
+    /// content with `decode`, given the row as the request's own SQL and row adapter lay it out:
+    /// for a cache whose loader decodes rows by hand (``RowCache/tableLoader(reader:table:identity:columns:decode:)``),
+    /// as ``committedRecords(as:)`` is for `FetchableRecord`s. A row `decode` throws for fails alone.
+    ///
+    /// - Complexity: O(r) lookups and r decodings for r rows asked for.
+    public func committedRecords<Record: Sendable>(_ decode: @escaping @Sendable (Row) throws -> Record) -> RowCache<ID, Record>.CommittedLoader {
         let committed = core.committed
         committed.startKeeping()
         return { rows in
             var records: [ID: Result<Record, any Error>] = [:]
-            for (id, row) in committed.rows(of: rows) { records[id] = Result { try Record(row: row) } }
+            for (id, row) in committed.rows(of: rows) { records[id] = Result { try decode(row) } }
             return records
         }
     }

@@ -66,10 +66,14 @@ final class DemoSession: DemoListView {
             throw InputError("cannot open the live query: \(error)")
         }
         result = query.initialResult
+        let conversation: @Sendable (GRDB.Row) -> InboxDatabase.Conversation = { row in
+            InboxDatabase.Conversation(sender: row["sender"], subject: row["subject"], isUnread: row["unread"], lastActivity: row["last_activity"])
+        }
+        // A conversation the writer changes shows its new record in the batch that moves it: the
+        // cache takes it from the query's re-read at the commit, not from a page read after.
         cache = RowCache(pageSize: 50, maximumPages: 40, loader: RowCache.tableLoader(
-            reader: database, table: "conversation", columns: ["sender", "subject", "unread", "last_activity"]) { row in
-                InboxDatabase.Conversation(sender: row["sender"], subject: row["subject"], isUnread: row["unread"], lastActivity: row["last_activity"])
-            })
+            reader: database, table: "conversation", columns: ["sender", "subject", "unread", "last_activity"], decode: conversation),
+            committed: query.committedRecords(conversation))
         cache.update(result: result)
         cache.onRowsLoaded = { [inbox] ids in inbox.rowsLoaded(ids) }
         // Like a real list view, the view holds only the cells around its viewport.
@@ -93,7 +97,7 @@ final class DemoSession: DemoListView {
             case let .update(update):
                 let previous = result
                 result = update.result
-                cache.update(result: update.result)
+                cache.update(with: update)
                 markChanges(update.changeset.changes, before: previous, after: update.result, now: clock.now)
                 let milliseconds = Double(update.latency.components.attoseconds) / 1e15 + Double(update.latency.components.seconds) * 1000
                 latencies.append(milliseconds)
