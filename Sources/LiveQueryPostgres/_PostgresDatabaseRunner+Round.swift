@@ -27,20 +27,22 @@ extension _PostgresDatabaseRunner {
         // BEGIN fail, the statement after it fails or runs outside a transaction: either way the
         // round ends here.
         let begun = session.control.submit("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { _ in () }
-        let position = session.control.submit("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text") { $0 }
+        let position = session.control.submit("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, pg_current_wal_flush_lsn()::text") { $0 }
         _ = try await begun.value()
         snapshotsTaken += 1
         do throws(PostgresLiveQueryError) {
             guard let row = try await position.value().first else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot()")
             }
-            let (snapshotText, insertText) = try _PostgresPlan.decode(row, as: (String, String).self)
-            guard let snapshot = _PostgresSnapshot(snapshotText), let insert = PostgresLSN(insertText) else {
+            let (snapshotText, insertText, flushText) = try _PostgresPlan.decode(row, as: (String, String, String).self)
+            guard let snapshot = _PostgresSnapshot(snapshotText), let insert = PostgresLSN(insertText), let flushedTo = PostgresLSN(flushText) else {
                 throw PostgresLiveQueryError.malformedChange("pg_current_snapshot() \(snapshotText) at \(insertText)")
             }
             // Every commit the snapshot sees ends at or before `insert`.
             let needed = Self.lastRecordEnd(insert: insert, pageSize: walBlockSize, segmentSize: walSegmentSize)
-            guard let through = try await takeCommits(seenBy: snapshot, needed: needed) else {
+            // WAL past the flushed end cannot reach the stream until a commit flushes it: force
+            // one at once rather than after a wait.
+            guard let through = try await takeCommits(seenBy: snapshot, needed: needed, unflushed: needed > flushedTo) else {
                 try await session.control.execute("ROLLBACK")
                 return false
             }
@@ -104,9 +106,10 @@ extension _PostgresDatabaseRunner {
 
     /// Takes from the stream, in commit order, the commits the snapshot sees, each absorbed by the
     /// queries it touches, waiting until the stream has brought every commit that ends at or
-    /// before `needed`. Returns the position the round applies through, or `nil` when the snapshot
-    /// sees a commit after one it does not see.
-    private func takeCommits(seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN) async throws(PostgresLiveQueryError) -> UInt64? {
+    /// before `needed` (forcing a flush of the WAL at once when `unflushed`: some of it was not
+    /// flushed when the snapshot was taken, else after ``flushAfter``). Returns the position the
+    /// round applies through, or `nil` when the snapshot sees a commit after one it does not see.
+    private func takeCommits(seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN, unflushed: Bool) async throws(PostgresLiveQueryError) -> UInt64? {
         let started = ContinuousClock.now
         var asked: ContinuousClock.Instant?
         var flushed = false
@@ -162,7 +165,7 @@ extension _PostgresDatabaseRunner {
                 stream.requestPosition()
                 asked = now
             }
-            if !flushed, waited >= Self.flushAfter {
+            if !flushed, unflushed || waited >= Self.flushAfter {
                 flushed = true
                 await flushWAL()
             }
