@@ -44,11 +44,14 @@ struct _SQLiteReads: _EngineReads {
             do {
                 let statement = try db.cachedStatement(sql: sql)
                 try statement.setArguments(arguments)
-                let cursor = try Row.fetchCursor(statement, adapter: adapter)
+                // An adapter that cannot lay out the columns keeps nothing (the rows load with
+                // their pages); it never fails the query.
+                let adapted = adapter.flatMap { try? Row.fetchCursor(statement, adapter: $0) }
+                let cursor = try adapted ?? Row.fetchCursor(statement)
                 while let row = try cursor.next() {
                     let entry = plan.entry(from: statement.sqliteStatement, ordinal: 0)
                     found.append(entry)
-                    if adapter != nil {
+                    if adapted != nil {
                         kept.append((plan.layout.identity(of: entry), entry.token, row.copy()))
                     }
                 }
