@@ -30,8 +30,9 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         fileIdentity = _DatabaseFileIdentity.of(writer.path)
         let monitor = _FileChangeMonitor(path: writer.path) { [weak self] in self?.schedule() }
         guard let monitor else { return nil }
-        self.monitor = monitor
-
+        // Under the lock: the monitor runs already, and its first event may call `schedule()`
+        // on its own queue before `init` returns (ThreadSanitizer saw the race).
+        lock.withLock { self.monitor = monitor }
     }
 
     func schedule(recheck: Int = 0) {
