@@ -35,7 +35,8 @@ public struct PostgresReplicationStatus: Sendable {
     /// The WAL not applied yet, in bytes (`nil` before the first probe).
     public var lagBytes: UInt64?
     /// How long ago the probe first saw WAL that is still not applied (zero when none is; `nil`
-    /// before the first probe). While the stream is lost, at least the time since it was lost.
+    /// before the first probe). While the stream is lost, at least the time since it was lost;
+    /// while no probe succeeds (PostgreSQL unreachable), at least the time since the last did.
     public var lag: Duration?
     /// When the last probe succeeded (`nil` before the first).
     public var probedAt: ContinuousClock.Instant?

@@ -133,6 +133,11 @@ actor _WALWatch {
         }
         let stream: PostgresReplicationStatus.Stream
         var lag = measured.watchdog.lag(applied: applied.value, at: now)
+        // No probe has succeeded for two intervals (PostgreSQL unreachable, or a probe hangs on a
+        // cut network): nothing is known of the WAL since the last one, so the lag is at least that.
+        if let probedAt = measured.probedAt, probedAt.duration(to: now) > interval * 2 {
+            lag = (lag?.bytes ?? 0, max(lag?.seconds ?? .zero, probedAt.duration(to: now)))
+        }
         switch inbox.session {
         case .connecting: stream = .connecting
         case .streaming: stream = .streaming
