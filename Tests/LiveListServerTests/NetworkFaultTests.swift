@@ -187,7 +187,13 @@ struct NetworkFaultTests {
             print("Network faults with real packets: skipped — \(reason)")
             return
         }
-        let host = try TestHost.make()
+        let host: TestHost
+        do {
+            host = try TestHost.make()
+        } catch {
+            print("Network faults with real packets: skipped — a network namespace could not be made: \(error)")
+            return
+        }
         defer { host.remove() }
         let cluster = try HostedCluster(on: host)
         defer { cluster.stop() }
