@@ -171,6 +171,19 @@ struct NetworkFaultTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
+    /// The instance's query and mutation.
+    static let configuration = """
+        queries:
+          - name: items
+            sql: SELECT id, name FROM item ORDER BY name
+        mutations:
+          - name: log
+            parameters:
+              - { name: n, type: integer }
+            statements:
+              - sql: INSERT INTO applied (n) VALUES (:n)
+        """
+
     static func select(_ writer: PostgresConnection) async throws -> (sections: [WireSection], rows: [[WireValue]]) {
         var rows: [[WireValue]] = []
         for try await (id, name) in try await writer.query("SELECT id, name FROM item ORDER BY name, id", logger: PostgresCluster.logger)
@@ -180,7 +193,7 @@ struct NetworkFaultTests {
         return (rows.isEmpty ? [] : [WireSection(key: .null, count: rows.count)], rows)
     }
 
-    @Test("an instance over a degraded link, then cut from PostgreSQL and healed: readiness red within 7 s of the cut, green after the heal, the list equal to the SELECT after each")
+    @Test("an instance over a degraded link, then cut from PostgreSQL and healed: readiness red within 7 s of the cut, green after the heal, the list equal to the SELECT after each, mutations made during the cut applied once")
     @MainActor
     func delayLossAndPartition() async throws {
         if let reason = TestHost.unavailable {
@@ -204,8 +217,12 @@ struct NetworkFaultTests {
         defer { Task { try? await writer.close() } }
         try await writer.query("CREATE TABLE item (id bigint PRIMARY KEY, name text COLLATE \"C\" NOT NULL)", logger: PostgresCluster.logger)
         try await writer.query("INSERT INTO item SELECT g, 'n' || g FROM generate_series(1, 100) g", logger: PostgresCluster.logger)
+        // No key: a mutation applied twice would show as two rows.
+        try await writer.query("CREATE TABLE applied (n bigint NOT NULL)", logger: PostgresCluster.logger)
+        let file = NSTemporaryDirectory() + "livelist-net-\(UUID().uuidString).yaml"
+        try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
         let instance = try await ServeProcess.start(["--postgres", cluster.url(database: "faults"), "--slot", "livelist_net",
-                                                     "--query", "items=SELECT id, name FROM item ORDER BY name", "--max-lag", "2"])
+                                                     "--config", file, "--max-lag", "2"])
         defer { instance.kill() }
         let client = WireClient(url: instance.url, query: "items", viewportRows: 10, window: 0..<400)
         var next: Int64 = 1_000
@@ -253,6 +270,13 @@ struct NetworkFaultTests {
         // Cut from PostgreSQL while the writes go on (through the socket, beyond the cut).
         try host.cut()
         let cut = ContinuousClock.now
+        // Mutations sent while the instance cannot reach PostgreSQL: each applied once, after the heal.
+        let mutator = RemoteMutator(url: instance.url, client: "net-1")
+        let mutations = Task { @MainActor in
+            var answers: [WireMutated] = []
+            for n in 1...5 { answers.append(try await mutator.mutate("log", arguments: ["n": .integer(Int64(n))])) }
+            return answers
+        }
         var red: Duration?
         while cut.duration(to: .now) < .seconds(12) {
             try await write(1, every: .milliseconds(100))
@@ -267,6 +291,16 @@ struct NetworkFaultTests {
         let listEqual = try await equal("after the heal", within: 30)
         _ = try await ready(200, "after the heal", within: 30)
         let green = healed.duration(to: .now)
+        try await eventually("the mutations made during the cut are answered", seconds: 60) { mutator.pendingCount == 0 }
+        let answers = try await mutations.value
+        #expect(answers.map(\.id) == [1, 2, 3, 4, 5])
+        var applied: [Int64: Int] = [:]
+        for try await (n, count) in try await writer.query("SELECT n, count(*) FROM applied GROUP BY n", logger: PostgresCluster.logger)
+            .decode((Int64, Int64).self) {
+            applied[n] = Int(count)
+        }
+        #expect(applied == [1: 1, 2: 1, 3: 1, 4: 1, 5: 1], "each mutation applied once across the cut: \(applied)")
+        mutator.stop()
         print("Network faults: over the degraded link (\(degraded)) the list was equal \(lossy) after the writes; cut: readiness red \(redAfter) after the cut; "
               + "healed: the list equal \(listEqual) and readiness green \(green) after the heal")
         #expect(client.view.violations.isEmpty, "\(client.view.violations)")
