@@ -163,14 +163,6 @@ final class HostedCluster: Sendable {
 @Suite("Network faults with real packets", .serialized, .timeLimit(.minutes(5)),
        .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct NetworkFaultTests {
-    static func readiness(_ instance: ServeProcess) async -> Int {
-        guard let url = URL(string: "http://127.0.0.1:\(instance.port)/live/health/ready") else { return 0 }
-        var request = URLRequest(url: url)
-        request.timeoutInterval = 5
-        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
-    }
-
     /// The instance's query and mutation.
     static let configuration = """
         queries:
@@ -248,7 +240,7 @@ struct NetworkFaultTests {
         }
         @MainActor func ready(_ status: Int, _ step: String, within seconds: Double) async throws -> Duration {
             let started = ContinuousClock.now
-            while await Self.readiness(instance) != status {
+            while await instance.readiness() != status {
                 guard started.duration(to: .now) < .seconds(seconds) else {
                     throw TimeLimitExceeded(what: "\(step): readiness \(status)")
                 }
@@ -280,7 +272,7 @@ struct NetworkFaultTests {
         var red: Duration?
         while cut.duration(to: .now) < .seconds(12) {
             try await write(1, every: .milliseconds(100))
-            if red == nil, await Self.readiness(instance) == 503 { red = cut.duration(to: .now) }
+            if red == nil, await instance.readiness() == 503 { red = cut.duration(to: .now) }
         }
         let redAfter = try #require(red, "readiness stayed 200 through 12 s cut from PostgreSQL")
         // The probe's last success 1 s at most before the cut, stale past 2 s, lag past 2 s: red

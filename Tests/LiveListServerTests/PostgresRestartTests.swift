@@ -85,15 +85,6 @@ final class BackgroundWriter: Sendable {
 @Suite("PostgreSQL restarted twice within seconds", .serialized, .timeLimit(.minutes(6)),
        .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct PostgresRestartTests {
-    /// The status of `GET /live/health/ready`, or 0 when the instance did not answer.
-    static func readiness(_ instance: ServeProcess) async -> Int {
-        guard let url = URL(string: "http://127.0.0.1:\(instance.port)/live/health/ready") else { return 0 }
-        var request = URLRequest(url: url)
-        request.timeoutInterval = 5
-        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
-    }
-
     @Test("two instances, PostgreSQL restarted twice a few seconds apart under writes, cycle after cycle: every client equals the SELECT within 15 s and readiness is 200 on both")
     @MainActor
     func doubleRestarts() async throws {
@@ -156,7 +147,7 @@ struct PostgresRestartTests {
             let deadline = ContinuousClock.now + .seconds(15)
             while ready.contains(where: { $0 == nil }), ContinuousClock.now < deadline {
                 for index in instances.indices where ready[index] == nil {
-                    if await Self.readiness(instances[index]) == 200 { ready[index] = back.duration(to: .now) }
+                    if await instances[index].readiness() == 200 { ready[index] = back.duration(to: .now) }
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }

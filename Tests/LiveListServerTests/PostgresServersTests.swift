@@ -7,6 +7,9 @@ import OwnThread
 import PostgresNIO
 import ScratchPostgres
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,6 +64,15 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     var log: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+
+    /// The status of its `GET /live/health/ready`, or 0 when it did not answer within 5 s.
+    func readiness() async -> Int {
+        guard let url = URL(string: "http://127.0.0.1:\(port)/live/health/ready") else { return 0 }
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 5
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
 
     /// SIGKILL, as a crash: no graceful shutdown, sockets cut by the kernel.
     func kill() {
