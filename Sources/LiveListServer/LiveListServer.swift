@@ -205,15 +205,14 @@ public final class LiveListServer: Sendable {
     ///   round trip to the database).
     public func health() async -> LiveListHealth {
         let capture = await engine.changeCapture()
-        let counts = await registry.counts
-        let connections = await registry.connectionCount
+        // No hop to the registry: on a busy server every hop waits for a thread of the pool.
+        let figures = registry.figures
         let kept = resumeGauge.current
         let limits = LiveListHealth.Limits(lag: configuration.maximumLag, lagBytes: configuration.maximumLagBytes)
-        let waiting = await registry.backlogs.compactMap { entry in entry.since.map { (query: entry.query, since: $0) } }
-        let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery, waiting: waiting,
+        let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery, waiting: figures.waiting,
                                              shuttingDown: shuttingDown.withLockedValue { $0 }, limits: limits, at: .now)
-        return LiveListHealth(notReady: notReady, capture: capture, queries: counts.queries, subscriptions: counts.subscriptions,
-                              connections: connections, keptChangesets: kept.changesets, keptBytes: kept.bytes)
+        return LiveListHealth(notReady: notReady, capture: capture, queries: figures.queries, subscriptions: figures.subscriptions,
+                              connections: figures.connections, keptChangesets: kept.changesets, keptBytes: kept.bytes)
     }
 
     /// The metrics in Prometheus' text format, the gauges read now.

@@ -69,7 +69,7 @@ struct FairShutdownTests {
     /// Waits (at most 30 s) until the server holds `count` subscriptions.
     private func waitForSubscriptions(_ count: Int, _ server: LiveListServer) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
-        while await server.registry.counts.subscriptions < count {
+        while server.registry.figures.subscriptions < count {
             guard ContinuousClock.now < deadline else { throw TimeLimitExceeded(what: "\(count) subscriptions") }
             try await Task.sleep(for: .milliseconds(10))
         }
