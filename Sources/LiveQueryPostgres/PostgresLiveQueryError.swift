@@ -82,7 +82,7 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
             "publication \(publication) leaves out \(omitted) of \(table), which a list would miss: publish every change of it "
                 + "(ALTER PUBLICATION \(publication) SET (publish = 'insert, update, delete, truncate'); no row filter or column list)"
         case let .replicationSlot(slot, failure):
-            "replication slot \(slot): \(failure) (the role needs the REPLICATION attribute; see max_replication_slots and max_wal_senders)"
+            "replication slot \(slot): \(failure) (\(Self.slotHint(failure.sqlState)))"
         case let .replicationStream(failure): "the replication stream failed: \(failure)"
         case let .slotLost(slot): "replication slot \(slot) is gone: a new one is taken and every query refetches"
         case let .malformedChange(detail): "unreadable change from logical decoding: \(detail)"
@@ -132,6 +132,21 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .replicationSlot(_, failure), let .replicationStream(failure): failure.sqlState
         case let .publicationMissing(_, error): error?.serverInfo?[.sqlState]
         default: nil
+        }
+    }
+}
+
+extension PostgresLiveQueryError {
+    /// What to look at when a slot cannot be made or taken up, by the server's SQLSTATE: a slot in
+    /// use (another instance streams it, or PostgreSQL has not yet noticed that a stream it
+    /// served is gone) is not a missing privilege.
+    static func slotHint(_ sqlState: String?) -> String {
+        switch sqlState {
+        case "42710", "55006":
+            "another connection holds the slot: another instance given the same slot, or a stream PostgreSQL has not let go yet"
+        case "42501": "the role needs the REPLICATION attribute"
+        case "53400": "every slot or WAL sender is taken: raise max_replication_slots or max_wal_senders, or drop unused slots"
+        default: "the role needs the REPLICATION attribute; see max_replication_slots and max_wal_senders"
         }
     }
 }

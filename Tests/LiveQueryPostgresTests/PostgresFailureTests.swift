@@ -1,5 +1,5 @@
 import LiveQueryCore
-import LiveQueryPostgres
+@testable import LiveQueryPostgres
 import Testing
 
 /// A PostgreSQL query's failures in the terms every engine shares (what a `ListController`, the
@@ -34,5 +34,14 @@ struct PostgresFailureTests {
         }
         #expect(!lost.isTerminal)
         #expect(LiveQueryError.databaseGone("x").postgresError == nil)
+    }
+
+    @Test("a slot in use is said to be in use, not a missing privilege; a privilege or a limit is named as such")
+    func slotHints() {
+        #expect(PostgresLiveQueryError.slotHint("55006").hasPrefix("another connection holds the slot"))
+        #expect(PostgresLiveQueryError.slotHint("42710").hasPrefix("another connection holds the slot"))
+        #expect(PostgresLiveQueryError.slotHint("42501") == "the role needs the REPLICATION attribute")
+        #expect(PostgresLiveQueryError.slotHint("53400").contains("max_replication_slots"))
+        #expect(!PostgresLiveQueryError.slotHint("55006").contains("REPLICATION attribute"))
     }
 }
