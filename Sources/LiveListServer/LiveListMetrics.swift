@@ -41,7 +41,7 @@ public final class LiveListMetrics: Sendable {
     /// The engine's own totals when last scraped: its counters grow by the difference.
     private let engineTotals = NIOLockedValueBox([String: Int]())
 
-    /// Names of the histograms of durations, and their buckets in seconds.
+    /// The buckets of every duration histogram (commit to changeset, mutation to answer): 100 µs to 10 s.
     static let applyBuckets: [Duration] = [.microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
                                           .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                                           .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10)]
