@@ -1,5 +1,6 @@
 import Foundation
 import ListTesting
+import NIOConcurrencyHelpers
 import LiveListClient
 import LiveListWire
 import PostgresNIO
@@ -30,6 +31,10 @@ final class TestHost: Sendable {
     static let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static let tc = ["/usr/sbin/tc", "/sbin/tc", "/usr/bin/tc"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
+    /// The next host's subnet: each of a process's hosts has its own (two on one subnet would
+    /// share a route).
+    private static let subnets = NIOLockedValueBox(Int.random(in: 1...250))
+
     /// Why a host cannot be made here (`nil`: it can).
     static var unavailable: String? {
         guard getuid() == 0 else { return "network namespaces need root" }
@@ -49,7 +54,10 @@ final class TestHost: Sendable {
     /// A new host on a subnet of its own.
     static func make() throws -> TestHost {
         guard let ip = Self.ip else { throw HostUnavailable(description: "no ip") }
-        let host = TestHost(subnet: Int.random(in: 1...250))
+        let host = TestHost(subnet: subnets.withLockedValue { next in
+            defer { next = next % 250 + 1 }
+            return next
+        })
         let steps: [[String]] = [
             [ip, "netns", "add", host.name],
             [ip, "link", "add", host.hostDevice, "type", "veth", "peer", "name", host.guestDevice],
@@ -141,6 +149,10 @@ final class HostedCluster: Sendable {
                       "start"], asServerUser: true)
     }
 
+    /// Through the Unix socket, beyond the network's faults — for instances too, on any host
+    /// (a Unix socket is a file, not an address of a network namespace).
+    func socketURL(database: String) -> String { "postgres://postgres@/\(database)?host=\(folder)" }
+
     /// Through the Unix socket, beyond the network's faults.
     func configuration(database: String) -> PostgresConnection.Configuration {
         PostgresConnection.Configuration(unixSocketPath: folder + "/.s.PGSQL.5432", username: "postgres", password: nil, database: database)
@@ -157,9 +169,10 @@ final class HostedCluster: Sendable {
 
 /// Real packets: PostgreSQL on a host of its own, an instance reaching it over a link that `tc`
 /// degrades (netem's delay and loss, or tbf's slow link where the kernel has no netem), then cuts
-/// and heals. Readiness goes red within its bound of the cut and
-/// green after the heal; the list equals the SELECT after each fault. Skipped, saying why, where
-/// network namespaces cannot be made (CI runs as root and makes them).
+/// and heals — readiness goes red within its bound of the cut and green after the heal, the list
+/// equals the SELECT after each fault, mutations made meanwhile apply once; and clients cut from
+/// an instance on a host of its own, who move to another and resume there. Skipped, saying why,
+/// where network namespaces cannot be made (CI runs as root and makes them).
 @Suite("Network faults with real packets", .serialized, .timeLimit(.minutes(5)),
        .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
 struct NetworkFaultTests {
@@ -299,5 +312,115 @@ struct NetworkFaultTests {
         client.remote.stop()
         #expect(await instance.terminate() == 0)
         try await writer.query("SELECT pg_drop_replication_slot('livelist_net')", logger: PostgresCluster.logger)
+    }
+
+    /// Connects where it is told now, as a load balancer sends a reconnecting client to an instance
+    /// that answers; pings every second, so a silently cut connection is found within two.
+    final class RoutedTransport: RemoteTransport, @unchecked Sendable {
+        // `@unchecked Sendable`: `target` is only touched under `lock`.
+        private let lock = NSLock()
+        private var target: String
+        private let base = WebSocketTransport(pingInterval: .seconds(1), connectTimeout: .seconds(2))
+
+        init(_ target: String) { self.target = target }
+
+        func route(to url: String) { lock.withLock { target = url } }
+
+        func connect(to url: String) async throws -> RemoteConnection {
+            try await base.connect(to: lock.withLock { target })
+        }
+    }
+
+    @Test("clients cut from their instance find out within seconds, reconnect to another and resume there: the lists equal the SELECT; the cut instance stays ready")
+    @MainActor
+    func clientsCutFromTheirInstance() async throws {
+        if let reason = TestHost.unavailable {
+            print("Network faults with real packets: skipped — \(reason)")
+            return
+        }
+        let pgHost: TestHost, instanceHost: TestHost
+        do {
+            pgHost = try TestHost.make()
+            instanceHost = try TestHost.make()
+        } catch {
+            print("Network faults with real packets: skipped — a network namespace could not be made: \(error)")
+            return
+        }
+        defer {
+            pgHost.remove()
+            instanceHost.remove()
+        }
+        let cluster = try HostedCluster(on: pgHost)
+        defer { cluster.stop() }
+        let admin = try await PostgresConnection.connect(configuration: cluster.configuration(database: "postgres"), id: 1, logger: PostgresCluster.logger)
+        try await admin.query("CREATE DATABASE clients", logger: PostgresCluster.logger)
+        try await admin.close()
+        let writer = try await PostgresConnection.connect(configuration: cluster.configuration(database: "clients"), id: 2, logger: PostgresCluster.logger)
+        defer { Task { try? await writer.close() } }
+        try await writer.query("CREATE TABLE item (id bigint PRIMARY KEY, name text COLLATE \"C\" NOT NULL)", logger: PostgresCluster.logger)
+        try await writer.query("CREATE TABLE applied (n bigint NOT NULL)", logger: PostgresCluster.logger)
+        try await writer.query("INSERT INTO item SELECT g, 'n' || g FROM generate_series(1, 100) g", logger: PostgresCluster.logger)
+        let file = NSTemporaryDirectory() + "livelist-net-\(UUID().uuidString).yaml"
+        try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
+        let common = ["--postgres", cluster.socketURL(database: "clients"), "--config", file]
+        // One instance on a host of its own (the clients reach it over its link), one here.
+        let cutOff = try await ServeProcess.start(common + ["--slot", "livelist_cut"], host: instanceHost.inside,
+                                                  prefix: [TestHost.ip ?? "ip", "netns", "exec", instanceHost.name])
+        defer { cutOff.kill() }
+        let other = try await ServeProcess.start(common + ["--slot", "livelist_other"])
+        defer { other.kill() }
+        let transports = (0..<3).map { _ in RoutedTransport(cutOff.url) }
+        let clients = transports.enumerated().map { index, transport in
+            WireClient(url: cutOff.url, query: "items", viewportRows: 10, window: index == 1 ? 40..<100 : 0..<400, transport: transport)
+        }
+        @MainActor func equal(_ step: String, within seconds: Double) async throws -> Duration {
+            let oracle = try await Self.select(writer)
+            let started = ContinuousClock.now
+            do {
+                try await eventually("\(step): every list equals the SELECT", seconds: seconds) { clients.allSatisfy { $0.matches(oracle) } }
+            } catch {
+                for client in clients { Issue.record("\(step): \(client.mismatch(oracle) ?? "equal"), \(client.remote.connectionState)") }
+                throw error
+            }
+            return started.duration(to: .now)
+        }
+        _ = try await equal("first states", within: 60)
+        for id in 1_000..<1_010 {
+            try await writer.query(PostgresQuery(unsafeSQL: "INSERT INTO item VALUES (\(id), 'before \(id)')"), logger: PostgresCluster.logger)
+        }
+        _ = try await equal("before the cut", within: 15)
+
+        // The clients' link to their instance goes silent; a load balancer would send them elsewhere.
+        try instanceHost.cut()
+        let cut = ContinuousClock.now
+        for transport in transports { transport.route(to: other.url) }
+        for id in 2_000..<2_020 {
+            try await writer.query(PostgresQuery(unsafeSQL: "INSERT INTO item VALUES (\(id), 'during \(id)')"), logger: PostgresCluster.logger)
+            try await writer.query(PostgresQuery(unsafeSQL: "UPDATE item SET name = name || 'x' WHERE id = \(id - 1_950)"), logger: PostgresCluster.logger)
+        }
+        let moved = try await equal("moved to the other instance", within: 20)
+        let movedAfter = cut.duration(to: .now)
+        #expect(await other.readiness() == 200)
+        // The instance the clients lost still follows PostgreSQL: it is ready, for whoever can reach it.
+        let mutator = RemoteMutator(url: other.url, client: "net-2")
+        for n in 1...3 { _ = try await mutator.mutate("log", arguments: ["n": .integer(Int64(n))]) }
+        mutator.stop()
+        try instanceHost.heal()
+        #expect(await cutOff.readiness() == 200, "the cut instance followed PostgreSQL throughout")
+        var applied: [Int64: Int] = [:]
+        for try await (n, count) in try await writer.query("SELECT n, count(*) FROM applied GROUP BY n", logger: PostgresCluster.logger)
+            .decode((Int64, Int64).self) {
+            applied[n] = Int(count)
+        }
+        #expect(applied == [1: 1, 2: 1, 3: 1])
+        print("Network faults: clients cut from their instance were equal to the SELECT on the other \(movedAfter) after the cut "
+              + "(\(moved) after the writes)")
+        for client in clients {
+            #expect(client.view.violations.isEmpty, "\(client.view.violations)")
+            client.remote.stop()
+        }
+        #expect(await cutOff.terminate() == 0)
+        #expect(await other.terminate() == 0)
+        try await writer.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots", logger: PostgresCluster.logger)
     }
 }

@@ -32,30 +32,37 @@ final class ServeProcess: @unchecked Sendable {
         return directory.appendingPathComponent("livelist").path
     }
 
-    /// Starts `livelist serve` with `arguments` on a free port below the ephemeral range.
-    static func start(_ arguments: [String]) async throws -> ServeProcess {
+    /// Starts `livelist serve` with `arguments` on a free port below the ephemeral range, on
+    /// `host`, through `prefix` (`ip netns exec NAME`: on a test host of its own).
+    static func start(_ arguments: [String], host: String = "127.0.0.1", prefix: [String] = []) async throws -> ServeProcess {
         for _ in 0..<20 {
-            let process = ServeProcess(arguments: arguments, port: Int.random(in: 20_000..<32_000))
+            let process = ServeProcess(arguments: arguments, port: Int.random(in: 20_000..<32_000), host: host, prefix: prefix)
             if try await process.launch() { return process }
             process.kill()
         }
         throw TimeLimitExceeded(what: "a livelist serve process listening on a free port")
     }
 
-    private init(arguments: [String], port: Int) {
+    let host: String
+    private let prefix: [String]
+
+    private init(arguments: [String], port: Int, host: String, prefix: [String]) {
         self.arguments = arguments
         self.port = port
+        self.host = host
+        self.prefix = prefix
         output = NSTemporaryDirectory() + "livelist-serve-\(UUID().uuidString).log"
     }
 
-    var url: String { "ws://127.0.0.1:\(port)/live" }
+    var url: String { "ws://\(host):\(port)/live" }
 
     /// Starts the process on its port; `true` once it listens, `false` if it exited first.
     func launch() async throws -> Bool {
-        pid = try PostgresCluster.spawn([Self.executable, "serve"] + arguments + ["--port", "\(port)"], outputPath: output)
+        let address = host == "127.0.0.1" ? [] : ["--host", host]
+        pid = try PostgresCluster.spawn(prefix + [Self.executable, "serve"] + arguments + address + ["--port", "\(port)"], outputPath: output)
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if log.contains("ws://127.0.0.1:\(port)/live") { return true }
+            if log.contains(url) { return true }
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid { return false }
             try await Task.sleep(for: .milliseconds(20))
@@ -67,7 +74,7 @@ final class ServeProcess: @unchecked Sendable {
 
     /// The status of its `GET /live/health/ready`, or 0 when it did not answer within 5 s.
     func readiness() async -> Int {
-        guard let url = URL(string: "http://127.0.0.1:\(port)/live/health/ready") else { return 0 }
+        guard let url = URL(string: "http://\(host):\(port)/live/health/ready") else { return 0 }
         var request = URLRequest(url: url)
         request.timeoutInterval = 5
         guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
