@@ -113,6 +113,9 @@ public final class RemoteLiveQuery {
     /// Connects, subscribes, and keeps following (reconnecting with backoff) until ``stop()``.
     public func start() {
         guard task == nil else { return }
+        // Connecting from now on, not from when the task first runs: an `upToDate()` called right
+        // after waits for the first connection instead of finding the query idle.
+        connectionState = .connecting
         task = Task { [weak self] in await self?.run() }
     }
 

@@ -25,6 +25,22 @@ struct RemoteListControllerTests {
         var day: String
     }
 
+    @Test("upToDate called right after start waits for the first connection and its list, instead of finding the query idle")
+    func upToDateRightAfterStart() async throws {
+        let fixture = try await WireFixture.start(rows: 12, seed: 0xC0_47_21)
+        let query = RemoteLiveQuery(url: fixture.url, query: "inbox", window: 0..<40, prefetch: 10)
+        let controller = ListController(source: RemoteListSource(query, as: Message.self))
+        try await within("the first state, asked for at start") {
+            // No suspension between the two: the query's task has not run yet.
+            query.start()
+            #expect(query.connectionState == .connecting)
+            try await controller.upToDate()
+        }
+        #expect(controller.source.query.model.state.count == (try fixture.select().rows.count))
+        query.stop()
+        await fixture.stop()
+    }
+
     @Test("upToDate returns once the list holds another connection's commits; rows decode into the app's type")
     func upToDateAndDecodedRecords() async throws {
         let fixture = try await WireFixture.start(rows: 120, seed: 0xC0_47_20)
