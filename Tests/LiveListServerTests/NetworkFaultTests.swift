@@ -189,6 +189,27 @@ struct NetworkFaultTests {
               - sql: INSERT INTO applied (n) VALUES (:n)
         """
 
+    /// A database on `cluster` with `item` (100 rows) and `applied` (no key: a mutation applied
+    /// twice would show as two rows), a writer connected to it through the Unix socket, and the
+    /// instances' configuration file.
+    static func prepare(_ cluster: HostedCluster, database: String) async throws -> (writer: PostgresConnection, configurationFile: String) {
+        let admin = try await PostgresConnection.connect(configuration: cluster.configuration(database: "postgres"), id: 1, logger: PostgresCluster.logger)
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"), logger: PostgresCluster.logger)
+        try await admin.close()
+        let writer = try await PostgresConnection.connect(configuration: cluster.configuration(database: database), id: 2, logger: PostgresCluster.logger)
+        do {
+            try await writer.query("CREATE TABLE item (id bigint PRIMARY KEY, name text COLLATE \"C\" NOT NULL)", logger: PostgresCluster.logger)
+            try await writer.query("INSERT INTO item SELECT g, 'n' || g FROM generate_series(1, 100) g", logger: PostgresCluster.logger)
+            try await writer.query("CREATE TABLE applied (n bigint NOT NULL)", logger: PostgresCluster.logger)
+            let file = NSTemporaryDirectory() + "livelist-net-\(UUID().uuidString).yaml"
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: file))
+            return (writer, file)
+        } catch {
+            try? await writer.close()
+            throw error
+        }
+    }
+
     static func select(_ writer: PostgresConnection) async throws -> (sections: [WireSection], rows: [[WireValue]]) {
         var rows: [[WireValue]] = []
         for try await (id, name) in try await writer.query("SELECT id, name FROM item ORDER BY name, id", logger: PostgresCluster.logger)
@@ -215,17 +236,8 @@ struct NetworkFaultTests {
         defer { host.remove() }
         let cluster = try HostedCluster(on: host)
         defer { cluster.stop() }
-        let admin = try await PostgresConnection.connect(configuration: cluster.configuration(database: "postgres"), id: 1, logger: PostgresCluster.logger)
-        try await admin.query("CREATE DATABASE faults", logger: PostgresCluster.logger)
-        try await admin.close()
-        let writer = try await PostgresConnection.connect(configuration: cluster.configuration(database: "faults"), id: 2, logger: PostgresCluster.logger)
+        let (writer, file) = try await Self.prepare(cluster, database: "faults")
         defer { Task { try? await writer.close() } }
-        try await writer.query("CREATE TABLE item (id bigint PRIMARY KEY, name text COLLATE \"C\" NOT NULL)", logger: PostgresCluster.logger)
-        try await writer.query("INSERT INTO item SELECT g, 'n' || g FROM generate_series(1, 100) g", logger: PostgresCluster.logger)
-        // No key: a mutation applied twice would show as two rows.
-        try await writer.query("CREATE TABLE applied (n bigint NOT NULL)", logger: PostgresCluster.logger)
-        let file = NSTemporaryDirectory() + "livelist-net-\(UUID().uuidString).yaml"
-        try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
         let instance = try await ServeProcess.start(["--postgres", cluster.url(database: "faults"), "--slot", "livelist_net",
                                                      "--config", file, "--max-lag", "2"])
         defer { instance.kill() }
@@ -352,16 +364,8 @@ struct NetworkFaultTests {
         }
         let cluster = try HostedCluster(on: pgHost)
         defer { cluster.stop() }
-        let admin = try await PostgresConnection.connect(configuration: cluster.configuration(database: "postgres"), id: 1, logger: PostgresCluster.logger)
-        try await admin.query("CREATE DATABASE clients", logger: PostgresCluster.logger)
-        try await admin.close()
-        let writer = try await PostgresConnection.connect(configuration: cluster.configuration(database: "clients"), id: 2, logger: PostgresCluster.logger)
+        let (writer, file) = try await Self.prepare(cluster, database: "clients")
         defer { Task { try? await writer.close() } }
-        try await writer.query("CREATE TABLE item (id bigint PRIMARY KEY, name text COLLATE \"C\" NOT NULL)", logger: PostgresCluster.logger)
-        try await writer.query("CREATE TABLE applied (n bigint NOT NULL)", logger: PostgresCluster.logger)
-        try await writer.query("INSERT INTO item SELECT g, 'n' || g FROM generate_series(1, 100) g", logger: PostgresCluster.logger)
-        let file = NSTemporaryDirectory() + "livelist-net-\(UUID().uuidString).yaml"
-        try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: file))
         let common = ["--postgres", cluster.socketURL(database: "clients"), "--config", file]
         // One instance on a host of its own (the clients reach it over its link), one here.
         let cutOff = try await ServeProcess.start(common + ["--slot", "livelist_cut"], host: instanceHost.inside,
