@@ -38,6 +38,9 @@ public final class LiveListMetrics: Sendable {
     private let mutationTimer: CoreMetrics.Timer
     private let mutationsWaiting: CoreMetrics.Gauge
     private let mutationLaneDeepest: CoreMetrics.Gauge
+    /// The counters of a fixed set of labels, made once: no registry lookup per mutation or resume.
+    private let mutationCounters: [MutationOutcome: CoreMetrics.Counter]
+    private let resumeCounters: [ResumeOutcome: CoreMetrics.Counter]
     /// The engine's own totals when last scraped: its counters grow by the difference.
     private let engineTotals = NIOLockedValueBox([String: Int]())
 
@@ -70,10 +73,16 @@ public final class LiveListMetrics: Sendable {
         mutationTimer = Timer(label: "livelist_mutation_seconds", factory: factory)
         mutationsWaiting = Gauge(label: "livelist_mutations_waiting", factory: factory)
         mutationLaneDeepest = Gauge(label: "livelist_mutation_lane_depth_max", factory: factory)
+        mutationCounters = Dictionary(uniqueKeysWithValues: MutationOutcome.allCases.map { outcome in
+            (outcome, Counter(label: "livelist_mutations_total", dimensions: [("outcome", outcome.rawValue)], factory: factory))
+        })
+        resumeCounters = Dictionary(uniqueKeysWithValues: ResumeOutcome.allCases.map { outcome in
+            (outcome, Counter(label: "livelist_resumes_total", dimensions: [("outcome", outcome.rawValue)], factory: factory))
+        })
     }
 
     /// How a client's mutation was answered.
-    enum MutationOutcome: String {
+    enum MutationOutcome: String, CaseIterable {
         /// `mutated`: applied now.
         case applied
         /// `mutated` with `duplicate`: applied before (a resend).
@@ -88,7 +97,7 @@ public final class LiveListMetrics: Sendable {
 
     /// A mutation answered `since` it arrived: counted by outcome, its time in the histogram.
     func mutationAnswered(_ outcome: MutationOutcome, since arrived: ContinuousClock.Instant) {
-        Counter(label: "livelist_mutations_total", dimensions: [("outcome", outcome.rawValue)], factory: factory).increment()
+        mutationCounters[outcome]?.increment()
         let (seconds, attoseconds) = arrived.duration(to: .now).components
         mutationTimer.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
@@ -124,7 +133,7 @@ public final class LiveListMetrics: Sendable {
     }
 
     /// What a resuming client got.
-    enum ResumeOutcome: String {
+    enum ResumeOutcome: String, CaseIterable {
         /// One changeset from its version (or none: it was current).
         case resumed
         /// A reset: its version was no longer kept, or too many changes since.
@@ -134,7 +143,7 @@ public final class LiveListMetrics: Sendable {
     }
 
     func countResume(_ outcome: ResumeOutcome) {
-        Counter(label: "livelist_resumes_total", dimensions: [("outcome", outcome.rawValue)], factory: factory).increment()
+        resumeCounters[outcome]?.increment()
     }
 
     /// Sets the gauges from `health` and the mutations waiting, and adds what the engine counted

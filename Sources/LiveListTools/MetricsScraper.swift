@@ -24,6 +24,8 @@ final class MetricsScraper: @unchecked Sendable {
             while !lock.withLock({ stopped }) {
                 let start = clock.now
                 let finished = DispatchSemaphore(value: 0)
+                // Written by the completion handler before it signals, read after the wait: the
+                // semaphore orders the two.
                 nonisolated(unsafe) var received: Data?
                 let task = session.dataTask(with: url) { data, _, _ in
                     received = data
