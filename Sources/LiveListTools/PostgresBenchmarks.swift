@@ -69,7 +69,9 @@ public enum PostgresBenchmarks {
         let names = ["pg.update.1m", "pg.open.1m", "pg.fanout"]
         let mixed = selected(PostgresMixed.name) && (!quick || filter != nil)
         let stall = !quick && selected(PostgresStall.name)
-        guard (!quick && names.contains(where: selected)) || mixed || stall else { return [] }
+        // Restarts PostgreSQL: only the throwaway cluster, never a server given by URL.
+        let restart = !quick && selected(PostgresRestart.name) && url == nil
+        guard (!quick && names.contains(where: selected)) || mixed || stall || restart else { return [] }
         let (configuration, databaseURL) = try await database(url: url)
         let writer = try await connect(configuration)
         do {
@@ -82,6 +84,7 @@ public enum PostgresBenchmarks {
             }
             if mixed { results.append(try await PostgresMixed.run(configuration, url: databaseURL, quick: quick)) }
             if stall { results.append(try await PostgresStall.run(configuration, writer: writer)) }
+            if restart { results.append(try await PostgresRestart.run(configuration)) }
             try await writer.close()
             return results
         } catch {
