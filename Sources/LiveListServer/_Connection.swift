@@ -199,10 +199,10 @@ final class _Connection: @unchecked Sendable {
         let principal: String = if case let .text(subject)? = claims?.values["sub"] { subject } else { "" }
         let outcome: MutationOutcome
         do {
-            defer { leftEngine() }
             outcome = try await server.engine.perform(MutationRequest(action: action, principal: principal, client: request.client,
                                                                       id: request.id, name: request.name))
         } catch let error as WireError where [.mutationOutOfOrder, .mutationUnavailable, .unknownMutation].contains(error.code) {
+            leftEngine()
             fail(request, error.code, error.message)
             return switch error.code {
             case .mutationOutOfOrder: .outOfOrder
@@ -210,6 +210,7 @@ final class _Connection: @unchecked Sendable {
             default: .refused
             }
         } catch {
+            leftEngine()
             // Anything else recorded nothing either: the client sends it again.
             logger.notice("mutation could not run", metadata: ["mutation": "\(request.name)", "error": "\(error)"])
             fail(request, .mutationUnavailable, "\(error)")
@@ -217,10 +218,17 @@ final class _Connection: @unchecked Sendable {
         }
         switch outcome {
         case let .refused(refusal):
+            leftEngine()
             fail(request, refusal.code, refusal.message)
             return .refused
         case .applied, .alreadyApplied:
-            let noticed = await versionsHoldingCommits()
+            // The looks for the commit are the mutation's engine work too: made after the next
+            // connection's turn began, each would wait behind that turn's write (over SQLite the
+            // look runs on the writer) — a queue of others' mutations would delay this answer by
+            // two mutations' time, not one.
+            let states = await statesHoldingCommits()
+            leftEngine()
+            let noticed = await versions(holding: states)
             // Each version is taken as the frame is queued, after any later commit's `changes`
             // queued since the notice: never older than what the subscription was sent.
             outbox.send(holding: noticed) { versions in
@@ -231,22 +239,35 @@ final class _Connection: @unchecked Sendable {
         }
     }
 
-    /// Waits until every subscription of the connection was sent a state holding every commit
-    /// made before the call (its hub looks, as for `sync`), and gives the versions they hold.
-    /// A subscription whose look fails, or that ends meanwhile, is left out.
-    private func versionsHoldingCommits() async -> [Int: WireVersion] {
+    /// For every subscription of the connection, the state holding every commit made before the
+    /// call (its hub looks, as for `sync`). A subscription whose look fails is left out.
+    private func statesHoldingCommits() async -> [(sub: Int, entry: (hub: _Hub, subscriber: _Subscriber), state: ListStateID?)] {
         let entries = lock.withLock { subscriptions }
-        return await withTaskGroup(of: (Int, WireVersion?).self) { group in
+        guard !entries.isEmpty else { return [] }
+        return await withTaskGroup(of: (Int, (hub: _Hub, subscriber: _Subscriber), ListStateID?)?.self) { group in
             for (sub, entry) in entries {
                 group.addTask { [logger] in
-                    let state: ListStateID?
                     do {
-                        state = try await entry.hub.look.state()
+                        return (sub, entry, try await entry.hub.look.state())
                     } catch {
                         logger.notice("the look for a mutation's commit failed", metadata: ["sub": "\(sub)", "error": "\(error)"])
-                        return (sub, nil)
+                        return nil
                     }
-                    return (sub, await _VersionNotice.wait { entry.hub.send(.sync(entry.subscriber, reply: .notice($0), state: state)) })
+                }
+            }
+            var states: [(sub: Int, entry: (hub: _Hub, subscriber: _Subscriber), state: ListStateID?)] = []
+            for await state in group { if let state { states.append((state.0, state.1, state.2)) } }
+            return states
+        }
+    }
+
+    /// Waits until each subscription was sent a state at least `states`' (one that ends
+    /// meanwhile is left out), and gives the versions they hold.
+    private func versions(holding states: [(sub: Int, entry: (hub: _Hub, subscriber: _Subscriber), state: ListStateID?)]) async -> [Int: WireVersion] {
+        await withTaskGroup(of: (Int, WireVersion?).self) { group in
+            for (sub, entry, state) in states {
+                group.addTask {
+                    (sub, await _VersionNotice.wait { entry.hub.send(.sync(entry.subscriber, reply: .notice($0), state: state)) })
                 }
             }
             var versions: [Int: WireVersion] = [:]

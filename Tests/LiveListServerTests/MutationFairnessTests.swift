@@ -3,6 +3,9 @@ import ListTesting
 import LiveListServer
 import LiveListWire
 import Logging
+import LiveListServerSQLite
+import LiveQueryCore
+import ListDiff
 import Testing
 
 /// Mutation lanes are fair, end to end, counted rather than timed: while one connection has 100
@@ -48,6 +51,9 @@ struct MutationFairnessTests {
                 if go { continuation.resume() }
             }
         }
+
+        /// Notes `name` in the engine's order (the test's looks).
+        func note(_ name: String) { lock.withLock { ran.append(name) } }
 
         /// The mutations that reached the engine, in order.
         var order: [String] { lock.withLock { ran } }
@@ -108,5 +114,82 @@ struct MutationFairnessTests {
         b.connection.close()
         await group.triggerGracefulShutdown()
         _ = await running.result
+    }
+
+    /// SQLite's engine for queries, whose looks (`upToDate`) take 50 ms and are noted in the
+    /// gated engine's order; mutations go to the gated engine.
+    struct LookingEngine: LiveQueryEngine {
+        let queries: SQLiteEngine
+        let mutations: GatedEngine
+
+        struct NotedQuery: ServedLiveQuery {
+            let inner: any ServedLiveQuery
+            let engine: GatedEngine
+            var events: AsyncStream<LiveQueryEvent<SQLValue>> { inner.events }
+            var columnNames: [String] { inner.columnNames }
+            func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] { try await inner.values(of: rows) }
+            func cancel() { inner.cancel() }
+            func upToDate() async throws -> ListStateID? {
+                engine.note("look")
+                try await Task.sleep(for: .milliseconds(50))
+                defer { engine.note("looked") }
+                return try await inner.upToDate()
+            }
+        }
+
+        func open(_ query: PublishedQuery, arguments: [String: WireValue]) async throws -> any ServedLiveQuery {
+            NotedQuery(inner: try await queries.open(query, arguments: arguments), engine: mutations)
+        }
+
+        func perform(_ request: MutationRequest) async throws -> MutationOutcome { try await mutations.perform(request) }
+    }
+
+    @Test("a mutation's look for its commit is part of its turn: no other connection's mutation reaches the engine before it ends")
+    @MainActor
+    func lookWithinTurn() async throws {
+        let fixture = try await WireFixture.start(rows: 30, seed: 17)
+        let gated = GatedEngine()
+        var logger = Logger(label: "test.server")
+        logger.logLevel = .warning
+        let server = LiveListServer(engine: LookingEngine(queries: SQLiteEngine(database: fixture.pool), mutations: gated),
+                                    queries: [HealthTests.scored], mutations: [Self.mutation], logger: logger)
+        let (port, group, running) = try await WireFixture.serve(server)
+        let url = "ws://127.0.0.1:\(port)/live"
+        let a = try await MutationTests.Wire(url)
+        let b = try await MutationTests.Wire(url)
+        // B shows a list: its `mutated` waits for a look at the list's commits.
+        b.send(.subscribe(WireSubscription(sub: 1, query: HealthTests.scored.name, window: WireWindow(start: 0, count: 10))))
+        try await within("B's first state", seconds: 10) {
+            while true {
+                if case .reset = try await b.next() { return }
+            }
+        }
+        for id in 1...20 { a.send(.mutate(WireMutation(client: "a", id: Int64(id), name: "m"))) }
+        try await eventually("A's first mutation with the engine", seconds: 10) { gated.order == ["a:1"] }
+        b.send(.mutate(WireMutation(client: "b", id: 1, name: "m")))
+        b.send(.sync(sub: 99, id: 1))
+        try await within("B's requests handled", seconds: 10) {
+            while true {
+                if case let .error(error) = try await b.next(), error.sub == 99 { return }
+            }
+        }
+        gated.openGate()
+        try await within("every mutation answered", seconds: 30) {
+            _ = try await a.untilAnswer(to: 20)
+            _ = try await b.untilAnswer(to: 1)
+        }
+        let order = gated.order
+        guard let mine = order.firstIndex(of: "b:1"), let looked = order[mine...].firstIndex(of: "looked") else {
+            Issue.record("B's mutation and its look: \(order)")
+            return
+        }
+        #expect(order[mine...].prefix(through: looked).filter { $0.hasPrefix("a:") }.isEmpty,
+                "A's mutations that reached the engine while B's look ran: \(order[mine...].prefix(through: looked))")
+        #expect(order.prefix(upTo: mine).filter { $0.hasPrefix("a:") }.count <= 1, "\(order.prefix(upTo: mine))")
+        a.connection.close()
+        b.connection.close()
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+        await fixture.stop()
     }
 }
