@@ -60,7 +60,7 @@ public enum MutationBenchmarks {
             let pool = try DatabasePool(path: path)
             let served = try WireServer.start(pool, mutations: [rename])
             defer { served.stop() }
-            let figures = try waitFor { try await MutationFairness.measure(url: served.url, rows: rows, runs: quick ? 100 : 400) }
+            let figures = try waitFor { try await MutationFairness.measure(url: served.url, rows: rows, runs: quick ? 200 : 800) }
             results.append(MutationFairness.result(figures, name: "wire.mutate.fairness", setup:
                 "LiveListServer (SQLite, \(rows) rows), loopback, one process: a bystander subscribed to `items` renames a row at a time; a flooder keeps 256 renames waiting"))
         }

@@ -26,6 +26,8 @@ public enum MutationFairness {
     /// The flooder's mutations waiting on its connection at most: the server's per-connection
     /// limit (`maximumPendingMutations`), one more running.
     static let floodDepth = 256
+    /// Quiet and flooded blocks, alternating.
+    static let blocks = 8
 
     /// Measures `runs` bystander mutations without the flood, then `runs` with it, on `url`;
     /// `rows`: the ids `rename` may pick (1 … rows).
@@ -52,22 +54,33 @@ public enum MutationFairness {
             return times
         }
         _ = try await timed(5)   // warm: the connection and the statements
-        let quiet = try await timed(runs)
+        // Quiet and flooded runs alternate in blocks, so that whatever else the machine does
+        // meanwhile weighs on both alike.
         let flooder = try await Wire(url, client: "fairness-flooder-\(UUID().uuidString)")
         defer { flooder.close() }
-        let flooding = Task { try await Self.flood(flooder, rows: rows) }
-        // The flood under way: its first answers came.
-        let floodDeadline = ContinuousClock.now + .seconds(30)
-        while flooder.counts.answered < 20 {
-            guard ContinuousClock.now < floodDeadline else { throw BenchFailure("wire.mutate.fairness: the flood's first answers did not come within 30 s") }
-            try await Task.sleep(for: .milliseconds(1))
+        var quiet: [Double] = [], flooded: [Double] = []
+        var applied = 0
+        for _ in 0..<blocks {
+            // Not timed: what the flood before left behind (its commits still on their way to the
+            // bystander's list, a checkpoint of its WAL) is the flood's cost, not the quiet's.
+            _ = try await timed(5)
+            quiet += try await timed(runs / blocks)
+            flooder.resume()
+            let flooding = Task { try await Self.flood(flooder, rows: rows) }
+            // The flood under way: its first answers came.
+            let answered = flooder.counts.answered
+            let floodDeadline = ContinuousClock.now + .seconds(30)
+            while flooder.counts.answered < answered + 20 {
+                guard ContinuousClock.now < floodDeadline else { throw BenchFailure("wire.mutate.fairness: the flood's first answers did not come within 30 s") }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            let before = flooder.counts
+            flooded += try await timed(runs / blocks)
+            applied += flooder.counts.applied - before.applied
+            flooder.stop()
+            try await flooding.value
         }
-        let before = flooder.counts
-        let flooded = try await timed(runs)
-        let after = flooder.counts
-        flooder.stop()
-        try await flooding.value
-        return Figures(quiet: quiet, flooded: flooded, floodApplied: after.applied - before.applied, floodRefused: after.refused)
+        return Figures(quiet: quiet, flooded: flooded, floodApplied: applied, floodRefused: flooder.counts.refused)
     }
 
     /// `pg.mutate.fairness`, when `filter` selects it (not with `quick` alone): the same over a
@@ -101,7 +114,7 @@ public enum MutationFairness {
         let served = try await WireServer.start(server, logger: PostgresBenchmarks.logger)
         let figures: Figures
         do {
-            figures = try await measure(url: served.url, rows: rows, runs: quick ? 100 : 400)
+            figures = try await measure(url: served.url, rows: rows, runs: quick ? 200 : 800)
         } catch {
             await served.shutDown()
             await engine.close()
@@ -122,9 +135,13 @@ public enum MutationFairness {
         let floodedP99 = LiveQueryBenchmarks.percentile(figures.flooded, 0.99)
         let ratio = quietP99 > 0 ? floodedP99 / quietP99 : .infinity
         var result = BenchResult(name: name, medianMilliseconds: LiveQueryBenchmarks.median(figures.flooded), runs: figures.flooded.count)
+        result.add("p90_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(figures.flooded, 0.9))))
         result.add("p99_ms", .double(BenchResult.rounded(floodedP99)))
+        result.add("max_ms", .double(BenchResult.rounded(figures.flooded.max() ?? .nan)))
         result.add("quiet_median_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(figures.quiet))))
+        result.add("quiet_p90_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(figures.quiet, 0.9))))
         result.add("quiet_p99_ms", .double(BenchResult.rounded(quietP99)))
+        result.add("quiet_max_ms", .double(BenchResult.rounded(figures.quiet.max() ?? .nan)))
         result.add("p99_ratio", .double(BenchResult.rounded(ratio)))
         result.add("flood_applied", .integer(Int64(figures.floodApplied)))
         result.add("flood_refused", .integer(Int64(figures.floodRefused)))
@@ -132,7 +149,7 @@ public enum MutationFairness {
         let met = ratio <= 2
         result.add("budget_met", .bool(met))
         result.notes.append("budget (the bystander's p99 with the flood ≤ 2× its quiet p99): " + (met ? "met" : "missed"))
-        result.notes.append("median_ms, p99_ms: the bystander's mutation (sent → mutated) while another connection keeps \(floodDepth) mutations waiting; quiet_*: the same, alone, earlier in the run; flood_applied: the flooder's mutations applied meanwhile")
+        result.notes.append("median_ms, p99_ms: the bystander's mutation (sent → mutated) while another connection keeps \(floodDepth) mutations waiting; quiet_*: the same, alone, in blocks alternating with the flooded ones (\(blocks) each); flood_applied: the flooder's mutations applied meanwhile")
         return result
     }
 
@@ -188,6 +205,7 @@ public enum MutationFairness {
         var counts: (answered: Int, applied: Int, refused: Int) { lock.withLock { (state.answered, state.applied, state.refused) } }
         var isStopped: Bool { lock.withLock { state.stopped } }
         func stop() { lock.withLock { state.stopped = true } }
+        func resume() { lock.withLock { state.stopped = false } }
 
         func count(_ answer: ServerMessage) {
             lock.withLock {
