@@ -7,16 +7,18 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
     case unknownTable(String)
     /// The table has no such column.
     case unknownColumn(table: String, column: String)
-    /// The table has no single-column primary key to identify its rows by, or the identity
-    /// named is not that key.
-    case identityNotPrimaryKey(table: String, identity: String?)
+    /// The identity named cannot identify the table's rows — only its single-column primary key
+    /// or a NOT NULL column with a unique index on it alone can — or, with no identity named, the
+    /// table has no single-column primary key to identify them by. `fix` says what to change.
+    case identityNotUnique(table: String, identity: String?, fix: String)
     /// The identity's values cannot be held by the declared identity type.
     case identityTypeMismatch(column: String, declared: String)
     /// The section must be the first sort term's column.
     case sectionNotFirstSortTerm(String)
-    /// A refetched SELECT identifies its rows by one of its columns, which this names: none of
-    /// its columns has that name, or several do (give `identity` the column's name).
-    case identityNotInResult(String)
+    /// A refetched SELECT (`why` it is refetched) identifies its rows by one of its result
+    /// `columns`, and `identity` names none of them, names several, or names one of a type that
+    /// cannot identify rows (`type`).
+    case identityNotInResult(identity: String, columns: [String], type: String?, why: String)
     /// The table is partitioned, and the publication sends its partitions' changes under their
     /// own names: `ALTER PUBLICATION name SET (publish_via_partition_root = true)`.
     case partitionsNotPublishedViaRoot(table: String)
@@ -62,13 +64,18 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         switch self {
         case let .unknownTable(table): "no such table: \(table)"
         case let .unknownColumn(table, column): "no such column: \(table).\(column)"
-        case let .identityNotPrimaryKey(table, identity):
-            if let identity { "\(identity) is not the single-column primary key of \(table): a live query identifies rows by it" }
-            else { "\(table) has no single-column primary key: add one (a live query identifies rows by it)" }
+        case let .identityNotUnique(table, identity, fix):
+            if let identity {
+                "\(identity) cannot identify the rows of \(table) (its single-column primary key, or a NOT NULL column with a unique "
+                    + "index on it alone, can): \(fix)"
+            } else {
+                "\(table) has no single-column primary key to identify its rows by: \(fix)"
+            }
         case let .identityTypeMismatch(column, declared): "\(column)'s values are not \(declared)s: declare the identity type that holds them"
         case let .sectionNotFirstSortTerm(section): "the section \(section) must be the first sort term's column"
-        case let .identityNotInResult(name):
-            "the query is refetched and identifies its rows by a column of its result: \(name) is not one (name it with identity)"
+        case let .identityNotInResult(identity, columns, type, why):
+            "the query is refetched (\(why)), so it identifies its rows by a column of its result, by name: "
+                + Self.identityInResultFix(identity, columns: columns, type: type)
         case let .partitionsNotPublishedViaRoot(table):
             "\(table) is partitioned and the publication names its partitions' changes by partition: "
                 + "ALTER PUBLICATION … SET (publish_via_partition_root = true)"
@@ -93,6 +100,22 @@ public enum PostgresLiveQueryError: Error, Sendable, CustomStringConvertible {
         case let .invalidURL(url, reason): "\(url) is not a PostgreSQL URL: \(reason)"
         case let .underlying(error): "\(error)"
         }
+    }
+
+    /// What to change for a refetched query's identity `identity` among its result's `columns`.
+    private static func identityInResultFix(_ identity: String, columns: [String], type: String?) -> String {
+        let named = columns.filter { $0 == identity }.count
+        let listed = columns.joined(separator: ", ")
+        if let type, named == 1 {
+            return "\(identity) is of type \(type), which cannot identify rows: name with identity a column of integers, text, uuid, "
+                + "bytea, numeric, boolean, floating point, date or timestamp (its columns: \(listed))"
+        }
+        if named > 1 {
+            return "\(named) of its columns are named \(identity): give the one that identifies rows a name of its own "
+                + "(… AS \(identity)_key) and name that with identity"
+        }
+        return "none of its columns (\(listed)) is named \(identity): select it, or name with identity the result column that "
+            + "is unique in every row, by its name in the result (its alias, when it has one)"
     }
 
     /// The server's message (with its detail, when asked for) and SQLSTATE, or the client's error.

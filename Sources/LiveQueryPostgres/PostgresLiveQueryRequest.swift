@@ -25,7 +25,8 @@ import PostgresNIO
 ///
 /// The SELECT is PostgreSQL's own SQL, so its semantics are always the server's: rows are re-read
 /// through it. It is followed row by row when it reads one base table (the first of its FROM
-/// clause, identified by its single-column primary key) with INNER or LEFT joins that each meet at
+/// clause, with a single-column primary key; its rows identified by that key, or by any NOT NULL
+/// column of it with a unique index on it alone) with INNER or LEFT joins that each meet at
 /// most one row — an ON equality between the joined table's primary key and a column of an earlier
 /// table — any WHERE, and ORDER BY terms that are columns of any of its tables. Anything else
 /// (GROUP BY, DISTINCT, aggregates, window functions, LIMIT, subqueries in FROM, joins that meet
@@ -38,8 +39,9 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     /// The table of a table request, optionally schema-qualified (`public.message`), as
     /// PostgreSQL resolves it.
     public var table: String
-    /// The identity: the base table's single-column primary key, which it defaults to (a column
-    /// name, `alias.column`, or a result column of a refetched SELECT).
+    /// The identity: the base table's single-column primary key, which it defaults to, or any NOT
+    /// NULL column of the base table with a unique index on it alone — a `uuid`, say (a column
+    /// name, `alias.column`; for a refetched SELECT, the name of a result column).
     public var identity: String?
     /// A table request's boolean SQL expression over the table's columns.
     public var filter: String?
@@ -62,8 +64,8 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     public var version: String?
 
     /// A request for `table`'s rows that match `filter`, in `sort` order, identified by the primary
-    /// key (`identity`, when given, must name it) and held as `type`. Checked against the catalog
-    /// when the query opens, not here.
+    /// key or by `identity` (a NOT NULL column with a unique index on it alone) and held as `type`.
+    /// Checked against the catalog when the query opens, not here.
     public init(table: String, identity: String? = nil, as type: ID.Type, filter: String? = nil,
                 arguments: PostgresBindings = PostgresBindings(), sort: [SortTerm] = [], section: String? = nil,
                 version: String? = nil) {
@@ -78,7 +80,7 @@ public struct PostgresLiveQueryRequest<ID: LiveIdentity>: Sendable, CustomString
     }
 
     /// A request for the rows of a SELECT, identified by `identity` (the base table's primary key
-    /// by default) and held as `type`.
+    /// by default, or a NOT NULL column of it with a unique index on it alone) and held as `type`.
     /// - Parameters:
     ///   - sql: A SELECT, with `$1`, `$2`… for `arguments`.
     ///   - section: The first ORDER BY term, as written, when rows are grouped into sections.

@@ -13,6 +13,8 @@ struct _PostgresTable: Sendable {
         var provider: String?
         /// A generated column: the change stream leaves it out.
         var isGenerated = false
+        /// Declared NOT NULL.
+        var isNotNull = false
     }
 
     var oid: UInt32
@@ -24,6 +26,9 @@ struct _PostgresTable: Sendable {
     var primaryKey: [String]
     /// The columns that begin an index (first key column), by attnum: where a lookup by value is cheap.
     var indexedColumns: Set<Int>
+    /// The columns with a valid unique index on them alone (no expression, no WHERE), by attnum:
+    /// those NOT NULL hold a different value in every row, so they may identify the table's rows.
+    var uniqueColumns: Set<Int> = []
     /// The columns its changes name a row by (its replica identity: the primary key by default,
     /// every column with FULL, an index's columns), by attnum.
     var identityColumns: Set<Int>
@@ -41,6 +46,21 @@ struct _PostgresTable: Sendable {
 
     /// The single-column primary key, when the table has one.
     var key: Column? { primaryKey.count == 1 ? columns[primaryKey[0]] : nil }
+
+    /// Whether `column` holds a different value in every row, never NULL: the single-column
+    /// primary key, or a NOT NULL column with a unique index on it alone — what may identify rows,
+    /// as over SQLite (where NULL identities are left out instead).
+    func identifies(_ column: Column) -> Bool {
+        key?.name == column.name || (column.isNotNull && uniqueColumns.contains(column.attnum))
+    }
+
+    /// What would let `column` identify the table's rows, said as the statements that do it.
+    func uniquenessFix(for column: Column) -> String {
+        let name = _PostgresPlan.quoted(column.name)
+        let index = uniqueColumns.contains(column.attnum) ? nil : "CREATE UNIQUE INDEX ON \(qualifiedName) (\(name))"
+        let notNull = column.isNotNull ? nil : "ALTER TABLE \(qualifiedName) ALTER COLUMN \(name) SET NOT NULL"
+        return [index, notNull].compactMap { $0 }.joined(separator: " and ")
+    }
 }
 
 enum _PostgresCatalog {
@@ -65,6 +85,10 @@ enum _PostgresCatalog {
                              FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
                              WHERE i.indrelid = c.oid AND i.indisprimary), '{}'),
                    coalesce((SELECT array_agg(DISTINCT i.indkey[0]::int8) FROM pg_index i WHERE i.indrelid = c.oid), '{}'),
+                   coalesce((SELECT array_agg(DISTINCT i.indkey[0]::int8) FROM pg_index i
+                             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                             WHERE i.indrelid = c.oid AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
+                               AND i.indexprs IS NULL AND i.indpred IS NULL), '{}'),
                    coalesce(CASE c.relreplident
                        WHEN 'f' THEN (SELECT array_agg(a.attnum::int8) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
                        WHEN 'n' THEN '{}'
@@ -73,19 +97,20 @@ enum _PostgresCatalog {
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1::int8::oid
             """, binds)
         guard let relation = found.first else { return nil }
-        let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed, identity) = try _PostgresPlan.decode(
-            relation, as: (String, String, String, String?, String?, [String], [Int64], [Int64]).self)
+        let (schema, name, kind, databaseCollation, databaseProvider, primaryKey, indexed, unique, identity) = try _PostgresPlan.decode(
+            relation, as: (String, String, String, String?, String?, [String], [Int64], [Int64], [Int64]).self)
         var columns: [String: _PostgresTable.Column] = [:]
         for row in try await session.rows("""
             SELECT a.attname::text, a.attnum::int8, a.atttypid::int8, format_type(a.atttypid, a.atttypmod), co.collname::text,
-                   \(locale), co.collprovider::text, a.attgenerated::text <> ''
+                   \(locale), co.collprovider::text, a.attgenerated::text <> '', a.attnotnull
             FROM pg_attribute a LEFT JOIN pg_collation co ON co.oid = a.attcollation
             WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped
             """, binds) {
-            let (column, attnum, type, typeName, collationName, collate, provider, generated) = try _PostgresPlan.decode(
-                row, as: (String, Int64, Int64, String, String?, String?, String?, Bool).self)
+            let (column, attnum, type, typeName, collationName, collate, provider, generated, notNull) = try _PostgresPlan.decode(
+                row, as: (String, Int64, Int64, String, String?, String?, String?, Bool, Bool).self)
             var info = _PostgresTable.Column(name: column, attnum: Int(attnum), typeOID: UInt32(truncatingIfNeeded: type), typeName: typeName,
-                                       collation: collate, collationName: collationName, provider: provider, isGenerated: generated)
+                                       collation: collate, collationName: collationName, provider: provider, isGenerated: generated,
+                                       isNotNull: notNull)
             if collationName == "default" {
                 info.collation = databaseCollation
                 info.provider = databaseProvider
@@ -93,7 +118,8 @@ enum _PostgresCatalog {
             columns[column] = info
         }
         return _PostgresTable(oid: oid, schema: schema, name: name, kind: kind, columns: columns, primaryKey: primaryKey,
-                        indexedColumns: Set(indexed.map(Int.init)), identityColumns: Set(identity.map(Int.init)))
+                        indexedColumns: Set(indexed.map(Int.init)), uniqueColumns: Set(unique.map(Int.init)),
+                        identityColumns: Set(identity.map(Int.init)))
     }
 
     /// A collation's locale: an ICU collation keeps it apart from `collcollate` (in `colliculocale`

@@ -45,8 +45,9 @@ struct _PostgresPlan: Sendable {
 
     /// Where a read row keeps what the index needs.
     enum RowShape: Sendable {
-        /// Identity, `sorts` sort values, then the content (incremental).
-        case positional(sorts: Int)
+        /// Identity, `sorts` sort values, then the content (incremental); with `separateKey`, the
+        /// base table's key first, then the identity (another column that identifies the rows).
+        case positional(sorts: Int, separateKey: Bool)
         /// The SELECT's own columns, in its order: identity and section at these columns, the
         /// whole row the content (refetched).
         case named(identity: Int, section: Int?)
@@ -54,10 +55,18 @@ struct _PostgresPlan: Sendable {
 
     /// The FROM clause's tables: the base table first, then the joined ones.
     var roles: [Role]
+    /// The column that identifies the result's rows.
     var identity: Column
+    /// The column the base table's changes name rows by (its single-column primary key), which
+    /// the re-reads and join lookups name them by too: the identity itself, or the key of a table
+    /// whose rows another unique column identifies.
+    var key: Column
     /// Whether the identity is an integer used as the index's row key (else a row key is
-    /// assigned per identity and the identity ends the sort key).
+    /// assigned per key and the identity ends the sort key).
     var identityIsRowKey: Bool
+    /// Whether the key is an integer, used as the index's row key itself (else a row key is
+    /// assigned per key value, `_RowKeys`).
+    var integerKeys: Bool
     var sortColumns: [Column]
     var layout: _ResultLayout
     /// How the first sort term groups rows into sections, when it does.

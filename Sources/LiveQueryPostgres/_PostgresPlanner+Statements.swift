@@ -5,14 +5,23 @@ extension _PostgresPlanner {
     /// The statements and layout of a SELECT followed row by row.
     func make(_ incremental: Incremental, _ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)],
               version: String?) throws(PostgresLiveQueryError) -> _PostgresPlan {
-        let identity = incremental.identity
-        guard let identityType = _PostgresType(oid: identity.typeOID), [.integer, .text, .uuid].contains(identityType) else {
-            throw .identityNotPrimaryKey(table: roles[0].table.qualifiedName, identity: identity.name + " (of type \(identity.typeName))")
+        let identity = incremental.identity, key = incremental.key
+        // Another column than the key identifies the rows: the statements read both.
+        let separateKey = identity.name != key.name
+        let keyTypes: [_PostgresType] = [.integer, .text, .uuid]
+        let base = roles[0].table.qualifiedName
+        guard let identityType = _PostgresType(oid: identity.typeOID), keyTypes.contains(identityType) else {
+            throw .identityNotUnique(table: base, identity: identity.name, fix: "it is of type \(identity.typeName), and rows are "
+                                     + "identified by integers, text or uuid: name a column of one of those types")
+        }
+        guard let keyType = _PostgresType(oid: key.typeOID), keyTypes.contains(keyType) else {
+            throw .identityNotUnique(table: base, identity: identity.name, fix: "the primary key \(key.name), which its changes name "
+                                     + "rows by, is of type \(key.typeName): a key of integers, text or uuid is needed")
         }
         if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
             throw .identityTypeMismatch(column: identity.name, declared: "\(ID.self)")
         }
-        let identityIsRowKey = identityType == .integer
+        let identityIsRowKey = identityType == .integer && !separateKey
         let rules = incremental.terms.map(\.rule)
         let identityRule = _PostgresOrdering.Rule(comparison: identityType.comparison, descending: false, nullsFirst: false)
         var layout = _ResultLayout(ordering: _PostgresOrdering(rules: identityIsRowKey ? rules : rules + [identityRule]),
@@ -21,6 +30,9 @@ extension _PostgresPlanner {
         layout.resultOrder = resultOrder(incremental.terms, parsed, roles: roles, columns: columns)
 
         let id = Self.quoted(roles[0].qualifier) + "." + Self.quoted(identity.name)
+        let keyColumn = Self.quoted(roles[0].qualifier) + "." + Self.quoted(key.name)
+        // What every read row begins with: the key and the identity, or the one column that is both.
+        let leading = separateKey ? [keyColumn, id] : [id]
         let sorts = incremental.terms.map(\.sql)
         // Ties are broken by the identity, compared here by bytes: so must the server compare it.
         let tiebreak = id + (identityType == .text ? " COLLATE \"C\"" : "") + " ASC"
@@ -29,24 +41,27 @@ extension _PostgresPlanner {
                 + (term.parsed.nulls.map { $0 == .first ? " NULLS FIRST" : " NULLS LAST" } ?? "")
         } + [tiebreak]
         let content = version ?? parsed.selectList
-        let head = "SELECT " + ([id] + sorts + [content]).joined(separator: ", ") + " FROM " + parsed.fromText
+        let head = "SELECT " + (leading + sorts + [content]).joined(separator: ", ") + " FROM " + parsed.fromText
         let filter = parsed.whereText.map { "(" + $0 + ")" }
+        // Contents are asked for by identity (a list's rows); re-reads by key (a change's rows).
         let identities = "\(id) = ANY(CAST($\(request.arguments.count + 1) AS text[])::\(identity.typeName)[])"
+        let keys = "\(keyColumn) = ANY(CAST($\(request.arguments.count + 1) AS text[])::\(key.typeName)[])"
         // Grouped by the base table's key: a group is read whole by its key, as a row is.
         let groupBy = incremental.grouped ? parsed.groupByText.map { " GROUP BY " + $0 } ?? "" : ""
 
         // Contents: the columns the index reads (for the content token), then the SELECT's.
         let contentCount = version == nil ? columns.count : 1
-        let offset = 1 + sorts.count + contentCount
+        let offset = leading.count + sorts.count + contentCount
         // Through the filter too, so that every argument the SELECT binds is used as it is there (a
         // row that no longer matches has changed, and is left out like one whose token differs).
-        let inner = "SELECT " + ([id] + sorts + [content] + (version == nil ? [] : [parsed.selectList])).joined(separator: ", ")
+        let inner = "SELECT " + (leading + sorts + [content] + (version == nil ? [] : [parsed.selectList])).joined(separator: ", ")
             + " FROM " + parsed.fromText + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy
-        let selectStart = version == nil ? 1 + sorts.count : offset
+        let selectStart = version == nil ? leading.count + sorts.count : offset
         let payload = Self.payloadSQL(inner, raw: offset, columns: columns, firstSelected: selectStart)
 
+        // A lookup names the base rows it reaches by their key, as a change would.
         let joins = incremental.links.keys.sorted().map { role in
-            joinLookup(role, links: incremental.links, roles: roles, identity: id)
+            joinLookup(role, links: incremental.links, roles: roles, identity: keyColumn)
         }
         let children = incremental.children.keys.sorted().compactMap { role -> _PostgresPlan.ChildLookup? in
             guard let link = incremental.children[role], let key = roles[role].table.key else { return nil }
@@ -75,14 +90,15 @@ extension _PostgresPlanner {
             notes.append("\(table).\(Self.quoted(column.name)) has no index: each change to \(roles[role].table.qualifiedName) scans \(table) "
                 + "for the rows that meet it (CREATE INDEX ON \(table) (\(Self.quoted(column.name)))")
         }
-        let rereadSQL = head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + identities + groupBy
+        let rereadSQL = head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + keys + groupBy
         return _PostgresPlan(
-            roles: roles, identity: identity, identityIsRowKey: identityIsRowKey, sortColumns: incremental.terms.map(\.column), layout: layout,
-            sectionRule: request.section != nil ? rules.first : nil, refetchReason: nil, shape: .positional(sorts: sorts.count),
+            roles: roles, identity: identity, key: key, identityIsRowKey: identityIsRowKey, integerKeys: keyType == .integer,
+            sortColumns: incremental.terms.map(\.column), layout: layout, sectionRule: request.section != nil ? rules.first : nil,
+            refetchReason: nil, shape: .positional(sorts: sorts.count, separateKey: separateKey),
             fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
             rereadSQL: rereadSQL, rereadBatchSQL: _RereadBatch.template(rereadSQL, arguments: request.arguments.count),
             payloadSQL: payload, payloadOffset: offset,
-            valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? 1 + sorts.count : nil,
+            valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? leading.count + sorts.count : nil,
             columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
             children: children, otherRelations: [], notes: notes)
     }
@@ -134,15 +150,22 @@ extension _PostgresPlanner {
     /// The statements and layout of a SELECT refetched on every commit to its tables, in the
     /// server's order: the SELECT as written, its identity and section read from its columns.
     func refetched(_ sql: String, _ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
-                   section: String?, reason: RefetchReason) throws(PostgresLiveQueryError) -> _PostgresPlan {
+                   section: String?, reason: RefetchReason) async throws(PostgresLiveQueryError) -> _PostgresPlan {
         func column(named name: String) -> Int? {
             let matching = columns.indices.filter { columns[$0].name == name }
             return matching.count == 1 ? matching[0] : nil
         }
         let identityName = identity.map(Self.lastName) ?? roles.first?.table.key?.name ?? "id"
-        guard let identityColumn = column(named: identityName) else { throw .identityNotInResult(identityName) }
+        func notInResult(type: String? = nil) -> PostgresLiveQueryError {
+            .identityNotInResult(identity: identityName, columns: columns.map(\.name), type: type, why: reason.description)
+        }
+        guard let identityColumn = column(named: identityName) else { throw notInResult() }
         guard let identityType = _PostgresType(oid: columns[identityColumn].type) else {
-            throw .identityNotInResult(identityName + " (of a type that cannot identify rows)")
+            var binds = PostgresBindings()
+            binds.append(Int64(columns[identityColumn].type))
+            let name = try await session.rows("SELECT format_type($1::int8::oid, NULL)", binds).first
+                .flatMap { try? _PostgresPlan.decode($0, as: String.self) }
+            throw notInResult(type: name ?? "oid \(columns[identityColumn].type)")
         }
         if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
             throw .identityTypeMismatch(column: identityName, declared: "\(ID.self)")
@@ -164,7 +187,8 @@ extension _PostgresPlanner {
         let identity = _PostgresTable.Column(name: identityName, attnum: 0, typeOID: columns[identityColumn].type, typeName: "", collation: nil,
                                        collationName: nil, provider: nil)
         var plan = _PostgresPlan(
-            roles: roles, identity: identity, identityIsRowKey: false, sortColumns: [], layout: layout, sectionRule: sectionRule, refetchReason: reason,
+            roles: roles, identity: identity, key: identity, identityIsRowKey: false, integerKeys: false, sortColumns: [], layout: layout,
+            sectionRule: sectionRule, refetchReason: reason,
             shape: .named(identity: identityColumn, section: sectionColumn), fetchSQL: sql, rereadSQL: sql, payloadSQL: payload,
             payloadOffset: columns.count, valuesInReads: columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? 0 : nil,
             columnNames: columns.map(\.name), arguments: request.arguments, joins: [], otherRelations: [], notes: [])
@@ -239,8 +263,9 @@ extension _PostgresPlanner {
         for role in plan.roles where role.table.kind != "p" && (scans[role.table.oid] ?? 0) > (roleCounts[role.table.oid] ?? 0) {
             plan.refetchReason = .request([.readsOwnTable(role.table.qualifiedName)])
             plan.layout = _ResultLayout(ordering: _FetchOrder(), identityIsRowid: false, sections: plan.sectionRule, sectionsArePositional: true)
-            plan.shape = .positional(sorts: plan.sortColumns.count)
+            plan.shape = .positional(sorts: plan.sortColumns.count, separateKey: plan.identity.name != plan.key.name)
             plan.identityIsRowKey = false
+            plan.integerKeys = false
             return
         }
     }

@@ -43,8 +43,15 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             guard table.columns[name] != nil else { throw .unknownColumn(table: request.table, column: name) }
             return Self.quoted(name)
         }
-        guard let key = table.key, request.identity.map({ $0 == key.name }) ?? true else {
-            throw .identityNotPrimaryKey(table: request.table, identity: request.identity)
+        // The identity: the primary key by default, or any column that identifies the rows.
+        guard let identity = request.identity ?? table.key?.name else {
+            throw .identityNotUnique(table: request.table, identity: nil, fix: "add one, or name with identity a NOT NULL column "
+                                     + "with a unique index on it alone")
+        }
+        guard let identityColumn = table.columns[identity] else { throw .unknownColumn(table: request.table, column: identity) }
+        guard table.identifies(identityColumn) else {
+            throw .identityNotUnique(table: request.table, identity: identity, fix: table.uniquenessFix(for: identityColumn)
+                                     + (table.key.map { ", or name its primary key \($0.name)" } ?? ""))
         }
         let order = try request.sort.map { term throws(PostgresLiveQueryError) in
             try column(term.column) + (term.collation.map { " COLLATE " + Self.quoted(Self.postgresCollation($0)) } ?? "")
@@ -55,7 +62,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         let version = try request.version.map { name throws(PostgresLiveQueryError) in try column(name) }
         let sql = "SELECT * FROM " + table.qualifiedName + (request.filter.map { " WHERE (" + $0 + ")" } ?? "")
             + (order.isEmpty ? "" : " ORDER BY " + order.joined(separator: ", "))
-        return (sql, Self.quoted(key.name), request.section.map(Self.quoted), version)
+        return (sql, Self.quoted(identity), request.section.map(Self.quoted), version)
     }
 
     /// A sort term's collation as PostgreSQL names it: bytes are "C"; others by their name (SQLite's
@@ -126,7 +133,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         if let incremental, shapes.isEmpty {
             plan = try make(incremental, parsed, roles: roles, columns: columns, version: versionText)
         } else {
-            plan = try refetched(sql, parsed, roles: roles, columns: columns, identity: identityText, section: sectionText,
+            plan = try await refetched(sql, parsed, roles: roles, columns: columns, identity: identityText, section: sectionText,
                                  reason: .request(grouped ? groupShapes + shapes : shapes))
         }
         try await readRelations(&plan)
@@ -173,7 +180,11 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     // MARK: - Row by row
 
     struct Incremental {
+        /// The column that identifies the result's rows: the base table's key, or a NOT NULL
+        /// column with a unique index on it alone.
         var identity: Column
+        /// The base table's single-column primary key: what its changes name rows by.
+        var key: Column
         var terms: [Term]
         var links: [Int: (parent: Int, column: Column)]
         /// Grouped by the base table's key: the joined tables whose rows the groups aggregate
@@ -187,14 +198,20 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     private func incremental(_ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
                              section: String?, grouped: Bool, shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> Incremental? {
         guard let key = roles[0].table.key else { return nil }
-        // The identity: the base table's key, however it is named.
+        // The identity: the base table's key, or another column of it that identifies its rows
+        // (its changes still name rows by the key), however it is named.
+        var identityColumn = key
         if let identity {
             let resolved = reference(identity).flatMap { resolve($0, parsed, roles, columns) }
-            guard let resolved, resolved.role == 0, resolved.column.name == key.name else {
+            guard let resolved, resolved.role == 0, roles[0].table.identifies(resolved.column) else {
                 // Groups that are not the base table's rows: refetched, their identity read from the result.
                 if grouped { return nil }
-                throw .identityNotPrimaryKey(table: roles[0].table.qualifiedName, identity: identity)
+                throw .identityNotUnique(table: roles[0].table.qualifiedName, identity: identity,
+                                         fix: identityFix(identity, resolved: resolved, roles: roles))
             }
+            // Groups are read by the key they group by: another identity is read from the result.
+            if grouped, resolved.column.name != key.name { return nil }
+            identityColumn = resolved.column
         }
         // Each joined table meets at most one row: an equality between its key and an earlier table's column.
         var links: [Int: (parent: Int, column: Column)] = [:]
@@ -290,7 +307,23 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             } ?? false
             guard written || resolvedSame else { throw .sectionNotFirstSortTerm(section) }
         }
-        return Incremental(identity: key, terms: resolvedTerms, links: links, children: children, grouped: grouped)
+        return Incremental(identity: identityColumn, key: key, terms: resolvedTerms, links: links, children: children, grouped: grouped)
+    }
+
+    /// What to name, or to change, for `identity` to identify the base table's rows.
+    private func identityFix(_ identity: String, resolved: (role: Int, column: Column)?, roles: [Role]) -> String {
+        let base = roles[0].table
+        let key = base.key.map { Self.quoted(roles[0].qualifier) + "." + Self.quoted($0.name) }
+        let keyAdvice = key.map { "name \($0), its primary key" }
+        guard let resolved else {
+            return "name a column of \(base.qualifiedName) as alias.column (an expression or an output name cannot identify rows)"
+                + (key.map { ", such as \($0), its primary key" } ?? "")
+        }
+        guard resolved.role == 0 else {
+            return "it is a column of the joined table \(roles[resolved.role].table.qualifiedName), which several result rows can meet: "
+                + (keyAdvice ?? "name a column of \(base.qualifiedName)")
+        }
+        return base.uniquenessFix(for: resolved.column) + (keyAdvice.map { ", or " + $0 } ?? "")
     }
 
     /// The column of a joined table whose rows the groups aggregate: an ON equality between it and

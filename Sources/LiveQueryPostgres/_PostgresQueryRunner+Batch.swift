@@ -82,7 +82,7 @@ extension _PostgresQueryRunner {
 
     var batchRow: (arguments: [SQLValue], identities: [String]) {
         guard case let .reread(rows) = batchedWork?.action else { return (request.argumentValues ?? [], []) }
-        return (request.argumentValues ?? [], rows.compactMap { keys.identity(of: $0) }.map(Self.text(of:)))
+        return (request.argumentValues ?? [], rows.compactMap { keys.value(of: $0) }.map(Self.text(of:)))
     }
 
     func giveBackBatched() {

@@ -33,11 +33,11 @@ extension _PostgresQueryRunner {
         Task {
             let outcome: Result<_FirstFetchRest, PostgresLiveQueryError>
             do throws(PostgresLiveQueryError) {
-                if plan.identityIsRowKey {
+                if plan.integerKeys {
                     // Each row goes into the index's builder where it arrives: nothing else is held.
                     let sink = _BuilderSink(_IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer()))
                     _ = try await session.decoded(plan.fetchSQL, plan.arguments) { row in
-                        var none = _RowKeys(integerIdentity: true)
+                        var none = _RowKeys(integerKeys: true)
                         sink.append(_PostgresRows.entry(_PostgresRows.decode(row, plan, columns: row.count), plan, ordinal: 0, &none))
                     }
                     outcome = .success(.built(sink))

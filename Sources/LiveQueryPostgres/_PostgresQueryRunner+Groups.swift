@@ -45,7 +45,7 @@ extension _PostgresQueryRunner {
     func settleGroups(_ rows: Set<Int64>, heldBefore: Set<Int64>, _ session: _PostgresSession) async throws(PostgresLiveQueryError) {
         var entered: [SQLValue] = []
         for row in rows {
-            guard let identity = keys.identity(of: row) else { continue }
+            guard let identity = keys.value(of: row) else { continue }
             if tracker.index.entry(forRowid: row) == nil {
                 for child in plan.children { childLinks[child.role]?.drop(group: Self.text(of: identity)) }
             } else if !heldBefore.contains(row) {

@@ -195,7 +195,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         storedPlan = plan
         self.refetchThreshold = refetchThreshold
         openedFrom = holdsFrom
-        var keys = _RowKeys(integerIdentity: plan.identityIsRowKey)
+        var keys = _RowKeys(integerKeys: plan.integerKeys)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
         let screen = plan.refetchReason == nil && plan.children.isEmpty ? firstScreen : nil
@@ -218,7 +218,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         // A first screen is not the query's result at any position: only the whole result is.
         if !isBuilding, let state = initial.stateID { positions.read(state, from: holdsFrom) }
         positioned = _PositionedChannel(initial: initial, position: isBuilding ? nil : PostgresLSN(holdsFrom))
-        childLinks = try await Self.childLinks(plan, groups: entries.compactMap { keys.identity(of: $0.rowid) }, session)
+        childLinks = try await Self.childLinks(plan, groups: entries.compactMap { keys.value(of: $0.rowid) }, session)
         tracker.channel.tap { [weak self] event in self?.tapped(event) }
     }
 
@@ -285,11 +285,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         let base = plan.roles[0].table
         if let tuples = commit.touched[base.oid] {
             for tuple in tuples {
-                guard let identity = Self.key(of: tuple, in: relations[base.oid], column: plan.identity) else {
+                // By the key: the identity may be another column, which a delete does not carry.
+                guard let key = Self.key(of: tuple, in: relations[base.oid], column: plan.key) else {
                     tracker.state.needsRefetch(.undescribedChanges)
                     return
                 }
-                let row = keys.rowKey(for: identity)
+                let row = keys.rowKey(for: key)
                 entry.rows.insert(row)
                 guard tracker.state.touched(row) else { return }
             }
@@ -561,12 +562,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 if !plan.children.isEmpty { try await settleGroups(rows, heldBefore: Set(heldBefore), session) }
                 keys.forget(rows.filter { tracker.index.entry(forRowid: $0) == nil })
             case .refetch:
-                var fresh = _RowKeys(integerIdentity: plan.identityIsRowKey)
+                var fresh = _RowKeys(integerKeys: plan.integerKeys)
                 let (entries, contents) = try await _PostgresRows.read(plan, plan.fetchSQL, .text(plan.arguments), &fresh, session,
                                                                         keepingContents: _PostgresRows.contentsKept)
                 keep(contents)
                 // Both read before either is kept: the keys must stay those of the index until it is replaced.
-                let links = try await Self.childLinks(plan, groups: entries.compactMap { fresh.identity(of: $0.rowid) }, session)
+                let links = try await Self.childLinks(plan, groups: entries.compactMap { fresh.value(of: $0.rowid) }, session)
                 keys = fresh
                 childLinks = links
                 // Following, the refetch is one step of the round's commits; after a failure (commits
@@ -610,14 +611,15 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     func reread(_ rows: Set<Int64>, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
         var entries: [IndexEntry] = []
-        let identities = rows.compactMap { keys.identity(of: $0) }
+        // By their keys (the identity, unless another column identifies the rows).
+        let values = rows.compactMap { keys.value(of: $0) }
         var offset = 0
         repeat {
-            let batch = identities[offset..<min(offset + _PostgresRows.rereadChunk, identities.count)]
+            let batch = values[offset..<min(offset + _PostgresRows.rereadChunk, values.count)]
             offset += batch.count
             let texts = batch.map(Self.text(of:))
-            // Prepared on the connection when the query has no arguments: its identities are then
-            // its only parameter, typed by the statement's text.
+            // Prepared on the connection when the query has no arguments: its keys are then its
+            // only parameter, typed by the statement's text.
             let binding: _StatementBinding
             if plan.arguments.count == 0, plan.refetchReason == nil {
                 binding = .prepared(_StatementParameters(texts: texts))
@@ -629,7 +631,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             let read = try await _PostgresRows.read(plan, plan.rereadSQL, binding, &keys, session, keepingContents: _PostgresRows.contentsKept)
             entries += read.entries
             keep(read.contents)
-        } while offset < identities.count
+        } while offset < values.count
         // Counted where they are applied (`_LiveTracker.applyRows`), once.
         return _PrefetchedReads(entries: entries)
     }
@@ -651,8 +653,15 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         var payloads: [ID: [SQLValue]] = [:]
         guard !wanted.isEmpty else { return payloads }
         let identities = Array(wanted.keys)
+        // A `UUID` identity holds its 16 bytes; the statement takes the uuid's text.
+        let isUUID = plan.identity.typeOID == 2950
         for chunk in _PostgresRows.chunks(identities) {
-            let batch = chunk.map(Self.text(of:))
+            let batch = chunk.map { identity in
+                if isUUID, case let .blob(bytes) = identity, bytes.count == 16 {
+                    return String(decoding: _PostgresType.uuidText(bytes), as: UTF8.self)
+                }
+                return Self.text(of: identity)
+            }
             for (row, values) in try await _PostgresRows.payloads(plan, identities: batch, session) {
                 let canonical = ID(identityValue: row.identity)?.identityValue ?? row.identity
                 guard let wanted = wanted[canonical], wanted.token == row.token else { continue }

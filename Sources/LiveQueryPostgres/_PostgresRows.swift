@@ -7,6 +7,9 @@ import PostgresNIO
 /// row): its identity, its sort values (or section value), and its content token.
 struct _ReadRow: Sendable {
     var identity: SQLValue
+    /// The base table's key, which changes name the row by: the identity itself unless another
+    /// column identifies the rows (``_PostgresPlan/key``).
+    var key: SQLValue
     var values: [SQLValue]
     var token: UInt64
     /// The SELECT's columns, as a payload read gives them, when the read carried them and was
@@ -60,15 +63,20 @@ enum _PostgresRows {
         var values: [SQLValue] = []
         var digest = _Digest()
         var identity = SQLValue.null
+        var key: SQLValue?
         switch plan.shape {
-        case let .positional(sorts):
+        case let .positional(sorts, separateKey):
             values.reserveCapacity(sorts + 1)
+            // The key, then the identity (separate) or the one value that is both.
+            let leading = separateKey ? 2 : 1
             for (index, cell) in row.enumerated() where index >= skipping && index - skipping < columns {
                 let column = index - skipping
                 let oid = UInt32(truncatingIfNeeded: cell.dataType.rawValue)
-                if column == 0 {
+                if separateKey && column == 0 {
+                    key = _PostgresType.value(cell.bytes, oid: oid)
+                } else if column < leading {
                     identity = _PostgresType.value(cell.bytes, oid: oid)
-                } else if column <= sorts {
+                } else if column < leading + sorts {
                     let value = _PostgresType.value(cell.bytes, oid: oid)
                     values.append(value)
                     digest.combine(value)
@@ -85,7 +93,7 @@ enum _PostgresRows {
                 combine(cell, oid, into: &digest)
             }
         }
-        return _ReadRow(identity: identity, values: values, token: digest.value)
+        return _ReadRow(identity: identity, key: key ?? identity, values: values, token: digest.value)
     }
 
     private static func combine(_ cell: PostgresCell, _ oid: UInt32, into digest: inout _Digest) {
@@ -98,7 +106,8 @@ enum _PostgresRows {
     }
 
     /// A read row as an index entry. On the refetch path (the server's order) the row key is the
-    /// fetch ordinal; else the integer identity, or a key assigned per identity (`keys`).
+    /// fetch ordinal; else the integer identity, or the row's key (an integer key itself, else one
+    /// assigned per key value, `keys`) with the identity ending its sort key.
     static func entry(_ row: _ReadRow, _ plan: _PostgresPlan, ordinal: Int64, _ keys: inout _RowKeys) -> IndexEntry {
         var values = row.values
         let rowid: Int64
@@ -108,7 +117,7 @@ enum _PostgresRows {
         } else if plan.identityIsRowKey, case let .integer(key) = row.identity {
             rowid = key
         } else {
-            rowid = keys.rowKey(for: row.identity)
+            rowid = keys.rowKey(for: row.key)
             values.append(row.identity)
         }
         return IndexEntry(key: SortKey(values.isEmpty ? [row.identity] : values), rowid: rowid, token: row.token)
@@ -133,11 +142,11 @@ enum _PostgresRows {
         func rows<T: Sendable>(_ decode: @escaping @Sendable (PostgresRow) -> T) async throws(PostgresLiveQueryError) -> [T] {
             try await session.submit(sql, binding, decode).value()
         }
-        if plan.refetchReason != nil || plan.identityIsRowKey {
+        if plan.refetchReason != nil || plan.integerKeys {
             // No key to assign: each row becomes its entry where it arrives.
             let counter = _Ordinal()
             let read = try await rows { row -> (IndexEntry, _ReadRow?) in
-                var none = _RowKeys(integerIdentity: true)
+                var none = _RowKeys(integerKeys: true)
                 let ordinal = counter.next()
                 let decoded = decode(row, plan, columns: row.count, keepingContents: ordinal < keeping)
                 return (entry(decoded, plan, ordinal: ordinal, &none), decoded.contents == nil ? nil : decoded)
@@ -188,34 +197,36 @@ struct _PrefetchedReads: _EngineReads {
     }
 }
 
-/// The index's row key of each identity: the integer itself for an integer primary key, else a
-/// number assigned on first sight (and forgotten when the row leaves the result).
+/// The index's row key of each value of the base table's key (``_PostgresPlan/key``, which
+/// changes name rows by): the integer itself for an integer primary key, else a number assigned
+/// on first sight (and forgotten when the row leaves the result).
 struct _RowKeys: Sendable {
-    let integerIdentity: Bool
-    private var keyOfIdentity: [SQLValue: Int64] = [:]
-    private var identityOfKey: [Int64: SQLValue] = [:]
+    let integerKeys: Bool
+    private var rowKeyOfValue: [SQLValue: Int64] = [:]
+    private var valueOfRowKey: [Int64: SQLValue] = [:]
     private var next: Int64 = 1
 
-    init(integerIdentity: Bool) { self.integerIdentity = integerIdentity }
+    init(integerKeys: Bool) { self.integerKeys = integerKeys }
 
-    mutating func rowKey(for identity: SQLValue) -> Int64 {
-        if integerIdentity, case let .integer(value) = identity { return value }
-        if let key = keyOfIdentity[identity] { return key }
+    mutating func rowKey(for value: SQLValue) -> Int64 {
+        if integerKeys, case let .integer(integer) = value { return integer }
+        if let key = rowKeyOfValue[value] { return key }
         let key = next
         next += 1
-        keyOfIdentity[identity] = key
-        identityOfKey[key] = identity
+        rowKeyOfValue[value] = key
+        valueOfRowKey[key] = value
         return key
     }
 
-    func identity(of key: Int64) -> SQLValue? {
-        integerIdentity ? .integer(key) : identityOfKey[key]
+    /// The key value of row key `key`: what a re-read names the row by.
+    func value(of key: Int64) -> SQLValue? {
+        integerKeys ? .integer(key) : valueOfRowKey[key]
     }
 
     mutating func forget(_ keys: some Sequence<Int64>) {
-        guard !integerIdentity else { return }
+        guard !integerKeys else { return }
         for key in keys {
-            if let identity = identityOfKey.removeValue(forKey: key) { keyOfIdentity[identity] = nil }
+            if let value = valueOfRowKey.removeValue(forKey: key) { rowKeyOfValue[value] = nil }
         }
     }
 }

@@ -91,7 +91,7 @@ enum _PostgresType: Sendable, Equatable {
         }
     }
 
-    private static func uuidText(_ bytes: [UInt8]) -> [UInt8] {
+    static func uuidText(_ bytes: [UInt8]) -> [UInt8] {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(36)

@@ -225,7 +225,7 @@ extension PostgresDatabaseTests {
                     if case .unknownColumn(table: "item", column: "nope") = $0 as? PostgresLiveQueryError { return true } else { return false }
                 }
                 await #expect { try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "loose", as: Int64.self), in: database) } throws: {
-                    if case .identityNotPrimaryKey = $0 as? PostgresLiveQueryError { return true } else { return false }
+                    if case .identityNotUnique = $0 as? PostgresLiveQueryError { return true } else { return false }
                 }
                 await #expect { try await PostgresLiveQuery.open(PostgresLiveQueryRequest(table: "tagged", as: Int64.self), in: database) } throws: {
                     if case .identityTypeMismatch = $0 as? PostgresLiveQueryError { return true } else { return false }

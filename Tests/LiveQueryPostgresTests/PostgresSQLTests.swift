@@ -187,7 +187,7 @@ extension PostgresDatabaseTests {
                     }
                 }
                 await fails(PostgresLiveQueryRequest(sql: Self.joined, identity: "m.subject", as: Int64.self)) {
-                    if case .identityNotPrimaryKey = $0 { return true } else { return false }
+                    if case .identityNotUnique = $0 { return true } else { return false }
                 }
                 await fails(PostgresLiveQueryRequest(sql: Self.joined + " ORDER BY c.name", as: Int64.self, section: "m.subject")) {
                     if case .sectionNotFirstSortTerm("m.subject") = $0 { return true } else { return false }
