@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ListDiff", targets: ["ListDiff"]),
         .library(name: "ListPresenter", targets: ["ListPresenter"]),
         .library(name: "LiveQueryCore", targets: ["LiveQueryCore"]),
+        .library(name: "LiveQueryPresenting", targets: ["LiveQueryPresenting"]),
         .library(name: "LiveQuery", targets: ["LiveQuery"]),
         .library(name: "ListTesting", targets: ["ListTesting"]),
         .library(name: "LiveQueryUI", targets: ["LiveQueryUI"]),
@@ -18,6 +19,7 @@ let package = Package(
         .library(name: "LiveListClient", targets: ["LiveListClient"]),
         .library(name: "LiveListOffline", targets: ["LiveListOffline"]),
         .library(name: "LiveQueryPostgres", targets: ["LiveQueryPostgres"]),
+        .library(name: "LiveQueryPostgresUI", targets: ["LiveQueryPostgresUI"]),
         .library(name: "LiveListServerPostgres", targets: ["LiveListServerPostgres"]),
         .executable(name: "livelist", targets: ["livelist"]),
     ],
@@ -51,9 +53,13 @@ let package = Package(
     targets: [
         .target(name: "ListDiff"),
         .target(name: "ListPresenter", dependencies: ["ListDiff"]),
-        // What a live query is whatever its engine: the index, tracking, results, events, the row
-        // cache and what feeds a presenter. No database, no GRDB.
-        .target(name: "LiveQueryCore", dependencies: ["ListDiff", "ListPresenter"]),
+        // What a live query is whatever its engine: the index, tracking, results, events and the
+        // row cache. No database, no GRDB, no presenter: a server links it without any UI.
+        .target(name: "LiveQueryCore", dependencies: ["ListDiff"]),
+        // What a live query's list source keeps and does for a presenter whatever its engine (the
+        // relay of results and failures, the row cache as a record provider): the bridge the
+        // engines' UI modules share.
+        .target(name: "LiveQueryPresenting", dependencies: ["ListDiff", "ListPresenter", "LiveQueryCore"]),
         // SQLite's engine, through GRDB.
         .target(name: "LiveQuery", dependencies: [
             "ListDiff", "LiveQueryCore",
@@ -64,7 +70,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // The PostgreSQL engine: planning, PostgreSQL's order, capture through the replication stream.
         .target(name: "LiveQueryPostgres", dependencies: [
-            "ListDiff", "ListPresenter", "LiveQueryCore", "CLibPQ",
+            "ListDiff", "LiveQueryCore", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -72,9 +78,13 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        // A PostgreSQL live query as a list controller's source, as LiveQueryUI is SQLite's.
+        .target(name: "LiveQueryPostgresUI", dependencies: [
+            "ListDiff", "ListPresenter", "LiveQueryCore", "LiveQueryPresenting", "LiveQueryPostgres",
+        ]),
         // A live query, its row cache, a presenter and a cell source as one object for list views.
         .target(name: "LiveQueryUI", dependencies: [
-            "ListDiff", "ListPresenter", "LiveQueryCore", "LiveQuery",
+            "ListDiff", "ListPresenter", "LiveQueryCore", "LiveQueryPresenting", "LiveQuery",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // Thin UIKit/AppKit adapters; empty on Linux.
@@ -125,7 +135,7 @@ let package = Package(
         .target(name: "ListTesting", dependencies: ["ListDiff", "ListPresenter"]),
         // Code shared by the command-line tools: JSON values and the benchmarks.
         .target(name: "LiveListTools", dependencies: [
-            "ListDiff", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveListOffline",
+            "ListDiff", "LiveQueryPresenting", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveListOffline",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ListPresenter", "ListTesting", "LiveQuery",
@@ -204,7 +214,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LiveQueryPostgresTests", dependencies: [
-            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQueryPostgres", "ScratchPostgres", "LiveListWire",
+            "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQueryPostgres", "LiveQueryPostgresUI", "ScratchPostgres", "LiveListWire",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -218,7 +228,7 @@ let package = Package(
             name: "DocumentationTests",
             dependencies: [
                 "ListDiff", "ListPresenter", "ListTesting", "LiveQuery", "LiveQueryUI", "LiveListUIKit",
-                "LiveQueryCore", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveQueryPostgres",
+                "LiveQueryCore", "LiveListWire", "LiveListServer", "LiveListServerSQLite", "LiveListClient", "LiveQueryPostgres", "LiveQueryPostgresUI",
                 "LiveListServerPostgres", "LiveListOffline",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -11,6 +11,8 @@ import sys
 SQLITE = {"GRDB", "GRDBSQLite", "LiveQuery", "LiveQueryUI", "LiveListServerSQLite"}
 POSTGRES = {"PostgresNIO", "CLibPQ", "LiveQueryPostgres", "LiveListServerPostgres", "NIOSSL"}
 # (HummingbirdWSCompression is not here: the client compresses too.)
+# A server links no presenter: the list-view side of a live query stays in the apps' modules.
+PRESENTER = {"ListPresenter", "LiveQueryPresenting", "LiveQueryUI", "LiveQueryPostgresUI"}
 SERVER = {"Hummingbird", "HummingbirdCore", "HummingbirdWebSocket", "LiveListServer", "JWTKit"}
 
 # module -> what its closure may hold at most ("only"), or must not hold ("never").
@@ -20,13 +22,15 @@ RULES = {
     "ListTesting": {"only": {"ListDiff", "ListPresenter"}},
     "LiveListUIKit": {"only": {"ListDiff", "ListPresenter"}},
     "LiveListWire": {"only": {"ListDiff"}},
-    "LiveQueryCore": {"only": {"ListDiff", "ListPresenter"}},
+    "LiveQueryCore": {"only": {"ListDiff"}},
+    "LiveQueryPresenting": {"only": {"ListDiff", "ListPresenter", "LiveQueryCore"}},
     "LiveQuery": {"never": POSTGRES | SERVER},
     "LiveQueryUI": {"never": POSTGRES | SERVER},
-    "LiveQueryPostgres": {"never": SQLITE | SERVER},
-    "LiveListServer": {"never": SQLITE | POSTGRES},
-    "LiveListServerSQLite": {"never": POSTGRES},
-    "LiveListServerPostgres": {"never": SQLITE},
+    "LiveQueryPostgres": {"never": SQLITE | SERVER | PRESENTER},
+    "LiveQueryPostgresUI": {"never": SQLITE | SERVER},
+    "LiveListServer": {"never": SQLITE | POSTGRES | PRESENTER},
+    "LiveListServerSQLite": {"never": POSTGRES | PRESENTER},
+    "LiveListServerPostgres": {"never": SQLITE | PRESENTER},
     "LiveListClient": {"never": SQLITE | POSTGRES | SERVER},
     "LiveListOffline": {"never": POSTGRES | SERVER},
 }

@@ -4,6 +4,7 @@ import GRDBSQLite
 import ListDiff
 import ListPresenter
 import ListTesting
+import LiveQueryPresenting
 import LiveQuery
 
 /// A list view that only counts what it is told: the presenter's own work, measured without any

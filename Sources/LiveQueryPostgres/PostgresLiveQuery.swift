@@ -95,6 +95,13 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
         return found
     }
 
+    /// The values of those of `rows` that the query's own reads carried lately, at the rows'
+    /// versions: what a list source hands its row cache with a changeset, reading nothing.
+    /// - Complexity: O(rows).
+    package func keptValues(of rows: [LiveRow<ID>]) -> [ID: [SQLValue]] {
+        runner.keptContents(of: rows).found
+    }
+
     /// Every change and failure from now on, starting with `.initial(latestResult)`.
     public var events: AsyncStream<LiveQueryEvent<ID>> { runner.tracker.channel.events() }
 

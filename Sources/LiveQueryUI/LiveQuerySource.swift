@@ -2,6 +2,7 @@ import GRDB
 import ListDiff
 import ListPresenter
 import LiveQuery
+import LiveQueryPresenting
 
 /// A SQLite ``LiveQuery/LiveQuery`` as a ``ListPresenter/ListSource``: its events on the main
 /// actor, and the ``LiveQuery/RowCache`` of its records — what ``LiveQueryController`` shows.

@@ -27,7 +27,7 @@ enum DocumentedExamples {
     /// The modules whose doc comments hold examples.
     static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer",
                           "LiveListServerSQLite", "LiveListServerPostgres", "LiveListClient", "LiveListOffline",
-                          "LiveQueryPostgres"]
+                          "LiveQueryPostgres", "LiveQueryPostgresUI", "LiveQueryPresenting"]
     static let folder = "Tests/DocumentationTests/Examples"
     /// What a developer runs when an example file is missing, stale or left over.
     static let updateCommand = "Scripts/update-documentation-examples.sh"

@@ -4,6 +4,7 @@ import ListPresenter
 import ListTesting
 import LiveQueryCore
 import LiveQueryPostgres
+import LiveQueryPostgresUI
 import PostgresNIO
 import ScratchPostgres
 import Testing

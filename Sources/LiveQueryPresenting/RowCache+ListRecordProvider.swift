@@ -1,5 +1,6 @@
 import ListDiff
 import ListPresenter
+import LiveQueryCore
 
 /// A row cache is the record provider of a ``ListPresenter/ListCellSource`` over a live query's
 /// rows: records are found by identity and version, loads go by page, a failed page's

@@ -1,6 +1,8 @@
 import ListDiff
 import ListPresenter
 import LiveQueryCore
+import LiveQueryPostgres
+import LiveQueryPresenting
 
 /// A row's values as a ``PostgresLiveQuery`` reads them for a cell: the SELECT's columns, by
 /// name or position (numbers, text, bytes and booleans as PostgreSQL sends them; other types in
@@ -32,6 +34,7 @@ public struct PostgresRecordValues: Sendable, Hashable {
 /// import ListPresenter
 /// import LiveQuery
 /// import LiveQueryPostgres
+/// import LiveQueryPostgresUI
 ///
 /// struct Subject: Sendable {
 ///     var text: String
@@ -80,7 +83,7 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
             }
         }, committed: { rows in
             // The changed rows the round's re-reads carried, at the versions asked for: nothing is read.
-            query.runner.keptContents(of: rows).found.mapValues { values in
+            query.keptValues(of: rows).mapValues { values in
                 Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
             }
         })

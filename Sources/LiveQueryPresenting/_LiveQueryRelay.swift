@@ -1,5 +1,6 @@
 import ListDiff
 import ListPresenter
+import LiveQueryCore
 
 /// What a live query's ``ListPresenter/ListSource`` keeps and does, whatever its engine (SQLite's
 /// ``LiveQuerySource``, PostgreSQL's `PostgresLiveQuerySource`): the newest result and failure, the
