@@ -184,6 +184,8 @@ let package = Package(
         .testTarget(name: "LiveQueryTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // The engine-independent core alone: no GRDB, no database.
+        .testTarget(name: "LiveQueryCoreTests", dependencies: ["ListDiff", "ListTesting", "LiveQueryCore"]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         // The Swift client without a server: its list model and the decoding of rows into records.
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),

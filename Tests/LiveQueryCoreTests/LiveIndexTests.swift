@@ -1,6 +1,5 @@
 import ListDiff
 import Testing
-@testable import LiveQuery
 @testable import LiveQueryCore
 
 /// One commit applied to the index directly: how each touched row is classified, and the

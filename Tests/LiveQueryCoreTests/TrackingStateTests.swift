@@ -1,5 +1,4 @@
 import Testing
-@testable import LiveQuery
 @testable import LiveQueryCore
 
 /// The core's decisions, without a database: events in, actions out.

@@ -1,6 +1,5 @@
 import ListTesting
 import Testing
-@testable import LiveQuery
 @testable import LiveQueryCore
 
 /// The persistent counted tree against a sorted array, through splits, merges and copies.
