@@ -186,6 +186,8 @@ let package = Package(
         ]),
         // The engine-independent core alone: no GRDB, no database.
         .testTarget(name: "LiveQueryCoreTests", dependencies: ["ListDiff", "ListTesting", "LiveQueryCore"]),
+        // The offline store's decisions, without a server.
+        .testTarget(name: "LiveListOfflineTests", dependencies: ["LiveListOffline"]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         // The Swift client without a server: its list model and the decoding of rows into records.
         .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),

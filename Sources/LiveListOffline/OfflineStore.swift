@@ -61,10 +61,10 @@ public final class OfflineStore {
 
     private let database: DatabaseQueue
     private var kept: [String: (query: RemoteLiveQuery, subscription: ListSourceSubscription)] = [:]
-    /// Lists changed and not written yet, and whether a write is under way.
-    private var dirty = Set<String>()
-    private var writing = false
-    private var scheduled: Task<Void, Never>?
+    /// Lists changed and not written yet, and whether a write waits or is under way.
+    private var schedule = SaveSchedule()
+    /// The delay before a write, while it runs.
+    private var delay: Task<Void, Never>?
     /// The pending mutations written, by client.
     private var written: [String: Set<Int64>] = [:]
     /// The mutator of each server: one per client name, or two would give one number twice.
@@ -135,7 +135,7 @@ public final class OfflineStore {
     public func forget(_ key: String) {
         kept[key]?.subscription.cancel()
         kept[key] = nil
-        dirty.remove(key)
+        schedule.forgot(key)
     }
 
     /// A mutator for the server at `url` under this app's client name (made and kept here on
@@ -202,10 +202,8 @@ public final class OfflineStore {
     ///
     /// - Complexity: O(w + s) for the w rows and s sections of all kept lists.
     public func save() throws {
-        scheduled?.cancel()
-        scheduled = nil
+        perform(schedule.savedAll())
         let snapshots = kept.compactMap { key, entry in entry.query.snapshot().map { (key, $0, nextSequence()) } }
-        dirty.removeAll()
         try Self.write(snapshots, to: database)
     }
 
@@ -224,36 +222,36 @@ public final class OfflineStore {
     // MARK: Writing
 
     private func changed(_ key: String) {
-        dirty.insert(key)
-        guard !writing else { return }
-        scheduleWrite()
+        perform(schedule.changed(key))
     }
 
-    /// Writes the lists changed after ``saveDelay``, unless a write is scheduled already.
-    private func scheduleWrite() {
-        guard scheduled == nil else { return }
-        scheduled = Task { [weak self] in
-            try? await Task.sleep(for: Self.saveDelay)
-            guard let self, !Task.isCancelled else { return }
-            scheduled = nil
-            await writeDirty()
+    /// Does what the schedule says: starts or cancels the delay, or writes lists.
+    private func perform(_ actions: [SaveSchedule.Action]) {
+        for action in actions {
+            switch action {
+            case .startDelay:
+                delay = Task { [weak self] in
+                    try? await Task.sleep(for: Self.saveDelay)
+                    guard let self, !Task.isCancelled else { return }
+                    delay = nil
+                    perform(schedule.delayEnded())
+                }
+            case .cancelDelay:
+                delay?.cancel()
+                delay = nil
+            case let .write(keys):
+                let snapshots = keys.compactMap { key in kept[key]?.query.snapshot().map { (key, $0, nextSequence()) } }
+                let database = database
+                Task { [weak self] in
+                    let result = await Task.detached { () -> Result<Void, any Error> in
+                        Result { try Self.write(snapshots, to: database) }
+                    }.value
+                    guard let self else { return }
+                    if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
+                    perform(schedule.wrote())
+                }
+            }
         }
-    }
-
-    /// Writes the lists changed, off the main actor, one write at a time; lists changed meanwhile
-    /// are written after it.
-    private func writeDirty() async {
-        guard !writing, !dirty.isEmpty else { return }
-        writing = true
-        let snapshots = dirty.compactMap { key in kept[key]?.query.snapshot().map { (key, $0, nextSequence()) } }
-        dirty.removeAll()
-        let database = database
-        let result = await Task.detached { () -> Result<Void, any Error> in
-            Result { try Self.write(snapshots, to: database) }
-        }.value
-        writing = false
-        if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
-        if !dirty.isEmpty { scheduleWrite() }
     }
 
     private func nextSequence() -> Int64 {
