@@ -34,12 +34,12 @@ extension ListCellSource {
     /// A headless view attached through ``ListPresenter/ListCellSource/setTarget(_:)``, reading
     /// cells through a ``CellSourceDataSource`` (returned too: keep it alive as long as the view).
     public func attachHeadlessView(
-        kind: HeadlessListView<Content, SectionHeaderContent<SectionModel>>.Kind = .collectionView,
-        realization: HeadlessListView<Content, SectionHeaderContent<SectionModel>>.Realization = .visible(margin: 0),
+        kind: HeadlessView.Kind = .collectionView,
+        realization: HeadlessView.Realization = .visible(margin: 0),
         viewportRows: Int = 20, sectionHeaderRows: Int = 0
-    ) -> (view: HeadlessListView<Content, SectionHeaderContent<SectionModel>>, dataSource: CellSourceDataSource<SectionModel, Item, Record>) {
+    ) -> (view: HeadlessView, dataSource: CellSourceDataSource<SectionModel, Item, Record>) {
         let dataSource = CellSourceDataSource(self)
-        let view = HeadlessListView<Content, SectionHeaderContent<SectionModel>>(
+        let view = HeadlessView(
             dataSource: dataSource, kind: kind, realization: realization, viewportRows: viewportRows, sectionHeaderRows: sectionHeaderRows)
         setTarget(view)
         return (view, dataSource)
@@ -48,9 +48,21 @@ extension ListCellSource {
 
 extension HeadlessListView {
     /// The held cells whose content is not what the cell source answers now: a row whose record
-    /// landed but whose cell still shows its placeholder, a failure not shown, a wrong row.
-    /// Records compare with `recordsEqual`; rows by identity and content; state rows by kind,
-    /// scope and message.
+    /// landed but whose cell still shows its placeholder, a failure not shown, a wrong row, a row
+    /// at an older version than its own. Rows compare by identity and content (their version);
+    /// state rows by kind, scope and message; headers by their section's identity and content.
+    ///
+    /// Records are not compared: a record provider gives a row's record for its identity and
+    /// version (``ListPresenter/ListRecordProvider``), so a cell that shows its row at the row's
+    /// version with a record shows that row's record. Compare them as well with
+    /// ``staleCells(recordsEqual:)``.
+    public func staleCells<SectionModel, Item, Record>(
+    ) -> [ItemPath] where Cell == CellContent<SectionModel, Item, Record>, Header == SectionHeaderContent<SectionModel> {
+        staleCells(recordsEqual: { _, _ in true })
+    }
+
+    /// The held cells whose content is not what the cell source answers now, as
+    /// ``staleCells()`` finds them, records compared too with `recordsEqual`.
     public func staleCells<SectionModel, Item, Record>(
         recordsEqual: (Record, Record) -> Bool
     ) -> [ItemPath] where Cell == CellContent<SectionModel, Item, Record>, Header == SectionHeaderContent<SectionModel> {

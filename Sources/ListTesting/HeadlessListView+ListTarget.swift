@@ -92,12 +92,12 @@ extension ListPresenter {
     /// A headless view attached as this presenter's target, reading `displayed` through a
     /// ``PresenterDataSource`` (returned too: keep it alive as long as the view).
     public func attachHeadlessView(
-        kind: HeadlessListView<Row, PresentedSection<SectionModel>>.Kind = .collectionView,
-        realization: HeadlessListView<Row, PresentedSection<SectionModel>>.Realization = .all,
+        kind: HeadlessView.Kind = .collectionView,
+        realization: HeadlessView.Realization = .all,
         viewportRows: Int = 20, sectionHeaderRows: Int = 0
-    ) -> (view: HeadlessListView<Row, PresentedSection<SectionModel>>, dataSource: PresenterDataSource<SectionModel, Item>) {
+    ) -> (view: HeadlessView, dataSource: PresenterDataSource<SectionModel, Item>) {
         let dataSource = PresenterDataSource(self)
-        let view = HeadlessListView<Row, PresentedSection<SectionModel>>(
+        let view = HeadlessView(
             dataSource: dataSource, kind: kind, realization: realization, viewportRows: viewportRows, sectionHeaderRows: sectionHeaderRows)
         target = view
         return (view, dataSource)

@@ -57,7 +57,7 @@ final class CallCounter: @unchecked Sendable {
 @MainActor
 struct ListCellSourceTests {
     typealias Cells = ListCellSource<Group, Item, String>
-    typealias View = HeadlessListView<Cells.Content, SectionHeaderContent<Group>>
+    typealias View = Cells.HeadlessView
 
     static func snapshot(_ sections: [[Int]]) -> ListSnapshot<Group, Item> {
         ListSnapshot(sections: sections.enumerated().map { index, ids in
@@ -95,6 +95,20 @@ struct ListCellSourceTests {
             case nil: nil
             }
         }
+    }
+
+    @Test("staleCells() of a cell source's view needs no record equality: a record that landed while its cell still shows the placeholder is stale, until the cell is reconfigured")
+    func staleCellsWithoutRecordEquality() async throws {
+        let fixture = Self.start([[1, 2, 3, 4]], held: [1, 2])
+        let (records, view) = (fixture.records, fixture.view)
+        #expect(view.staleCells().isEmpty && Self.shown(view) == ["record 1", "record 2", "3 loading", "4 loading"])
+        // Held without a word to the cell source: the view still shows the placeholders.
+        records.held[3] = "record 3"
+        #expect(view.staleCells() == [ItemPath(section: 0, item: 2)])
+        records.land([3, 4])
+        try await eventually("the landed records shown") { view.staleCells().isEmpty }
+        #expect(Self.shown(view) == ["record 1", "record 2", "record 3", "record 4"] && view.violations.isEmpty)
+        withExtendedLifetime(fixture.dataSource) {}
     }
 
     @Test("list states: loading while a first screen is empty and incomplete, empty once complete, failed with a retry that runs, cleared by a recovery")
