@@ -10,7 +10,7 @@ import Testing
 
 /// Mutation lanes are fair, end to end, counted rather than timed: while one connection has 100
 /// mutations queued, another's one mutation reaches the engine after at most one of them.
-@Suite("Fair mutation lanes", .serialized, .timeLimit(.minutes(1)))
+@Suite("Fair mutation lanes", .serialized, .timeLimit(.minutes(3)))
 struct MutationFairnessTests {
     /// An engine that runs mutations one at a time in the order given — as SQLite's writer and
     /// PostgreSQL's mutation connection do — and holds each until the test opens its gate.
