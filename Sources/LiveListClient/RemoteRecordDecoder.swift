@@ -188,38 +188,22 @@ private struct _Value: Decoder, SingleValueDecodingContainer {
 
     private func date() throws -> Date {
         switch value {
-        case let .real(seconds): return Date(timeIntervalSince1970: seconds)
-        case let .integer(seconds): return Date(timeIntervalSince1970: Double(seconds))
-        case let .text(text):
-            guard let date = Self.date(text) else { throw failure(.unreadable(expected: "date (ISO 8601)")) }
+        case .integer, .real, .text:
+            // One reading of dates for every client: the value's own (`WireValue.date`).
+            guard let date = value.date else { throw failure(.unreadable(expected: "date (ISO 8601)")) }
             return date
         default: throw failure(.typeMismatch(expected: "Date"))
         }
     }
 
-    /// ISO 8601 with `T` or a space, optional fractional seconds, `Z` or an offset or nothing
-    /// (UTC); or a bare day.
-    static func date(_ text: String) -> Date? {
-        var normalized = text.replacingOccurrences(of: " ", with: "T")
-        if normalized.count == 10 { normalized += "T00:00:00" }
-        let hasZone = normalized.hasSuffix("Z") || normalized.dropFirst(19).contains("+") || normalized.dropFirst(19).contains("-")
-        if !hasZone { normalized += "Z" }
-        // A value style, made once: a formatter object per row would cost more than the row.
-        return try? iso8601.parse(normalized)
-    }
-
-    /// Reads fractional seconds when present, and whole seconds too.
-    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
     private func uuid() throws -> UUID {
         switch value {
-        case let .text(text):
-            guard let uuid = UUID(uuidString: text) else { throw failure(.unreadable(expected: "UUID")) }
+        case .text:
+            guard let uuid = value.uuid else { throw failure(.unreadable(expected: "UUID")) }
             return uuid
-        case let .blob(bytes):
-            guard bytes.count == 16 else { throw failure(.unreadable(expected: "UUID (16 bytes)")) }
-            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        case .blob:
+            guard let uuid = value.uuid else { throw failure(.unreadable(expected: "UUID (16 bytes)")) }
+            return uuid
         default: throw failure(.typeMismatch(expected: "UUID"))
         }
     }

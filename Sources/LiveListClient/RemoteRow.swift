@@ -18,11 +18,23 @@ public struct RemoteRow: ListElement, Hashable, Sendable {
 }
 
 /// A remote row's identity.
+///
+/// ``value`` reads the server's identity, and ``WireValue``'s typed reads its type:
+/// `row.id.value?.integer`, `row.id.value?.uuid` (a `UUID` as 16 bytes or text), `row.id.value?.text`.
+/// To find a row by an identity of your own, write it as the server sends it:
+/// `.row(.integer(42))`, or `.row(.uuid(id, as: .bytes))` for a `UUID` that GRDB stores in SQLite
+/// (`.lowercaseText` for a PostgreSQL `uuid`).
 public enum RemoteRowID: Hashable, Sendable, CustomStringConvertible {
     /// The server's identity of the row.
     case row(WireValue)
     /// The row at this flat position, not yet sent (outside the windows the client asked for).
     case unloaded(position: Int)
+
+    /// The server's identity of the row, `nil` for a row not sent yet.
+    public var value: WireValue? {
+        guard case let .row(value) = self else { return nil }
+        return value
+    }
 
     public var description: String {
         switch self {

@@ -25,6 +25,66 @@ struct RemoteListControllerTests {
         var day: String
     }
 
+    /// A query showing `count` messages restored from a snapshot (no server), in a controller with
+    /// a headless view of `count` rows that shows every record.
+    static func restored(_ count: Int) async throws -> (RemoteLiveQuery, ListController<RemoteListSource<Message>>, ListController<RemoteListSource<Message>>.HeadlessView) {
+        let query = RemoteLiveQuery(url: "ws://127.0.0.1:9/live", query: "inbox", window: 0..<count)
+        let rows = (0..<count).map { position in
+            let id = Int64(position + 1)
+            return WireRow(position: position, id: .integer(id), values: [.integer(id), .integer(1), .text("s"), .text("subject \(id)")])
+        }
+        let list = WireReset(sub: 1, version: WireVersion(epoch: "t", sequence: 1), reason: .subscribed, columns: ["id", "day", "sender", "subject"],
+                             sections: [WireSection(key: .null, count: count)], window: WireWindow(0..<count), rows: rows)
+        try query.restore(RemoteListSnapshot(query: "inbox", arguments: [:], list: list, savedAt: Date()))
+        let controller = ListController(source: RemoteListSource(query, as: Message.self))
+        let (view, dataSource) = controller.cells.attachHeadlessView(viewportRows: count + 4)
+        view.layoutIfNeeded()
+        try await eventually("every record shown") { withExtendedLifetime(dataSource) { Self.shown(view).count == count } }
+        return (query, controller, view)
+    }
+
+    /// The subjects the view's cells show: a helper given the controller's view by its name.
+    static func shown(_ view: ListController<RemoteListSource<Message>>.HeadlessView) -> [String] {
+        view.visibleItems.compactMap { path in
+            guard case let .record(_, message)? = view.cellContent(at: path) else { return nil }
+            return message.subject
+        }
+    }
+
+    @Test("a remote identity reads as its type, and a row is found by an identity written with the WireValue helpers")
+    func typedIdentities() async throws {
+        let (query, controller, _) = try await Self.restored(4)
+        let ids = (0..<4).compactMap { controller.item(at: ItemPath(section: 0, item: $0))?.id.value?.integer }
+        #expect(ids == [1, 2, 3, 4])
+        #expect(query.displayedState.path(ofItem: .row(.integer(3))) == ItemPath(section: 0, item: 2))
+        #expect(RemoteRowID.unloaded(position: 7).value == nil)
+        let uuid = UUID()
+        #expect(RemoteRowID.row(.uuid(uuid, as: .bytes)).value?.uuid == uuid)
+        #expect(RemoteRowID.row(.uuid(uuid, as: .lowercaseText)).value?.uuid == uuid)
+        #expect(RemoteRowID.row(.uuid(uuid, as: .bytes)) != .row(.uuid(uuid, as: .lowercaseText)), "two encodings are two identities")
+    }
+
+    @Test("a UUID and a Date as GRDB stores them are the values the WireValue helpers make, and read back")
+    func grdbEncodings() throws {
+        let database = try DatabaseQueue()
+        // Whole milliseconds: GRDB writes dates to the millisecond.
+        let dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_764_300_000.123), Date(timeIntervalSince1970: -86_400.5),
+                     Date(timeIntervalSinceReferenceDate: 817_000_000.999), Date(timeIntervalSince1970: 253_402_300_799.999)]
+        for date in dates {
+            let uuid = UUID()
+            let stored = try database.read { db in try Row.fetchOne(db, sql: "SELECT ?, ?", arguments: [uuid, date]) }
+            let row = try #require(stored)
+            let (bytes, written): (DatabaseValue, DatabaseValue) = (row[0], row[1])
+            guard case let .blob(data) = bytes.storage, case let .string(text) = written.storage else {
+                Issue.record("GRDB stored \(row)")
+                continue
+            }
+            #expect(WireValue.uuid(uuid, as: .bytes) == .blob(Array(data)))
+            #expect(WireValue.date(date, as: .sqliteText) == .text(text), "\(date)")
+            #expect(WireValue.text(text).date.map { abs($0.timeIntervalSince(date)) < 0.001 } == true, "\(text) reads back")
+        }
+    }
+
     @Test("upToDate called right after start waits for the first connection and its list, instead of finding the query idle")
     func upToDateRightAfterStart() async throws {
         let fixture = try await WireFixture.start(rows: 12, seed: 0xC0_47_21)
@@ -143,9 +203,3 @@ struct RemoteListControllerTests {
     }
 }
 
-extension WireValue {
-    var integer: Int64? {
-        guard case let .integer(value) = self else { return nil }
-        return value
-    }
-}
