@@ -1,7 +1,7 @@
 import LiveListWire
 
 /// What the app expects one of its mutations to do to a list it shows: the list shows it at once,
-/// marked pending (``RemoteRecord/isPending``), until the server's answer — whose commit then
+/// marked pending (``RemoteRow/isPending``), until the server's answer — whose commit then
 /// shows in its place, as the same row.
 ///
 /// An effect applies to the rows the client holds (its window). It does nothing when the list

@@ -135,6 +135,8 @@ public struct RemoteListModel: Sendable {
         return ListStateID(source: source, generation: generation)
     }
 
+    /// A server row's new content version: counted from 2, far below the pending rows' top bit
+    /// (``RemoteRow/pendingVersions``).
     mutating func freshVersion() -> UInt64 {
         nextVersion += 1
         return nextVersion

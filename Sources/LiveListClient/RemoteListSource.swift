@@ -96,9 +96,6 @@ public final class DecodedRemoteRecords<Record: Decodable>: ListRecordProvider {
         return record
     }
 
-    /// Whether `item` shows the app's pending change (``RemoteRecord/isPending``): a cell may dim it.
-    public func isPending(_ item: RemoteRow) -> Bool { base.record(for: item)?.isPending ?? false }
-
     /// The decoding failure of `item`, when its values do not fit `Record`.
     public func decodingError(for item: RemoteRow) -> RemoteDecodingError? {
         guard case let .failure(error) = outcome(for: item) else { return nil }

@@ -74,7 +74,7 @@ public final class RemoteMutator {
     /// a list that cannot, its connection down, is not waited for).
     ///
     /// `expecting` is what the app expects the mutation to do to lists it shows: each list shows
-    /// it at once, before the call suspends, marked pending (``RemoteRecord/isPending``), and
+    /// it at once, before the call suspends, marked pending (``RemoteRow/isPending``), and
     /// withdraws it once the list holds the commit — by then the server's rows stand in its
     /// place, so the pending row becomes the server's as the same row (moved or reloaded, never
     /// deleted and inserted). When the mutation is refused the lists take the change back in one

@@ -2,19 +2,55 @@ import ListDiff
 import LiveListWire
 
 /// A row of a remote list as a presenter sees it: its identity — the server's, or, while its
-/// window has not arrived, a stand-in for its position — and a content version kept by the
-/// client (it changes when the server reloads the row).
+/// window has not arrived, a stand-in for its position — a content version kept by the client
+/// (it changes when the server reloads the row), and whether it shows the app's pending change.
+///
+/// A cell is given the row at its current version with its content
+/// (`CellContent.record(row, record)`), so it reads ``isPending`` from there, with no second
+/// lookup:
+///
+/// ```swift
+/// import ListPresenter
+/// import LiveListClient
+///
+/// struct RowDocMessage: Decodable {
+///     var subject: String
+/// }
+///
+/// /// A cell's text and whether to dim it, from what the cell is given.
+/// func rowDocCell(_ content: CellContent<RemoteSection, RemoteRow, RowDocMessage>) -> (text: String, dimmed: Bool) {
+///     switch content {
+///     case let .record(row, message): (message.subject, row.isPending)
+///     case let .placeholder(row, state): (state.isFailed ? "Tap to retry" : "…", row.isPending)
+///     case let .state(block): (block.message ?? "", false)
+///     }
+/// }
+/// ```
 public struct RemoteRow: ListElement, Hashable, Sendable {
     /// The row's identity.
     public var id: RemoteRowID
-    /// Changes whenever the row's content does.
+    /// Changes whenever the row's content does, pending or not: a row that a pending change
+    /// shows, or that the commit turns back into the server's, is reloaded.
     public var version: UInt64
 
-    /// Creates a row.
+    /// Creates a row. A version with its top bit set (``pendingVersions``) is a pending row's.
     public init(id: RemoteRowID, version: UInt64) {
         self.id = id
         self.version = version
     }
+
+    /// Whether the row shows the app's pending change (``PendingChange``) — added or changed by
+    /// a mutation the server has not answered yet — rather than the server's values: a cell may
+    /// dim it. A row is this at its version, for good: the row a list shows after the commit (or
+    /// after a refusal takes the change back) has another version, and its cell is reloaded with
+    /// it; a row taken from an older state still says what that state showed.
+    ///
+    /// - Complexity: O(1): it is read from the version.
+    public var isPending: Bool { version & Self.pendingVersions != 0 }
+
+    /// The bit set in the version of every row that shows a pending change, and in no version of
+    /// a server's row.
+    public static var pendingVersions: UInt64 { 1 << 63 }
 }
 
 /// A remote row's identity.
@@ -58,7 +94,7 @@ public struct RemoteSection: ListElement, Hashable, Sendable {
 
 /// What a loaded remote row's cell shows: the query's columns and their values, exactly as the
 /// database returned them at the list's version — or, for a row the app's pending change adds or
-/// changes, the values it expects (``isPending``).
+/// changes, the values it expects (``isPending``, as the row's own ``RemoteRow/isPending`` says).
 public struct RemoteRecord: Hashable, Sendable {
     /// The row's identity.
     public var id: WireValue

@@ -52,8 +52,9 @@ struct _PendingOverlay {
 
     private(set) var entries: [Entry] = []
     private var lastID = 0
-    /// Versions of pending rows: the top bit set, apart from the server's rows' versions.
-    private var lastVersion: UInt64 = 1 << 63
+    /// Versions of pending rows: the top bit set (``RemoteRow/isPending`` reads it), apart from
+    /// the server's rows' versions.
+    private var lastVersion: UInt64 = RemoteRow.pendingVersions
     /// The last resolution's pending rows, so that a row whose values did not change keeps its
     /// version (its cell is not reloaded).
     private var lastRecords: [WireValue: (version: UInt64, values: [WireValue])] = [:]

@@ -43,12 +43,44 @@ struct RemoteListControllerTests {
         return (query, controller, view)
     }
 
-    /// The subjects the view's cells show: a helper given the controller's view by its name.
+    /// The subjects the view's cells show, pending ones marked: a helper given the controller's
+    /// view by its name.
     static func shown(_ view: ListController<RemoteListSource<Message>>.HeadlessView) -> [String] {
         view.visibleItems.compactMap { path in
-            guard case let .record(_, message)? = view.cellContent(at: path) else { return nil }
-            return message.subject
+            guard let content = view.cellContent(at: path), case let .record(_, message) = content else { return nil }
+            return message.subject + (content.isPending ? " (pending)" : "")
         }
+    }
+
+    @Test("a cell is given whether its row is pending, at the row's version: shown, the cell is reloaded pending; withdrawn, reloaded as the server's; a row taken earlier says what its own version showed")
+    func cellsCarryPending() async throws {
+        let (query, controller, view) = try await Self.restored(6)
+        let path = ItemPath(section: 0, item: 2)
+        let before = try #require(controller.item(at: path))
+        #expect(!before.isPending && before.id.value?.integer == 3)
+        let reads = view.cellReads
+        let changes = query.showPending([.update(id: .integer(3), values: ["subject": .text("archived")]),
+                                         .insert(id: .integer(100), values: ["id": .integer(100), "day": .integer(1), "sender": .text("me"),
+                                                                            "subject": .text("new")], placement: .first(inSection: .null))])
+        try await eventually("the pending rows shown") {
+            Self.shown(view) == ["new (pending)", "subject 1", "subject 2", "archived (pending)", "subject 4", "subject 5", "subject 6"]
+        }
+        // Given to the cell with the row: no second lookup, and the view's cells are all current.
+        guard case let .record(row, message)? = view.cellContent(at: ItemPath(section: 0, item: 3)) else {
+            Issue.record("the pending row shows no record")
+            return
+        }
+        #expect(row.isPending && message.subject == "archived" && row.id == before.id)
+        #expect(view.cellReads - reads == 2, "the inserted row and the reloaded one, each read once")
+        #expect(view.staleCells().isEmpty && view.violations.isEmpty, "\(view.staleCells()) \(view.violations)")
+        #expect(!before.isPending, "the row taken before the change says what its version showed")
+        let pending = try #require(controller.item(at: ItemPath(section: 0, item: 3)))
+
+        query.withdrawPending(changes)
+        try await eventually("the server's rows back") { Self.shown(view) == (1...6).map { "subject \($0)" } }
+        #expect(pending.isPending, "a pending row taken earlier stays what its version was")
+        #expect(controller.item(at: path)?.isPending == false && controller.item(at: path)?.version != pending.version)
+        #expect(view.staleCells().isEmpty && view.violations.isEmpty, "\(view.staleCells()) \(view.violations)")
     }
 
     @Test("a remote identity reads as its type, and a row is found by an identity written with the WireValue helpers")
