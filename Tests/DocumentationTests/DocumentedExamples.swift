@@ -25,7 +25,7 @@ enum DocumentedExamples {
 
     /// The examples folder, relative to the package root.
     /// The modules whose doc comments hold examples.
-    static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListUIKit", "LiveListWire", "LiveListServer",
+    static let modules = ["ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveQueryUI", "LiveListUIKit", "LiveListWire", "LiveListServer",
                           "LiveListServerSQLite", "LiveListServerPostgres", "LiveListClient", "LiveListOffline",
                           "LiveQueryPostgres", "LiveQueryPostgresUI", "LiveQueryPresenting"]
     static let folder = "Tests/DocumentationTests/Examples"
