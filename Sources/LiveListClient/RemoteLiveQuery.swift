@@ -47,7 +47,9 @@ public final class RemoteLiveQuery {
     }
 
     /// The server's WebSocket endpoint (`ws://HOST:PORT/live`).
-    public let url: String
+    public var url: String { session.url }
+    /// The connection it follows on, shared with the lists and mutators made on the same session.
+    public let session: RemoteSession
     /// The published query's name.
     public let query: String
     /// Its arguments; ``setArguments(_:)`` changes them.
@@ -84,9 +86,10 @@ public final class RemoteLiveQuery {
     /// changes since the client's version (a resume that composed them is not one).
     public private(set) var resetsReceived = 0
 
-    private let transport: any RemoteTransport
-    private var connection: RemoteConnection?
-    private var task: Task<Void, Never>?
+    /// Whether it wants the session's connection (started, not stopped or refused).
+    private var attached = false
+    /// The session's connection, once this list subscribed on it.
+    private var connection: RemoteConnection? { attached ? session.connection : nil }
     /// The subscription's number, whether it was answered, the arguments to go back to.
     private var subscription = _RemoteSubscription()
     private var sub: Int { subscription.sub }
@@ -99,32 +102,41 @@ public final class RemoteLiveQuery {
     /// What the presenter was last handed.
     private var shown = _PendingOverlay.Resolved.plain(RemoteListModel().state)
 
-    /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first.
-    public init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
-                prefetch: Int = 40, transport: any RemoteTransport = WebSocketTransport()) {
-        self.url = url
+    /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first,
+    /// on a connection of its own.
+    public convenience init(url: String, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
+                            prefetch: Int = 40, transport: any RemoteTransport = WebSocketTransport()) {
+        self.init(session: RemoteSession(url: url, transport: transport), query: query, arguments: arguments, window: window, prefetch: prefetch)
+    }
+
+    /// A remote query of `query` with `arguments` on `session`'s server, showing `window` first:
+    /// it subscribes on the session's connection, beside the other lists and mutators on it.
+    public init(session: RemoteSession, query: String, arguments: [String: WireValue] = [:], window: Range<Int> = 0..<100,
+                prefetch: Int = 40) {
+        self.session = session
         self.query = query
         self.arguments = arguments
         self.prefetch = prefetch
-        self.transport = transport
         wanted = window
     }
 
-    /// Connects, subscribes, and keeps following (reconnecting with backoff) until ``stop()``.
+    /// Connects (or joins the session's connection), subscribes, and keeps following —
+    /// resubscribing after every lost connection — until ``stop()``.
     public func start() {
-        guard task == nil else { return }
-        // Connecting from now on, not from when the task first runs: an `upToDate()` called right
-        // after waits for the first connection instead of finding the query idle.
+        guard !attached else { return }
+        attached = true
+        // Connecting from now on: an `upToDate()` called right after waits for the first
+        // connection instead of finding the query idle.
         connectionState = .connecting
-        task = Task { [weak self] in await self?.run() }
+        session.attach(self)
     }
 
-    /// Closes the connection; the list keeps its last state.
+    /// Unsubscribes (the session's connection closes once nothing else uses it); the list keeps
+    /// its last state.
     public func stop() {
-        task?.cancel()
-        task = nil
-        connection?.close()
-        connection = nil
+        if let connection { connection.send(ClientMessage.unsubscribe(sub: sub).encoded()) }
+        attached = false
+        session.detach(self)
         connectionState = .stopped
         failSyncs(CancellationError())
     }
@@ -233,39 +245,19 @@ public final class RemoteLiveQuery {
         connection.send(ClientMessage.window(sub: sub, WireWindow(wanted)).encoded())
     }
 
-    private func run() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            connectionState = attempt == 0 ? .connecting : connectionState
-            let reason: String
-            do {
-                let connection = try await transport.connect(to: url)
-                self.connection = connection
-                subscribe(on: connection)
-                for try await frame in connection.frames {
-                    if attempt > 0 || connectionState != .live { attempt = 0 }
-                    if !receive(frame, on: connection) { return }
-                }
-                reason = "the server closed the connection"
-            } catch {
-                reason = "\(error)"
-            }
-            connection = nil
-            failSyncs(RemoteListError.connection(reason))
-            if Task.isCancelled { return }
-            attempt += 1
-            connectionState = .reconnecting(attempt: attempt, reason: reason)
-            if attempt == 1 {
-                let failure = LoadFailure(RemoteListError.connection(reason), retry: {})
-                self.failure = failure
-                send(.failure(failure))
-            }
-            await _Reconnect.pause(attempt: attempt)
+    /// The connection went: the looks waiting fail, and the list shows the failure once per outage.
+    private func lost(_ reason: String, attempt: Int) {
+        failSyncs(RemoteListError.connection(reason))
+        connectionState = .reconnecting(attempt: attempt, reason: reason)
+        if attempt == 1 {
+            let failure = LoadFailure(RemoteListError.connection(reason), retry: {})
+            self.failure = failure
+            send(.failure(failure))
         }
     }
 
     private func subscribe(on connection: RemoteConnection) {
-        subscription.subscribe()
+        subscription.subscribe(as: session.subscriptionNumber(for: self))
         let request = WireSubscription(sub: sub, query: query, arguments: arguments, window: WireWindow(wanted), resume: model.resume)
         // The server sends the rows of this window from now on; rows the client kept elsewhere
         // would never be brought up to date.
@@ -279,16 +271,9 @@ public final class RemoteLiveQuery {
         for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
     }
 
-    /// Applies one frame; returns `false` when the subscription cannot go on.
-    private func receive(_ frame: String, on connection: RemoteConnection) -> Bool {
-        let message: ServerMessage
-        do {
-            message = try ServerMessage.decode(Array(frame.utf8))
-        } catch {
-            connection.close()
-            return true
-        }
-        guard message.sub == sub else { return true }   // a subscription given up
+    /// Applies one message of the subscription.
+    private func receive(_ message: ServerMessage, on connection: RemoteConnection) {
+        guard message.sub == sub else { return }   // a subscription given up
         do {
             let output = try model.receive(message)
             messagesApplied += 1
@@ -302,9 +287,8 @@ public final class RemoteLiveQuery {
             lastLiveAt = Date()
             deliver(output)
         } catch {
-            return recover(from: error, on: connection)
+            recover(from: error, on: connection)
         }
-        return true
     }
 
     private func deliver(_ output: RemoteListModel.Output) {
@@ -329,13 +313,12 @@ public final class RemoteLiveQuery {
         }
     }
 
-    private func recover(from error: RemoteListError, on connection: RemoteConnection) -> Bool {
+    private func recover(from error: RemoteListError, on connection: RemoteConnection) {
         switch subscription.recovery(from: error) {
         case .reconnect:
             // This server has not reached the version the list holds (another showed it): connect
             // again, with backoff — behind a load balancer, perhaps to another one.
-            connection.close()
-            return true
+            session.reconnect()
         case let .goOn(restoring, failsSyncs):
             if let restoring { arguments = restoring }
             let failure = LoadFailure(error, retry: {})
@@ -343,13 +326,13 @@ public final class RemoteLiveQuery {
             // A failed read fails the looks waiting (the server answers a failed look so too).
             if failsSyncs { failSyncs(error) }
             send(.failure(failure))
-            return true
         case let .refused(wireError):
+            // The subscription is over (the server ended it); the connection stays for the others.
+            attached = false
+            session.detach(self)
             connectionState = .refused(wireError)
             failSyncs(error)
             send(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
-            connection.close()
-            return false
         case let .resubscribe(startOver):
             // Start the subscription over: a gap resumes from the version held, a contradiction resets.
             if startOver {
@@ -359,7 +342,6 @@ public final class RemoteLiveQuery {
             }
             connection.send(ClientMessage.unsubscribe(sub: sub).encoded())
             subscribe(on: connection)
-            return true
         }
     }
 
@@ -377,7 +359,6 @@ public final class RemoteLiveQuery {
 
     private func restart() {
         stop()
-        task = nil
         start()
     }
 
@@ -388,6 +369,26 @@ public final class RemoteLiveQuery {
     var placeholderState: PlaceholderState {
         if let failure { return .failed(failure) }
         return .loading
+    }
+}
+
+extension RemoteLiveQuery: _SessionMember {
+    func session(connectedOn connection: RemoteConnection) {
+        subscribe(on: connection)
+    }
+
+    func session(lost reason: String, attempt: Int) {
+        lost(reason, attempt: attempt)
+    }
+
+    func session(received message: ServerMessage, on connection: RemoteConnection) {
+        receive(message, on: connection)
+    }
+
+    /// Whether `mutated`, answered on this list's connection, says the list holds its commit:
+    /// the server sends it after the commit's changes to every subscription of the connection.
+    func holdsCommit(of mutated: WireMutated, on session: RemoteSession) -> Bool {
+        self.session === session && connection != nil && mutated.versions[sub] != nil
     }
 }
 

@@ -26,7 +26,9 @@ import LiveListWire
 @MainActor
 public final class RemoteMutator {
     /// The server.
-    public let url: String
+    public var url: String { session.url }
+    /// The connection it sends on, shared with the lists and mutators made on the same session.
+    public let session: RemoteSession
     /// The client's name, as mutations carry it.
     public var client: String { pending.client }
     /// The number the next mutation gets.
@@ -49,10 +51,11 @@ public final class RemoteMutator {
     /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:expecting:)`` throws.
     public static let maximumPending = 1_000
 
-    private let transport: any RemoteTransport
     private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
-    private var connection: RemoteConnection?
-    private var task: Task<Void, Never>?
+    /// Whether it wants the session's connection (started, not stopped).
+    private var attached = false
+    /// The session's connection, once this mutator sent what waited on it.
+    private var connection: RemoteConnection? { attached ? session.connection : nil }
     private var resend: Task<Void, Never>?
     /// Resends after `mutationUnavailable` in a row: each waits longer, up to 5 s.
     private var busyAnswers = 0
@@ -62,10 +65,17 @@ public final class RemoteMutator {
     /// A mutator for client `client` (1 to 128 bytes of UTF-8, kept across launches) whose next
     /// mutation is numbered `nextID`, with the mutations `pending` from a previous launch (sent
     /// when it starts).
-    public init(url: String, client: String, nextID: Int64 = 1, pending: [WireMutation] = [],
-                transport: any RemoteTransport = WebSocketTransport()) {
-        self.url = url
-        self.transport = transport
+    public convenience init(url: String, client: String, nextID: Int64 = 1, pending: [WireMutation] = [],
+                            transport: any RemoteTransport = WebSocketTransport()) {
+        self.init(session: RemoteSession(url: url, transport: transport), client: client, nextID: nextID, pending: pending)
+    }
+
+    /// A mutator for client `client` that sends on `session`'s connection, beside the lists made
+    /// on it: a mutation's answer then says those lists hold its commit, and
+    /// ``mutate(_:arguments:showingIn:expecting:)`` waits for nothing more. At most one mutator
+    /// per client name on a session.
+    public init(session: RemoteSession, client: String, nextID: Int64 = 1, pending: [WireMutation] = []) {
+        self.session = session
         self.pending = _PendingMutations(client: client, nextID: nextID, restoring: pending)
     }
 
@@ -128,17 +138,20 @@ public final class RemoteMutator {
             if let number { withdrawEffects(ofMutation: number) }
             throw error
         }
-        var waited = Set<ObjectIdentifier>()
-        for list in lists + effects.map(\.list) where waited.insert(ObjectIdentifier(list)).inserted {
-            do {
-                _ = try await list.upToDate()
-            } catch {
-                // Applied all the same: the list shows the commit once it is back.
-                continue
-            }
-        }
+        await waitForCommit(of: mutated, in: lists + effects.map(\.list))
         if let number { withdrawEffects(ofMutation: number) }
         return mutated
+    }
+
+    /// Returns once each of `lists` holds the commit `mutated` answers: at once for a list on this
+    /// mutator's connection (the answer came after the commit's changes), after a `sync` for
+    /// another. A list that cannot catch up (its connection down) is not waited for: it shows
+    /// the commit once it is back.
+    private func waitForCommit(of mutated: WireMutated, in lists: [RemoteLiveQuery]) async {
+        var waited = Set<ObjectIdentifier>()
+        for list in lists where waited.insert(ObjectIdentifier(list)).inserted && !list.holdsCommit(of: mutated, on: session) {
+            _ = try? await list.upToDate()
+        }
     }
 
     /// The expected effects shown for pending mutation `id`.
@@ -163,14 +176,11 @@ public final class RemoteMutator {
 
     /// A mutation answered while no call waits for it (restored, or its caller gone): its
     /// effects go once its lists hold the commit (at once when it was refused).
-    private func settleEffects(ofMutation id: Int64, applied: Bool) {
+    private func settleEffects(of mutated: WireMutated?, id: Int64) {
         guard let shown = shownEffects[id] else { return }
-        guard applied else { return withdrawEffects(ofMutation: id) }
+        guard let mutated else { return withdrawEffects(ofMutation: id) }
         Task { [weak self] in
-            var waited = Set<ObjectIdentifier>()
-            for (list, _, _) in shown where waited.insert(ObjectIdentifier(list)).inserted {
-                _ = try? await list.upToDate()   // A list that cannot catch up shows the commit once it is back.
-            }
+            await self?.waitForCommit(of: mutated, in: shown.map(\.list))
             self?.withdrawEffects(ofMutation: id)
         }
     }
@@ -180,54 +190,31 @@ public final class RemoteMutator {
         for id in Array(shownEffects.keys) { withdrawEffects(ofMutation: id) }
     }
 
-    /// Connects, and keeps a connection (reconnecting with backoff) while mutations wait.
+    /// Connects (or joins the session's connection), and keeps it — the session reconnecting
+    /// with backoff and the mutations waiting sent again — until ``stop()``.
     public func start() {
-        guard task == nil else { return }
-        task = Task { [weak self] in await self?.run() }
+        guard !attached else { return }
+        attached = true
+        session.answers(for: client, to: self)
+        session.attach(self)
     }
 
-    /// Closes the connection. Every caller still waiting throws `CancellationError`; the
-    /// mutations stay pending (``pendingMutations``), sent again when the mutator starts.
+    /// Leaves the session (its connection closes once nothing else uses it). Every caller still
+    /// waiting throws `CancellationError`; the mutations stay pending (``pendingMutations``), sent
+    /// again when the mutator starts.
     public func stop() {
-        task?.cancel()
-        task = nil
+        attached = false
+        session.detach(self)
         resend?.cancel()
         resend = nil
-        connection?.close()
-        connection = nil
         for waiter in pending.releaseWaiters() { waiter.resume(throwing: CancellationError()) }
     }
 
-    private func run() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                let connection = try await transport.connect(to: url)
-                self.connection = connection
-                for mutation in pending.toResend { connection.send(ClientMessage.mutate(mutation).encoded()) }
-                for try await frame in connection.frames {
-                    attempt = 0
-                    receive(frame, on: connection)
-                }
-            } catch {
-                // Reconnects below; the mutations waiting are sent again.
-            }
-            // Stopped meanwhile: the state is the next run's.
-            if Task.isCancelled { return }
-            connection = nil
-            attempt += 1
-            await _Reconnect.pause(attempt: attempt)
-        }
-    }
-
-    private func receive(_ frame: String, on connection: RemoteConnection) {
+    private func receive(_ message: ServerMessage) {
         let decision: _PendingMutations<CheckedContinuation<WireMutated, any Error>>.Decision
-        switch try? ServerMessage.decode(Array(frame.utf8)) {
-        case let .mutated(mutated)?: decision = pending.receive(mutated)
-        case let .error(error)?: decision = pending.receive(error)
-        case nil:
-            connection.close()   // Not the protocol: reconnect, and send the waiting mutations again.
-            return
+        switch message {
+        case let .mutated(mutated): decision = pending.receive(mutated)
+        case let .error(error): decision = pending.receive(error)
         default: return
         }
         if case .finish = decision {
@@ -241,12 +228,12 @@ public final class RemoteMutator {
         switch decision {
         case let .finish(waiter, .success(mutated)):
             busyAnswers = 0
-            if let waiter { waiter.resume(returning: mutated) } else { settleEffects(ofMutation: mutated.id, applied: true) }
+            if let waiter { waiter.resume(returning: mutated) } else { settleEffects(of: mutated, id: mutated.id) }
         case let .finish(waiter, .failure(error)):
             if let waiter {
                 waiter.resume(throwing: RemoteListError.server(error))
             } else if let id = error.mutation?.id {
-                settleEffects(ofMutation: id, applied: false)
+                settleEffects(of: nil, id: id)
             }
         case .resendAll:
             guard resend == nil else { return }
@@ -260,6 +247,20 @@ public final class RemoteMutator {
             }
         case .ignore: break
         }
+    }
+}
+
+extension RemoteMutator: _SessionMember {
+    func session(connectedOn connection: RemoteConnection) {
+        for mutation in pending.toResend { connection.send(ClientMessage.mutate(mutation).encoded()) }
+    }
+
+    func session(lost reason: String, attempt: Int) {
+        // The mutations waiting are sent again on the next connection.
+    }
+
+    func session(received message: ServerMessage, on connection: RemoteConnection) {
+        receive(message)
     }
 }
 

@@ -27,15 +27,15 @@ struct _RemoteSubscription {
         case resubscribe(startOver: Bool)
     }
 
-    /// The subscription's number on its connection (each subscribe takes the next one).
+    /// The subscription's number on its connection (each subscribe takes a new one).
     private(set) var sub = 0
     private(set) var phase = Phase.subscribing
     /// The arguments the server accepted last, while newer ones wait for its answer.
     private(set) var acceptedArguments: [String: WireValue]?
 
-    /// A subscription is sent: the next number, not answered yet.
-    mutating func subscribe() {
-        sub += 1
+    /// A subscription is sent under number `sub` (new on its connection), not answered yet.
+    mutating func subscribe(as sub: Int) {
+        self.sub = sub
         phase = .subscribing
         acceptedArguments = nil
     }

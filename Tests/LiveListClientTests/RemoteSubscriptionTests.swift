@@ -24,7 +24,7 @@ struct RemoteSubscriptionTests {
     @Test("before its first answer a server error refuses the subscription; after it, only queryClosed does, and the others let it go on")
     func refusedOnlyBeforeTheAnswer() {
         var subscription = _RemoteSubscription()
-        subscription.subscribe()
+        subscription.subscribe(as: 1)
         #expect(subscription.sub == 1 && subscription.phase == .subscribing)
         #expect(subscription.recovery(from: Self.error(.badArguments)) == .refused(WireError(sub: 1, code: .badArguments, message: "test")))
         #expect(subscription.recovery(from: Self.error(.queryFailed)) == .goOn(restoring: nil, failsSyncs: true), "a failed read never refuses")
@@ -33,14 +33,14 @@ struct RemoteSubscriptionTests {
         #expect(resend && subscription.phase == .following, "a reset asks again for the looks waiting")
         #expect(subscription.recovery(from: Self.error(.badArguments)) == .goOn(restoring: nil, failsSyncs: false))
         #expect(subscription.recovery(from: Self.error(.queryClosed)) == .refused(WireError(sub: 1, code: .queryClosed, message: "test")))
-        subscription.subscribe()
+        subscription.subscribe(as: 2)
         #expect(subscription.sub == 2 && subscription.phase == .subscribing, "each subscribe is a new, unanswered subscription")
     }
 
     @Test("refused arguments go back to the last accepted ones, until changes from another live query or a reset answer them")
     func argumentsTakenBack() {
         var subscription = _RemoteSubscription()
-        subscription.subscribe()
+        subscription.subscribe(as: 1)
         _ = subscription.applied(Self.reset(sub: 1))
         subscription.argumentsChanged(from: ["folder": .text("inbox")])
         subscription.argumentsChanged(from: ["folder": .text("archive")])
