@@ -91,7 +91,8 @@ let package = Package(
         .target(name: "LiveListUIKit", dependencies: ["ListDiff", "ListPresenter"]),
         // The protocol's messages and values, shared by the server and every Swift client.
         .target(name: "LiveListWire", dependencies: ["ListDiff"]),
-        // Published live queries over WebSocket, embeddable in an app's Hummingbird router.
+        // Published live queries over WebSocket, embeddable in an app's Hummingbird router. Its
+        // resource `Web` is the web client (the repository's `Web/` links to it), which it serves.
         .target(name: "LiveListServer", dependencies: [
             "ListDiff", "LiveQueryCore", "LiveListWire",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -106,7 +107,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
-        ]),
+        ], resources: [.copy("Web")]),
         // The server over SQLite: its engine and the GRDB-database conveniences.
         .target(name: "LiveListServerSQLite", dependencies: [
             "ListDiff", "LiveQuery", "LiveListWire", "LiveListServer",

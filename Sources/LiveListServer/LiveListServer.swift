@@ -152,8 +152,8 @@ public final class LiveListServer: Sendable {
 
     /// Adds `GET path` (the WebSocket endpoint), the health checks (`GET path/health`,
     /// `path/health/live` and `path/health/ready`, see ``health()``), `GET /metrics` (Prometheus'
-    /// text format, see ``LiveListMetrics``), and the web client's modules `GET path/livelist.js`
-    /// and `GET path/livelist-view.js` to `router`. With
+    /// text format, see ``LiveListMetrics``), and the web client's modules — `GET path/livelist.js`,
+    /// `path/livelist-view.js` and the modules they import, `path/livelist/*.js` — to `router`. With
     /// ``Configuration/tokens``, an upgrade without a valid token is refused (HTTP 400, the WebSocket
     /// layer's answer to a refused upgrade; the same request without upgrade headers gets 401).
     public func addRoutes<Context: WebSocketRequestContext>(to router: Router<Context>, path: String = "live") {
@@ -174,7 +174,7 @@ public final class LiveListServer: Sendable {
             await self.serve(inbound: inbound, outbound: outbound, claims: claims, logger: context.logger,
                              channel: self.configuration.perMessageDeflate && offersDeflate ? nil : channel)
         }
-        for name in ["livelist.js", "livelist-view.js"] {
+        for name in WebFiles.modules {
             router.get(RouterPath(path + "/" + name)) { _, _ -> Response in Self.webFileResponse(name) }
         }
         // Always 200 while the process serves: what it holds, whether it is ready, and why not.
@@ -226,12 +226,13 @@ public final class LiveListServer: Sendable {
                  body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
-    /// A file of the web client (`livelist.js`, `livelist-view.js`, or `demo.html`, the inbox
-    /// demo's page) as a response; 404 for another name.
+    /// A file of the web client (`livelist.js`, `livelist-view.js`, a module they import such as
+    /// `livelist/connection.js`, or `demo.html`, the inbox demo's page) as a response; 404 for
+    /// another name.
     public static func webFileResponse(_ name: String) -> Response {
-        guard let file = _WebFiles.files[name] else { return Response(status: .notFound) }
+        guard let file = WebFiles.files[name] else { return Response(status: .notFound) }
         return Response(status: .ok, headers: [.contentType: file.contentType, .cacheControl: "no-cache"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(string: file.body)))
+                        body: ResponseBody(byteBuffer: file.body))
     }
 
     /// The verified claims of the request's bearer token (`nil` when tokens are not required).
