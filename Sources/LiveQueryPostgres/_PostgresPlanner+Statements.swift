@@ -8,19 +8,7 @@ extension _PostgresPlanner {
         let identity = incremental.identity, key = incremental.key
         // Another column than the key identifies the rows: the statements read both.
         let separateKey = identity.name != key.name
-        let keyTypes: [_PostgresType] = [.integer, .text, .uuid]
-        let base = roles[0].table.qualifiedName
-        guard let identityType = _PostgresType(oid: identity.typeOID), keyTypes.contains(identityType) else {
-            throw .identityNotUnique(table: base, identity: identity.name, fix: "it is of type \(identity.typeName), and rows are "
-                                     + "identified by integers, text or uuid: name a column of one of those types")
-        }
-        guard let keyType = _PostgresType(oid: key.typeOID), keyTypes.contains(keyType) else {
-            throw .identityNotUnique(table: base, identity: identity.name, fix: "the primary key \(key.name), which its changes name "
-                                     + "rows by, is of type \(key.typeName): a key of integers, text or uuid is needed")
-        }
-        if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
-            throw .identityTypeMismatch(column: identity.name, declared: "\(ID.self)")
-        }
+        let (identityType, keyType) = try identityTypes(identity, key: key, base: roles[0].table.qualifiedName)
         let identityIsRowKey = identityType == .integer && !separateKey
         let rules = incremental.terms.map(\.rule)
         let identityRule = _PostgresOrdering.Rule(comparison: identityType.comparison, descending: false, nullsFirst: false)
@@ -63,7 +51,43 @@ extension _PostgresPlanner {
         let joins = incremental.links.keys.sorted().map { role in
             joinLookup(role, links: incremental.links, roles: roles, identity: keyColumn)
         }
-        let children = incremental.children.keys.sorted().compactMap { role -> _PostgresPlan.ChildLookup? in
+        let children = childLookups(incremental, roles: roles)
+        let notes = indexNotes(incremental, roles: roles)
+        let rereadSQL = head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + keys + groupBy
+        return _PostgresPlan(
+            roles: roles, identity: identity, key: key, identityIsRowKey: identityIsRowKey, integerKeys: keyType == .integer,
+            sortColumns: incremental.terms.map(\.column), layout: layout, sectionRule: request.section != nil ? rules.first : nil,
+            refetchReason: nil, shape: .positional(sorts: sorts.count, separateKey: separateKey),
+            fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
+            rereadSQL: rereadSQL, rereadBatchSQL: _RereadBatch.template(rereadSQL, arguments: request.arguments.count),
+            payloadSQL: payload, payloadOffset: offset,
+            valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? leading.count + sorts.count : nil,
+            columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
+            children: children, otherRelations: [], notes: notes)
+    }
+
+    /// The types of the identity and of the key, each one rows can be identified by (integers,
+    /// text or uuid), the identity's one `ID` decodes.
+    private func identityTypes(_ identity: Column, key: Column, base: String) throws(PostgresLiveQueryError) -> (_PostgresType, _PostgresType) {
+        let keyTypes: [_PostgresType] = [.integer, .text, .uuid]
+        guard let identityType = _PostgresType(oid: identity.typeOID), keyTypes.contains(identityType) else {
+            throw .identityNotUnique(table: base, identity: identity.name, fix: "it is of type \(identity.typeName), and rows are "
+                                     + "identified by integers, text or uuid: name a column of one of those types")
+        }
+        guard let keyType = _PostgresType(oid: key.typeOID), keyTypes.contains(keyType) else {
+            throw .identityNotUnique(table: base, identity: identity.name, fix: "the primary key \(key.name), which its changes name "
+                                     + "rows by, is of type \(key.typeName): a key of integers, text or uuid is needed")
+        }
+        if identityType == .integer ? !ID.decodes(.integer) : !ID.decodes(.text) {
+            throw .identityTypeMismatch(column: identity.name, declared: "\(ID.self)")
+        }
+        return (identityType, keyType)
+    }
+
+    /// Grouped: for each joined table whose rows the groups aggregate, how to find the groups a
+    /// change of its rows touches, and a group's rows.
+    private func childLookups(_ incremental: Incremental, roles: [Role]) -> [_PostgresPlan.ChildLookup] {
+        incremental.children.keys.sorted().compactMap { role -> _PostgresPlan.ChildLookup? in
             guard let link = incremental.children[role], let key = roles[role].table.key else { return nil }
             let table = roles[role].table.qualifiedName + " AS livelist_c"
             let columns = "livelist_c." + Self.quoted(key.name) + "::text, livelist_c." + Self.quoted(link.name) + "::text"
@@ -72,8 +96,13 @@ extension _PostgresPlanner {
                 changedSQL: "SELECT " + columns + " FROM " + table + " WHERE livelist_c." + Self.quoted(key.name)
                     + " = ANY(CAST($1 AS text[])::" + key.typeName + "[])",
                 groupsSQL: "SELECT " + columns + " FROM " + table + " WHERE livelist_c." + Self.quoted(link.name)
-                    + " = ANY(CAST($1 AS text[])::" + identity.typeName + "[])")
+                    + " = ANY(CAST($1 AS text[])::" + incremental.identity.typeName + "[])")
         }
+    }
+
+    /// What `explain` tells: a grouped query's cost, and the joins and groups whose lookups scan
+    /// a table for want of an index (with the index to make).
+    private func indexNotes(_ incremental: Incremental, roles: [Role]) -> [String] {
         var notes: [String] = []
         if incremental.grouped {
             notes.append("grouped by \(roles[0].table.qualifiedName)'s key: a commit re-reads the groups whose rows it changed")
@@ -90,17 +119,7 @@ extension _PostgresPlanner {
             notes.append("\(table).\(Self.quoted(column.name)) has no index: each change to \(roles[role].table.qualifiedName) scans \(table) "
                 + "for the rows that meet it (CREATE INDEX ON \(table) (\(Self.quoted(column.name)))")
         }
-        let rereadSQL = head + " WHERE " + (filter.map { $0 + " AND " } ?? "") + keys + groupBy
-        return _PostgresPlan(
-            roles: roles, identity: identity, key: key, identityIsRowKey: identityIsRowKey, integerKeys: keyType == .integer,
-            sortColumns: incremental.terms.map(\.column), layout: layout, sectionRule: request.section != nil ? rules.first : nil,
-            refetchReason: nil, shape: .positional(sorts: sorts.count, separateKey: separateKey),
-            fetchSQL: head + (filter.map { " WHERE " + $0 } ?? "") + groupBy + " ORDER BY " + order.joined(separator: ", "),
-            rereadSQL: rereadSQL, rereadBatchSQL: _RereadBatch.template(rereadSQL, arguments: request.arguments.count),
-            payloadSQL: payload, payloadOffset: offset,
-            valuesInReads: version == nil && columns.allSatisfy({ _PostgresType.carriedAsIs($0.type) }) ? leading.count + sorts.count : nil,
-            columnNames: columns.map(\.name), arguments: request.arguments, joins: joins,
-            children: children, otherRelations: [], notes: notes)
+        return notes
     }
 
     /// The order stated on the SELECT's columns: each term the select-list item that is the term's

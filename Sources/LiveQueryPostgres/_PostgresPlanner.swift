@@ -197,23 +197,48 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// row; the shapes that keep it from it otherwise.
     private func incremental(_ parsed: _PostgresParsedSelect, roles: [Role], columns: [(name: String, type: UInt32)], identity: String?,
                              section: String?, grouped: Bool, shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> Incremental? {
-        guard let key = roles[0].table.key else { return nil }
-        // The identity: the base table's key, or another column of it that identifies its rows
-        // (its changes still name rows by the key), however it is named.
-        var identityColumn = key
-        if let identity {
-            let resolved = reference(identity).flatMap { resolve($0, parsed, roles, columns) }
-            guard let resolved, resolved.role == 0, roles[0].table.identifies(resolved.column) else {
-                // Groups that are not the base table's rows: refetched, their identity read from the result.
-                if grouped { return nil }
-                throw .identityNotUnique(table: roles[0].table.qualifiedName, identity: identity,
-                                         fix: identityFix(identity, resolved: resolved, roles: roles))
+        guard let key = roles[0].table.key,
+              let identityColumn = try identityColumn(identity, key: key, parsed, roles: roles, columns: columns, grouped: grouped) else { return nil }
+        let (links, children) = joinLinks(parsed, roles: roles, key: key, grouped: grouped, shapes: &shapes)
+        if grouped {
+            guard groupsByKey(parsed, key: key, roles: roles, children: children) else { return nil }
+            for (role, _) in children.sorted(by: { $0.key < $1.key }) where parsed.whereReferences.contains(where: { reference in
+                reference.qualifier.map { $0 == roles[role].qualifier } ?? (roles[role].table.columns[reference.name] != nil)
+            }) {
+                shapes.append(.filterReadsAggregatedTable(roles[role].table.qualifiedName))
             }
-            // Groups are read by the key they group by: another identity is read from the result.
-            if grouped, resolved.column.name != key.name { return nil }
-            identityColumn = resolved.column
         }
-        // Each joined table meets at most one row: an equality between its key and an earlier table's column.
+        let terms = try await sortTerms(parsed, roles: roles, columns: columns, children: children, grouped: grouped, shapes: &shapes)
+        guard shapes.isEmpty else { return nil }
+        if let section { try checkSection(section, terms: terms, parsed, roles: roles, columns: columns) }
+        return Incremental(identity: identityColumn, key: key, terms: terms, links: links, children: children, grouped: grouped)
+    }
+
+    /// The column that identifies the rows: the base table's key, or another column of it that
+    /// identifies its rows (its changes still name rows by the key), however it is named; `nil`
+    /// when a grouped query's rows are identified otherwise (refetched, read from the result).
+    private func identityColumn(_ identity: String?, key: Column, _ parsed: _PostgresParsedSelect, roles: [Role],
+                                columns: [(name: String, type: UInt32)], grouped: Bool) throws(PostgresLiveQueryError) -> Column? {
+        guard let identity else { return key }
+        let resolved = reference(identity).flatMap { resolve($0, parsed, roles, columns) }
+        guard let resolved, resolved.role == 0, roles[0].table.identifies(resolved.column) else {
+            // Groups that are not the base table's rows: refetched, their identity read from the result.
+            if grouped { return nil }
+            throw .identityNotUnique(table: roles[0].table.qualifiedName, identity: identity,
+                                     fix: identityFix(identity, resolved: resolved, roles: roles))
+        }
+        // Groups are read by the key they group by: another identity is read from the result.
+        if grouped, resolved.column.name != key.name { return nil }
+        return resolved.column
+    }
+
+    /// How each joined table meets at most one row — an equality between its key and an earlier
+    /// table's column (`links`) — or, grouped, the tables whose rows the groups aggregate
+    /// (`children`); a join that meets several rows is a shape that keeps the query from
+    /// being followed row by row.
+    private func joinLinks(_ parsed: _PostgresParsedSelect, roles: [Role], key: Column, grouped: Bool, shapes: inout [RefetchReason.Shape])
+        -> (links: [Int: (parent: Int, column: Column)], children: [Int: Column])
+    {
         var links: [Int: (parent: Int, column: Column)] = [:]
         var children: [Int: Column] = [:]
         for (offset, join) in parsed.joins.enumerated() {
@@ -238,76 +263,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
             }
             if links[role] == nil { shapes.append(.joinMeetsSeveralRows(roles[role].table.qualifiedName)) }
         }
-        if grouped {
-            guard groupsByKey(parsed, key: key, roles: roles, children: children) else { return nil }
-            for (role, _) in children.sorted(by: { $0.key < $1.key }) where parsed.whereReferences.contains(where: { reference in
-                reference.qualifier.map { $0 == roles[role].qualifier } ?? (roles[role].table.columns[reference.name] != nil)
-            }) {
-                shapes.append(.filterReadsAggregatedTable(roles[role].table.qualifiedName))
-            }
-        }
-        // The sort terms: columns of the FROM tables, compared here exactly as PostgreSQL does.
-        var terms: [Term?] = []
-        // Expressions (and aggregates of a grouped query): read as hidden columns, typed below.
-        var expressions: [(index: Int, text: String)] = []
-        for term in parsed.orderBy {
-            guard let reference = term.column else {
-                if Int(term.text.trimmingCharacters(in: .whitespaces)) != nil {
-                    // A position in the select list.
-                    shapes.append(.orderByExpression(term.text))
-                } else {
-                    expressions.append((terms.count, term.text))
-                    terms.append(nil)
-                }
-                continue
-            }
-            guard let resolved = resolve(reference, parsed, roles, columns), children[resolved.role] == nil else {
-                // An output column that an expression makes: that expression.
-                if reference.qualifier == nil, let item = parsed.items.first(where: { $0.alias == reference.name }), item.column == nil,
-                   parsed.items.filter({ $0.alias == reference.name }).count == 1 {
-                    expressions.append((terms.count, item.text))
-                    terms.append(nil)
-                } else {
-                    shapes.append(.orderByNotColumn(term.text))
-                }
-                continue
-            }
-            guard let type = _PostgresType(oid: resolved.column.typeOID) else {
-                shapes.append(.orderByType(column: term.text, type: resolved.column.typeName))
-                continue
-            }
-            if type.isCollatable {
-                var column = resolved.column
-                if let collation = term.collation {
-                    (column.collation, column.provider) = try await _PostgresCatalog.collation(named: collation, session)
-                    column.collationName = collation
-                }
-                if !Self.comparesByBytes(column) {
-                    shapes.append(.customCollation((column.collationName ?? "") + " (" + (column.collation ?? "") + ")"))
-                    continue
-                }
-            }
-            let descending = term.descending
-            let rule = _PostgresOrdering.Rule(comparison: type.comparison, descending: descending, nullsFirst: term.nulls.map { $0 == .first } ?? descending)
-            let sql = Self.quoted(roles[resolved.role].qualifier) + "." + Self.quoted(resolved.column.name)
-            terms.append(Term(role: resolved.role, column: resolved.column, rule: rule, sql: sql, collation: term.collation, parsed: term))
-        }
-        if !expressions.isEmpty, shapes.isEmpty {
-            let typed = try await expressionTerms(expressions.map { ($0.text, parsed.orderBy[$0.index]) }, parsed, grouped: grouped, shapes: &shapes)
-            for (expression, term) in zip(expressions, typed) { terms[expression.index] = term }
-        }
-        guard shapes.isEmpty else { return nil }
-        let resolvedTerms = terms.compactMap { $0 }
-        if let section {
-            let first = parsed.orderBy.first
-            let written = first.map { Self.same(section, $0.text) } ?? false
-            let resolvedSame = resolvedTerms.first.map { term in
-                term.parsed == first && reference(section).flatMap { resolve($0, parsed, roles, columns) }
-                    .map { $0.role == term.role && $0.column.name == term.column.name } == true
-            } ?? false
-            guard written || resolvedSame else { throw .sectionNotFirstSortTerm(section) }
-        }
-        return Incremental(identity: identityColumn, key: key, terms: resolvedTerms, links: links, children: children, grouped: grouped)
+        return (links, children)
     }
 
     /// What to name, or to change, for `identity` to identify the base table's rows.
@@ -356,7 +312,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     /// ORDER BY expressions (an aggregate, `lower(title)`) as hidden sort columns: their types
     /// and collations from the server, which evaluates them with the row (no row is read here).
     /// An expression whose type or collation cannot be compared here adds its shape.
-    private func expressionTerms(_ expressions: [(text: String, term: _PostgresParsedSelect.OrderTerm)], _ parsed: _PostgresParsedSelect, grouped: Bool,
+    func expressionTerms(_ expressions: [(text: String, term: _PostgresParsedSelect.OrderTerm)], _ parsed: _PostgresParsedSelect, grouped: Bool,
                                  shapes: inout [RefetchReason.Shape]) async throws(PostgresLiveQueryError) -> [Term] {
         let texts = expressions.map(\.text)
         let named = texts.enumerated().map { "(" + $0.element + ") AS livelist_e\($0.offset)" }
@@ -422,7 +378,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
     }
 
     /// `name`, `alias.name`, `"Quoted"` as a column reference.
-    private func reference(_ text: String) -> _PostgresParsedSelect.ColumnReference? {
+    func reference(_ text: String) -> _PostgresParsedSelect.ColumnReference? {
         guard let tokens = try? _PostgresSQLTokenizer.tokens(text) else { return nil }
         var names: [String] = []
         for (offset, token) in tokens.enumerated() {
