@@ -13,7 +13,19 @@ extension _PostgresDatabaseRunner {
     /// - Complexity: one statement per batch.
     func applyInBatches(_ due: [ObjectIdentifier: any _PostgresQueryFollowing], round through: UInt64,
                         _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
-        var groups: [String: [(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = [:]
+        guard let batches = try await takeBatches(due, session) else { return nil }
+        guard !batches.isEmpty else { return [] }
+        return try await apply(batches, round: through, session)
+    }
+
+    typealias BatchMember = (key: ObjectIdentifier, runner: any _PostgresQueryFollowing)
+
+    /// The due queries that share their statement, their lookups resolved and their work taken,
+    /// in batches of at most ``_RereadBatch/maximumRows(arguments:)``; `nil` when a lookup
+    /// failed (the round's transaction is aborted, no work was taken).
+    private func takeBatches(_ due: [ObjectIdentifier: any _PostgresQueryFollowing],
+                             _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [[BatchMember]]? {
+        var groups: [String: [BatchMember]] = [:]
         for (key, runner) in due {
             if let batch = runner.batchKey { groups[batch, default: []].append((key, runner)) }
         }
@@ -28,7 +40,7 @@ extension _PostgresDatabaseRunner {
                 guard try await member.runner.resolveLookups(session, &lookups) else { return nil }
             }
         }
-        var batches: [[(key: ObjectIdentifier, runner: any _PostgresQueryFollowing)]] = []
+        var batches: [[BatchMember]] = []
         for group in groups.values {
             let members = group.filter { $0.runner.takeBatched() }
             // One query alone reads with its own re-read, in one statement as `reread` would.
@@ -39,7 +51,14 @@ extension _PostgresDatabaseRunner {
                 for member in members { member.runner.giveBackBatched() }
             }
         }
-        guard !batches.isEmpty else { return [] }
+        return batches
+    }
+
+    /// Sends every batch's statement, then applies each batch as its rows come: the queries
+    /// applied, or `nil` when a read failed and aborted the transaction (the others put their
+    /// work back).
+    private func apply(_ batches: [[BatchMember]], round through: UInt64,
+                       _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Set<ObjectIdentifier>? {
         // Every statement is sent before the first answer is awaited, and each batch is applied as
         // its rows come. A read that fails aborts the transaction (the statements after it fail
         // too): the queries applied stay applied, the others put their work back.

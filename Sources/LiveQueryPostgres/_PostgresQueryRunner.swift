@@ -4,91 +4,6 @@ import LiveQueryCore
 import NIOConcurrencyHelpers
 import PostgresNIO
 
-/// What the engine asks of one open query, whatever its identity type.
-protocol _PostgresQueryFollowing: AnyObject, Sendable {
-    /// Every table the query reads: their commits concern it.
-    var relationsRead: Set<UInt32> { get }
-    /// Whether the next round has work for it even if nothing was committed (it is behind, its
-    /// plan is stale, or the rest of its first fetch arrived).
-    var needsRound: Bool { get }
-    /// Whether rounds are to come back to it: it has work now (``needsRound``), or will have
-    /// (it is behind and tries again soon, or waits for the rest of its first fetch).
-    var awaitsRound: Bool { get }
-    /// Notes what a committed transaction that touched the query's tables did to them.
-    func absorb(_ commit: _DecodedCommit, relations: _KnownRelations)
-    /// Applies the absorbed transactions, reading in the round's snapshot, which sees exactly the
-    /// commits up to `round`. A failing read is the query's failure; a lost connection throws
-    /// (the round fails, for every query). `guarded`: each read in a savepoint of its own, so that
-    /// a failing one leaves the transaction usable; unguarded (one statement less each side), a
-    /// failing read aborts the transaction, and `false` says the round must end there.
-    func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool
-    /// Whether its rounds read its whole result again (a refetched shape): such a query is read
-    /// apart (`_RefetchLane`), so that the others' updates never wait behind its reads.
-    var refetches: Bool { get }
-    /// Whether it is being read apart: no round applies it meanwhile.
-    var isDetached: Bool { get set }
-    /// Takes what it is to be read apart for (the commits absorbed, the tracker's decision), now:
-    /// commits absorbed later wait for the next time.
-    func detach()
-    /// Its read apart was cut (the lane's connection went): what it took is read again by a
-    /// round, whole, without a failure told.
-    func abandonApply()
-    /// The engine may have lost commits after `heldThrough`, or a round failed: the query says so
-    /// and refetches once it can.
-    func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64)
-    func finish()
-
-    /// How the query is read and kept now.
-    var plan: _PostgresPlan { get }
-    /// Queries that differ only in their arguments re-read a round's rows in one statement
-    /// (`_RereadBatch`): what such queries share (the statement and the kinds of their
-    /// arguments), when this one's next apply is a plain re-read; else `nil`.
-    var batchKey: String? { get }
-    /// Resolves the joined and aggregated rows its commits changed into the rows they reach,
-    /// before a batch is taken (in the round's snapshot; `cache` shares them between queries).
-    /// `false` when a lookup failed: the query says so, and the round's transaction is aborted.
-    func resolveLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) -> Bool
-    /// Sends the lookups ``resolveLookups(_:_:)`` will read (`cache` holds them), so that the
-    /// queries' lookups run back to back.
-    func sendLookups(_ session: _PostgresSession, _ cache: inout _RoundLookups)
-    /// Takes the round's work for a batch; `false` (nothing taken) unless it is a re-read.
-    func takeBatched() -> Bool
-    /// How many rows the work taken for a batch re-reads.
-    var batchedRows: Int { get }
-    /// Its row of the batch: its arguments, then the identities of the rows it re-reads (as text).
-    var batchRow: (arguments: [SQLValue], identities: [String]) { get }
-    /// Puts the work taken back: the batch was not read.
-    func giveBackBatched()
-    /// Applies the work taken with its rows of the batch. A failure is the query's; `false`
-    /// when it aborted the round's transaction (only a grouped query reads more: the rows of the
-    /// groups that entered its result).
-    func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool
-}
-
-/// What one absorbed commit did to a query: its end, the rows it touched, the joined rows it
-/// changed (their keys as text, per joined role), resolved to rows when the round applies it.
-struct _AbsorbedCommit: Sendable {
-    var end: UInt64
-    var rows: Set<Int64> = []
-    var lookups: [Int: Set<String>] = [:]
-    /// Its lookups were resolved into ``rows`` already (before a batch was taken): it touched a
-    /// joined table all the same.
-    var joinsResolved = false
-
-    var touchesJoinedTable: Bool { joinsResolved || !lookups.isEmpty }
-}
-
-/// The engine's progress, shared with its queries: every commit that ends at or before `applied`
-/// is applied to every open query that is following.
-final class _EngineProgress: Sendable {
-    private let stored = NIOLockedValueBox<UInt64>(0)
-
-    var applied: UInt64 {
-        get { stored.withLockedValue { $0 } }
-        set { stored.withLockedValue { $0 = max($0, newValue) } }
-    }
-}
-
 /// One open query's following: its plan, tracker and row keys, and the commit positions its
 /// results hold at. `@unchecked Sendable`: every method but the readers below runs for the engine
 /// actor, one round at a time (the engine's gate) — or, read apart, for its lane alone, the
@@ -123,12 +38,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     let tracker: _LiveTracker<ID>
     var keys: _RowKeys
     /// Past this many rows touched in one round, a refetch is cheaper.
-    private let refetchThreshold: Int
+    let refetchThreshold: Int
     let positionsLock = NSLock()
     var positions = _ResultPositions()
     /// The contents the query's latest reads carried, by canonical identity, with their tokens
     /// (``keep(_:)``): read by the server's payload reads on other threads.
-    private let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
+    let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
     let progress: _EngineProgress
     let positioned: _PositionedChannel<ID>
     /// What the next delivered result stands for (set before the tracker delivers it).
@@ -256,102 +171,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
             return true
         }
         if known { positioned.send(.unchanged(through: PostgresLSN(last))) }
-    }
-
-    func absorb(_ commit: _DecodedCommit, relations: _KnownRelations) {
-        let read = plan.relationsRead
-        let end = commit.endLSN.value
-        if tracker.isBuilding { buildTouch = end }
-        var entry = _AbsorbedCommit(end: end)
-        defer { work.absorb(entry, reshaped: !commit.reshaped.isDisjoint(with: read)) }
-        positionsLock.withLock { if positions.pendingFrom == nil { positions.pendingFrom = end } }
-        guard tracker.state.wantsRows else { return }
-        if !commit.reshaped.isDisjoint(with: read) {
-            tracker.state.needsRefetch(.schemaChanged)
-            return
-        }
-        for oid in commit.truncated.intersection(read).sorted() {
-            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
-            return
-        }
-        for oid in plan.otherRelations.sorted() where commit.touched[oid] != nil {
-            tracker.state.needsRefetch(.tableChanged(relations[oid]?.name ?? plan.name(of: oid)))
-            return
-        }
-        if let reason = plan.refetchReason {
-            tracker.state.needsRefetch(reason)
-            return
-        }
-        let base = plan.roles[0].table
-        if let tuples = commit.touched[base.oid] {
-            for tuple in tuples {
-                // By the key: the identity may be another column, which a delete does not carry.
-                guard let key = Self.key(of: tuple, in: relations[base.oid], column: plan.key) else {
-                    tracker.state.needsRefetch(.undescribedChanges)
-                    return
-                }
-                let row = keys.rowKey(for: key)
-                entry.rows.insert(row)
-                guard tracker.state.touched(row) else { return }
-            }
-        }
-        // Joined and aggregated tables' changed keys: resolved to the rows they reach when applied.
-        let lookedUp = plan.joins.map { ($0.role, $0.key) } + plan.children.map { ($0.role, $0.key) }
-        for (role, key) in lookedUp {
-            guard noteLookups(role: role, key: key, of: commit, relations, into: &entry) else { return }
-        }
-    }
-
-    /// Notes the keys `commit` changed in `role`'s table for the lookup that resolves them;
-    /// `false` when the query refetches instead (a change without its key, or too many of them).
-    private func noteLookups(role: Int, key column: _PostgresTable.Column, of commit: _DecodedCommit, _ relations: _KnownRelations,
-                             into entry: inout _AbsorbedCommit) -> Bool {
-        let table = plan.roles[role].table
-        guard let tuples = commit.touched[table.oid] else { return true }
-        for tuple in tuples {
-            guard let key = Self.key(of: tuple, in: relations[table.oid], column: column) else {
-                tracker.state.needsRefetch(.undescribedChanges)
-                return false
-            }
-            entry.lookups[role, default: []].insert(Self.text(of: key))
-        }
-        let pending = absorbed.reduce(entry.lookups[role]?.count ?? 0) { $0 + ($1.lookups[role]?.count ?? 0) }
-        guard pending <= refetchThreshold else {
-            tracker.state.needsRefetch(.tooManyRowsChanged(threshold: refetchThreshold))
-            return false
-        }
-        return true
-    }
-
-    /// The value of `column` (a key column) in a change's key tuple, as the index holds it.
-    static func key(of tuple: [_PostgresTupleValue], in relation: _PostgresRelation?, column: _PostgresTable.Column) -> SQLValue? {
-        guard let relation else { return nil }
-        let keyColumns = relation.columns.filter(\.isKey)
-        guard keyColumns.count == tuple.count, let index = keyColumns.firstIndex(where: { $0.name == column.name }),
-              case let .text(text) = tuple[index] else { return nil }
-        return _PostgresType.keyValue(text: text, oid: column.typeOID)
-    }
-
-    /// Adds to each commit the base rows that meet the joined rows it changed, read in the
-    /// round's snapshot (each lookup returns the row and the link value that met it).
-    func lookUpJoinedRows(_ commits: inout [_AbsorbedCommit], _ session: _PostgresSession,
-                          _ cache: inout _RoundLookups) async throws(PostgresLiveQueryError) {
-        guard tracker.state.wantsRows else { return }
-        for lookup in plan.joins {
-            let byKey = Self.changedKeys(of: lookup.role, in: commits)
-            guard !byKey.isEmpty else { continue }
-            for row in try await cache.rows(lookup.sql, keys: byKey.keys.sorted(), session) {
-                var cells = row.makeIterator()
-                guard let cell = cells.next(), let link = cells.next()?.bytes.map({ String(buffer: $0) }) else { continue }
-                let identity = _PostgresType.value(cell.bytes, oid: UInt32(truncatingIfNeeded: cell.dataType.rawValue))
-                let rowKey = keys.rowKey(for: identity)
-                // A link whose text differs from the change's (numeric scale) is put on every commit
-                // that changed the role's rows: the steps then keep those commits together.
-                for index in byKey[link] ?? Array(Set(byKey.values.joined())) { commits[index].rows.insert(rowKey) }
-                guard tracker.state.touched(rowKey) else { return }
-            }
-        }
-        try await lookUpGroups(&commits, session, &cache)
     }
 
     /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
@@ -607,102 +426,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         try tracker.applyTouchedRows(rows, reads, start: start)
         pending = nil
         if tracker.channel.latestResult.stateID == before { unchanged(first: step.first, last: step.last) }
-    }
-
-    func reread(_ rows: Set<Int64>, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> _PrefetchedReads {
-        var entries: [IndexEntry] = []
-        // By their keys (the identity, unless another column identifies the rows).
-        let values = rows.compactMap { keys.value(of: $0) }
-        var offset = 0
-        repeat {
-            let batch = values[offset..<min(offset + _PostgresRows.rereadChunk, values.count)]
-            offset += batch.count
-            let texts = batch.map(Self.text(of:))
-            // Prepared on the connection when the query has no arguments: its keys are then its
-            // only parameter, typed by the statement's text.
-            let binding: _StatementBinding
-            if plan.arguments.count == 0, plan.refetchReason == nil {
-                binding = .prepared(_StatementParameters(texts: texts))
-            } else {
-                var binds = plan.arguments
-                binds.append(texts)
-                binding = .text(binds)
-            }
-            let read = try await _PostgresRows.read(plan, plan.rereadSQL, binding, &keys, session, keepingContents: _PostgresRows.contentsKept)
-            entries += read.entries
-            keep(read.contents)
-        } while offset < values.count
-        // Counted where they are applied (`_LiveTracker.applyRows`), once.
-        return _PrefetchedReads(entries: entries)
-    }
-
-    static func text(of identity: SQLValue) -> String {
-        switch identity {
-        case let .integer(value): String(value)
-        case let .text(text): text.string
-        default: identity.description
-        }
-    }
-
-    /// The SELECT's columns of `rows`, read now and kept only where a row still has the content
-    /// token `rows` give it: a row that changed since is left out (its commit's update reloads it).
-    /// - Complexity: one statement per 5,000 rows.
-    func payloads(of rows: [LiveRow<ID>], _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> [ID: [SQLValue]] {
-        var wanted: [SQLValue: (id: ID, token: UInt64)] = [:]
-        for row in rows { wanted[row.id.identityValue] = (row.id, row.version) }
-        var payloads: [ID: [SQLValue]] = [:]
-        guard !wanted.isEmpty else { return payloads }
-        let identities = Array(wanted.keys)
-        // A `UUID` identity holds its 16 bytes; the statement takes the uuid's text.
-        let isUUID = plan.identity.typeOID == 2950
-        for chunk in _PostgresRows.chunks(identities) {
-            let batch = chunk.map { identity in
-                if isUUID, case let .blob(bytes) = identity, bytes.count == 16 {
-                    return String(decoding: _PostgresType.uuidText(bytes), as: UTF8.self)
-                }
-                return Self.text(of: identity)
-            }
-            for (row, values) in try await _PostgresRows.payloads(plan, identities: batch, session) {
-                let canonical = ID(identityValue: row.identity)?.identityValue ?? row.identity
-                guard let wanted = wanted[canonical], wanted.token == row.token else { continue }
-                payloads[wanted.id] = values
-            }
-        }
-        return payloads
-    }
-
-
-    /// Keeps the contents that rows read to follow the query carried, by identity and token.
-    /// Bounded: past ``_PostgresRows/contentsKept`` rows it starts over.
-    /// - Complexity: O(rows).
-    func keep(_ rows: [_ReadRow]) {
-        guard !rows.isEmpty else { return }
-        readContents.withLockedValue { kept in
-            if kept.count + rows.count > _PostgresRows.contentsKept { kept.removeAll(keepingCapacity: true) }
-            for row in rows {
-                guard let contents = row.contents else { continue }
-                kept[ID(identityValue: row.identity)?.identityValue ?? row.identity] = (row.token, contents)
-            }
-        }
-    }
-
-    /// The contents of those of `rows` that the query's own reads carried lately with the very
-    /// content token `rows` give them (a refetch, a round's re-reads): the same columns a
-    /// ``payloads(of:_:)`` read would give, without reading them again. The rest are `missing`.
-    /// - Complexity: O(rows).
-    func keptContents(of rows: [LiveRow<ID>]) -> (found: [ID: [SQLValue]], missing: [LiveRow<ID>]) {
-        var found: [ID: [SQLValue]] = [:]
-        var missing: [LiveRow<ID>] = []
-        readContents.withLockedValue { kept in
-            for row in rows {
-                if let entry = kept[row.id.identityValue], entry.token == row.version {
-                    found[row.id] = entry.values
-                } else {
-                    missing.append(row)
-                }
-            }
-        }
-        return (found, missing)
     }
 
     func abandonApply() {
