@@ -83,7 +83,7 @@ final class _HubLoop {
     }
     /// The subscribers by window and subscription number, as `publish` sends to them: kept
     /// between commits, made again after the subscriptions change.
-    private var groups: [Range<Int>: [Int: [_Subscriber]]]?
+    var groups: [Range<Int>: [Int: [_Subscriber]]]?
     /// Rows of the current result sent without their values (they changed again before they
     /// were read): every later message brings them to the windows that show them, until a read
     /// finds them as the result holds them — a row changed and changed back within one commit's
@@ -116,7 +116,7 @@ final class _HubLoop {
 
     /// The version of a result the engine delivered: its position (positioned), or the number of
     /// changesets so far (counted).
-    private func version(at position: UInt64?) -> WireVersion {
+    func version(at position: UInt64?) -> WireVersion {
         WireVersion(epoch: versions.epoch, sequence: versions.isPositioned ? position ?? 0 : sequence)
     }
 
@@ -182,7 +182,7 @@ final class _HubLoop {
     }
 
     /// Forgets the inputs of `subscriber` waiting for the first result.
-    private func dropDeferred(of subscriber: _Subscriber) {
+    func dropDeferred(of subscriber: _Subscriber) {
         guard case var .awaitingFirstResult(deferred) = phase else { return }
         phase = .awaitingFirstResult(deferred: [])
         deferred.removeAll { $0.subscriber === subscriber }
@@ -314,7 +314,7 @@ final class _HubLoop {
     }
 
     /// The rows at `positions` of `result` (see `_PayloadCache`), noting which went without values.
-    private func readRows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> (rows: [Int: WireRow], failed: Bool) {
+    func readRows(at positions: Set<Int>, in result: LiveResult<SQLValue>) async -> (rows: [Int: WireRow], failed: Bool) {
         let (rows, failed) = await payloads.rows(at: positions, in: result)
         if !failed {
             for (position, row) in rows {
@@ -326,7 +326,7 @@ final class _HubLoop {
     }
 
     /// The positions of the unresolved rows in `window` (forgetting those no longer in the result).
-    private func unresolvedPositions(in window: Range<Int>) -> [Int] {
+    func unresolvedPositions(in window: Range<Int>) -> [Int] {
         guard let result, !unresolved.isEmpty else { return [] }
         var positions: [Int] = []
         for id in unresolved {
@@ -342,7 +342,7 @@ final class _HubLoop {
     /// Tells every subscriber that the current result also stands at `later` (positioned
     /// versions): a `changes` without changes, so a client knows it is caught up with a commit
     /// that left its list as it was. Nothing when `later` is not after the version they hold.
-    private func announce(_ later: WireVersion, observedAt: Int64?) async {
+    func announce(_ later: WireVersion, observedAt: Int64?) async {
         guard versions.isPositioned, result != nil, let held = announced, later.epoch == held.epoch, later.sequence > held.sequence else { return }
         announced = later
         if let observedAt { self.observedAt = observedAt }
@@ -375,7 +375,7 @@ final class _HubLoop {
     }
 
     /// How a resuming client's list becomes the current one.
-    private enum Resumption {
+    enum Resumption {
         /// The client's version is the current result's: nothing changed.
         case current
         /// The changesets from `buffer[index]` on, composed.
@@ -384,162 +384,5 @@ final class _HubLoop {
         /// once this one has caught up.
         case ahead
         case unavailable
-    }
-
-    /// The decision for a client that holds `client` (docs/PROTOCOL.md, "Resume"). Positioned
-    /// versions never go back: a client is answered from its version to one at least as late,
-    /// or waits while this server is behind it.
-    private func resumption(from client: WireVersion) -> Resumption {
-        guard let result, client.epoch == versions.epoch else { return .unavailable }
-        guard versions.isPositioned else {
-            guard client.sequence <= sequence else { return .unavailable }
-            if client.sequence == sequence { return .current }
-            return buffer.firstIndex { $0.from == client.sequence }.map { .buffered(index: $0) } ?? .unavailable
-        }
-        if query.holds(result, at: client.sequence) { return .current }
-        if client.sequence > version.sequence { return .ahead }
-        if let index = buffer.lastIndex(where: { entry in entry.fromState.map { query.holds($0, at: client.sequence) } ?? false }) {
-            return .buffered(index: index)
-        }
-        return .unavailable
-    }
-
-    private func subscribe(_ subscriber: _Subscriber, window: Range<Int>, resume: WireResume?, attempt: Int = 0) async {
-        guard let resume, let result else {
-            subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
-            await reset(subscriber, reason: .subscribed)
-            return
-        }
-        let plan = resume.held.range == nil ? .unavailable : resumption(from: resume.version)
-        if case .ahead = plan {
-            guard Self.catchUpInterval * attempt < configuration.resumeWait else {
-                // Never an older list than the client's: it tries again later, here or elsewhere.
-                subscriber.end(.behind, "this server has not reached version \(resume.version) within \(configuration.resumeWait): try again")
-                observer.resumed(.behind)
-                return
-            }
-            pendingResumes.insert(subscriber.key)
-            schedule(.resubscribe(subscriber, window: window, resume: resume, attempt: attempt + 1), Self.catchUpInterval)
-            return
-        }
-        if case .current = plan, resume.version.sequence > version.sequence {
-            // The result also stands at the client's later version (it opened here earlier, or this
-            // server followed commits that did not change it): every subscriber moves up to it.
-            await announce(resume.version, observedAt: nil)
-        }
-        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
-        guard let held = resume.held.range else {
-            observer.resumed(.reset)
-            await reset(subscriber, reason: .versionUnavailable)
-            return
-        }
-        let transition: _Transition
-        switch plan {
-        case .ahead, .unavailable:
-            observer.resumed(.reset)
-            await reset(subscriber, reason: .versionUnavailable)
-            return
-        case .current:
-            transition = _Transition(changes: ListChanges(), old: result.shape, new: result)
-        case let .buffered(first):
-            let composed = Self.compose(buffer[first...].map(\.changes))
-            guard composed.count <= configuration.resetThreshold else {
-                observer.resumed(.reset)
-                await reset(subscriber, reason: .tooFarBehind)
-                return
-            }
-            transition = _Transition(changes: composed, old: buffer[first].old, new: result)
-        }
-        let positions = transition.missing(window: window, held: held)
-        let (rows, failed) = await readRows(at: Set(positions), in: result)
-        if failed { retry([subscriber]) }
-        let isCurrent = if case .current = plan { true } else { false }
-        let message = transition.message(from: resume.version, to: version, rows: positions.compactMap { rows[$0] },
-                                         observedAt: isCurrent ? nil : observedAt)
-        observer.resumed(.resumed)
-        subscriber.send(body: ServerMessage.changes(message).encodedBody(), version: version)
-    }
-
-    /// A client ahead of this server asks again this often, for `Configuration.resumeWait` in
-    /// all, then gets `behind`.
-    static let catchUpInterval: Duration = .milliseconds(20)
-
-    /// A subscriber that held `from` (another live query's list: its old arguments) gets one
-    /// changeset from that list to this one, with the rows of its window it lacks — or a reset
-    /// when that is more changes than a reset costs.
-    ///
-    /// - Complexity: O(n + m) for lists of n and m rows (both read in order and matched by
-    ///   identity), once per change of arguments.
-    private func switchIn(_ subscriber: _Subscriber, window: Range<Int>, from: _Detached) async {
-        guard let result else { return }
-        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
-        let changes = Changeset(from: from.result.materialized(), to: result.materialized()).changes
-        guard changes.count <= configuration.resetThreshold else {
-            await reset(subscriber, reason: .argumentsChanged)
-            return
-        }
-        let transition = _Transition(changes: changes, old: from.result.shape, new: result)
-        let positions = transition.missing(window: window, held: from.window)
-        let (rows, failed) = await readRows(at: Set(positions), in: result)
-        if failed { retry([subscriber]) }
-        let message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
-        subscriber.send(body: ServerMessage.changes(message).encodedBody(), version: version)
-    }
-
-    /// Rows went out without their values because they could not be read (the database was busy
-    /// or failed): the subscribers hear of it, and get their list again once a read succeeds —
-    /// no later commit is bound to bring those rows.
-    private func retry(_ subscribers: [_Subscriber]) {
-        for subscriber in subscribers {
-            subscriber.send(.queryFailed, "rows of the window could not be read; retrying")
-        }
-        schedule(.resync(subscribers, .readFailed), configuration.readRetryDelay)
-    }
-
-    /// The changesets composed into one, neighbours first: k changesets of c changes each cost
-    /// O(k·c log(k·c) log k), where composing them one after the other would cost O(k²·c).
-    static func compose(_ changesets: [ListChanges]) -> ListChanges {
-        var level = changesets
-        while level.count > 1 {
-            var next: [ListChanges] = []
-            next.reserveCapacity((level.count + 1) / 2)
-            var index = 0
-            while index < level.count {
-                next.append(index + 1 < level.count ? level[index].composed(with: level[index + 1]) : level[index])
-                index += 2
-            }
-            level = next
-        }
-        return level.first ?? ListChanges()
-    }
-
-    private func move(_ subscriber: _Subscriber, to window: Range<Int>) async {
-        guard let result, var subscription = subscriptions[subscriber.key] else { return }
-        let held = subscription.window.clamped(to: 0..<result.count)
-        subscription.window = window
-        subscriptions[subscriber.key] = subscription
-        let wanted = window.clamped(to: 0..<result.count)
-        let positions = wanted.filter { !held.contains($0) }
-        let (rows, failed) = await readRows(at: Set(positions), in: result)
-        if failed { retry([subscriber]) }
-        let message = WireRows(sub: 0, version: version, window: WireWindow(window), rows: positions.compactMap { rows[$0] })
-        subscriber.send(body: ServerMessage.rows(message).encodedBody(), version: version)
-    }
-
-    private func reset(_ subscriber: _Subscriber, reason: WireResetReason) async {
-        guard let result, let subscription = subscriptions[subscriber.key] else { return }
-        let window = subscription.window.clamped(to: 0..<result.count)
-        let (rows, failed) = await readRows(at: Set(window), in: result)
-        if failed { retry([subscriber]) }
-        var sections: [WireSection] = []
-        sections.reserveCapacity(result.sectionCount)
-        for index in 0..<result.sectionCount {
-            let section = result.sectionInfo(at: index)
-            sections.append(WireSection(key: section.key.wire, count: section.count))
-        }
-        let message = WireReset(sub: 0, version: version, reason: reason, columns: query.columnNames, sections: sections,
-                                window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] },
-                                order: query.order.flatMap(WireOrder.init))
-        subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true, version: version)
     }
 }
