@@ -105,12 +105,10 @@ public enum MutationBenchmarks {
         }
         try pump(seconds: 30, "the first screen") { list.model.state.count > 0 && list.model.record(for: list.model.state.row(at: 0)) != nil }
         var random = SeededRandomNumberGenerator(seed: 37)
-        var applied: [Double] = [], answered: [Double] = [], pending: [Double] = [], pendingMain: [Double] = []
-        var moved = 0
+        var figures = Confirmed()
         // The first run opens the mutator's connection: not timed.
         // Runs alternate with the same mutation given no expected effect (the baseline: the row
         // moves when the server's changeset comes).
-        var plainApplied: [Double] = [], plainAnswered: [Double] = [], ownAnswered: [Double] = []
         for run in -2..<(3 * runs) {
             let plain = run >= 0 && run % 3 == 1
             let own = run == -2 || (run >= 0 && run % 3 == 2)
@@ -118,14 +116,7 @@ public enum MutationBenchmarks {
             // (The screen follows its top row, so the window moves now and then: pick among the
             // rows it holds.)
             try pump(seconds: 10, "\(name): the window's rows") { list.model.requestedWindow == nil }
-            let state = list.model.state
-            let held = list.model.window.clamped(to: 0..<state.count).filter { list.model.record(for: state.row(at: $0)) != nil }
-            guard held.count >= 2, let position = held.randomElement(using: &random), let next = held.randomElement(using: &random),
-                  let record = list.model.record(for: state.row(at: position)),
-                  case let .text(after)? = list.model.record(for: state.row(at: next))?["name"] else {
-                throw BenchFailure("\(name): the window \(list.model.window) holds \(held.count) rows with their values")
-            }
-            let id = record.id
+            let (id, after, moves) = try pick(in: list, &random, name: name)
             let newName = after + String(format: "-%d", run + 2)
             seen.at = nil
             seen.first = nil
@@ -147,23 +138,57 @@ public enum MutationBenchmarks {
                 throw BenchFailure("\(name): no answer")
             }
             guard run >= 0 else { continue }
-            if own {
-                ownAnswered.append(Stopwatch.milliseconds(start.duration(to: returned)))
-                continue
-            }
-            if plain {
-                plainApplied.append(Stopwatch.milliseconds(start.duration(to: shown)))
-                plainAnswered.append(Stopwatch.milliseconds(start.duration(to: returned)))
-                continue
-            }
-            if position != next { moved += 1 }
-            applied.append(Stopwatch.milliseconds(start.duration(to: shown)))
-            answered.append(Stopwatch.milliseconds(start.duration(to: returned)))
-            pending.append(Stopwatch.milliseconds(start.duration(to: first)))
-            pendingMain.append(Stopwatch.milliseconds(firstMain))
+            let times = (shown: Stopwatch.milliseconds(start.duration(to: shown)), returned: Stopwatch.milliseconds(start.duration(to: returned)),
+                         pending: Stopwatch.milliseconds(start.duration(to: first)), pendingMain: Stopwatch.milliseconds(firstMain))
+            figures.record(times, own: own, plain: plain, moved: moves)
         }
         let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
         try pump(seconds: 10, "\(name): the list catches up") { list.model.state.count == fresh }
+        return result(figures, name: name, runs: runs, rows: rows, inResult: fresh)
+    }
+
+    /// A row of the window the list holds with its values, and the name of another one: renamed
+    /// after it, the row moves there (`moves`: they are not the same row).
+    @MainActor
+    static func pick(in list: RemoteLiveQuery, _ random: inout SeededRandomNumberGenerator, name: String) throws -> (WireValue, String, Bool) {
+        let state = list.model.state
+        let held = list.model.window.clamped(to: 0..<state.count).filter { list.model.record(for: state.row(at: $0)) != nil }
+        guard held.count >= 2, let position = held.randomElement(using: &random), let next = held.randomElement(using: &random),
+              let record = list.model.record(for: state.row(at: position)),
+              case let .text(after)? = list.model.record(for: state.row(at: next))?["name"] else {
+            throw BenchFailure("\(name): the window \(list.model.window) holds \(held.count) rows with their values")
+        }
+        return (record.id, after, position != next)
+    }
+
+    /// What `wire.mutate.*` measured, in milliseconds.
+    struct Confirmed {
+        var applied: [Double] = [], answered: [Double] = [], pending: [Double] = [], pendingMain: [Double] = []
+        var plainApplied: [Double] = [], plainAnswered: [Double] = [], ownAnswered: [Double] = []
+        var moved = 0
+
+        /// One run's times, by kind: from a mutator on its own connection, with no expected
+        /// effect, or with one on the list's connection.
+        mutating func record(_ times: (shown: Double, returned: Double, pending: Double, pendingMain: Double), own: Bool, plain: Bool, moved: Bool) {
+            if own {
+                ownAnswered.append(times.returned)
+            } else if plain {
+                plainApplied.append(times.shown)
+                plainAnswered.append(times.returned)
+            } else {
+                if moved { self.moved += 1 }
+                applied.append(times.shown)
+                answered.append(times.returned)
+                pending.append(times.pending)
+                pendingMain.append(times.pendingMain)
+            }
+        }
+    }
+
+    /// The benchmark's line.
+    static func result(_ figures: Confirmed, name: String, runs: Int, rows: Int, inResult fresh: Int) -> BenchResult {
+        let applied = figures.applied, answered = figures.answered, pending = figures.pending, pendingMain = figures.pendingMain
+        let plainApplied = figures.plainApplied, plainAnswered = figures.plainAnswered, ownAnswered = figures.ownAnswered
         var result = BenchResult(name: name, medianMilliseconds: LiveQueryBenchmarks.median(applied), runs: runs)
         let p99 = LiveQueryBenchmarks.percentile(applied, 0.99)
         result.add("p99_ms", .double(BenchResult.rounded(p99)))
@@ -177,7 +202,7 @@ public enum MutationBenchmarks {
         result.add("pending_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(pending))))
         result.add("pending_p99_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.percentile(pending, 0.99))))
         result.add("pending_main_ms", .double(BenchResult.rounded(LiveQueryBenchmarks.median(pendingMain))))
-        result.add("moved_within_screen", .integer(Int64(moved)))
+        result.add("moved_within_screen", .integer(Int64(figures.moved)))
         result.add("rows", .integer(Int64(rows)))
         result.add("in_result", .integer(Int64(fresh)))
         result.add("setup", .string("RemoteMutator → LiveListServer (SQLite) → the list's RemoteLiveQuery → ListPresenter, loopback, one process"))

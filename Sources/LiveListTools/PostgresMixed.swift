@@ -129,7 +129,46 @@ enum PostgresMixed {
             urls.append(try servers[index].waitForURL(timeout: 60))
         }
 
-        // The subscribers, their windows, and the lists their queries have (for the warmers).
+        let specification = try await specification(urls: urls, setup)
+        let specificationFile = directory.appendingPathComponent("specification.json")
+        try JSONEncoder().encode(specification).write(to: specificationFile)
+        let (generator, input, lines) = try startLoadGenerator(specificationFile)
+        defer { if generator.isRunning { generator.terminate() } }
+
+        // The run: two writers, each on its own connection, interleaved.
+        let connections = [try await PostgresBenchmarks.connect(configuration, id: 22), try await PostgresBenchmarks.connect(configuration, id: 23)]
+        let postmaster = try await postmasterProcess(setup, url: url)
+        let cpuBefore = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
+        let perWriter = commitsPerSecond * seconds / writerCount
+        let interval = 1.0 / Double(commitsPerSecond)
+        let start = Date().timeIntervalSince1970 + 0.05
+        async let first = write(connections[0], writer: 0, commits: perWriter, start: start, interval: interval)
+        async let second = write(connections[1], writer: 1, commits: perWriter, start: start, interval: interval)
+        let written = try await first + second
+        let stopped = Date().timeIntervalSince1970
+        for connection in connections { try? await connection.close() }
+
+        let commits = try await decodedCommits(written, setup, slot: commitSlot, publication: publication)
+        let commitsFile = directory.appendingPathComponent("commits.json")
+        try JSONEncoder().encode(MixedCommits(commits: commits, stopped: stopped, drainSeconds: drainSeconds)).write(to: commitsFile)
+        try input.fileHandleForWriting.write(contentsOf: Data("\(commitsFile.path)\n".utf8))
+        try input.fileHandleForWriting.close()
+        guard let report = lines.next(), let object = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any] else {
+            throw BenchFailure("\(name): the load generator did not report")
+        }
+        let cpuAfter = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
+        generator.waitUntilExit()
+        for server in servers where !server.process.isRunning {
+            throw BenchFailure("\(name): a livelist serve process exited during the run: \(server.logTail())")
+        }
+        let serversCPU = zip(cpuAfter.0, cpuBefore.0).map { $0 - $1 }.reduce(0, +)
+        let postgresCPU = cpuAfter.1.flatMap { after in cpuBefore.1.map { after - $0 } }
+        return result(object, commits: commits, seconds: stopped - start, subscribers: specification.subscribers.count,
+                      serversCPU: serversCPU, postgresCPU: postgresCPU)
+    }
+
+    /// The subscribers, their windows, and the lists their queries have (for the warmers).
+    private static func specification(urls: [String], _ setup: PostgresConnection) async throws -> MixedSpecification {
         var counts: [String: Int] = [:]
         var specification = MixedSpecification(warmers: [], subscribers: [])
         for query in queries {
@@ -149,24 +188,12 @@ enum PostgresMixed {
                                                        tables: query.tables))
             }
         }
-        let specificationFile = directory.appendingPathComponent("specification.json")
-        try JSONEncoder().encode(specification).write(to: specificationFile)
-        let (generator, input, lines) = try startLoadGenerator(specificationFile)
-        defer { if generator.isRunning { generator.terminate() } }
+        return specification
+    }
 
-        // The run: two writers, each on its own connection, interleaved.
-        let connections = [try await PostgresBenchmarks.connect(configuration, id: 22), try await PostgresBenchmarks.connect(configuration, id: 23)]
-        let postmaster = try await postmasterProcess(setup, url: url)
-        let cpuBefore = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
-        let perWriter = commitsPerSecond * seconds / writerCount
-        let interval = 1.0 / Double(commitsPerSecond)
-        let start = Date().timeIntervalSince1970 + 0.05
-        async let first = write(connections[0], writer: 0, commits: perWriter, start: start, interval: interval)
-        async let second = write(connections[1], writer: 1, commits: perWriter, start: start, interval: interval)
-        let written = try await first + second
-        let stopped = Date().timeIntervalSince1970
-        for connection in connections { try? await connection.close() }
-
+    /// The commits `written` with their ends in the WAL, read from the benchmark's own slot.
+    private static func decodedCommits(_ written: [Written], _ setup: PostgresConnection, slot commitSlot: String,
+                                       publication: String) async throws -> [MixedCommits.Commit] {
         // Each transaction's end in the WAL, from the commit messages pgoutput decodes (C, flags,
         // the commit's position, then its end: bytes 11–18).
         var ends: [UInt32: UInt64] = [:]
@@ -183,22 +210,7 @@ enum PostgresMixed {
         guard commits.count == written.count else {
             throw BenchFailure("\(name): \(written.count - commits.count) of \(written.count) commits are not in the decoded WAL")
         }
-        let commitsFile = directory.appendingPathComponent("commits.json")
-        try JSONEncoder().encode(MixedCommits(commits: commits, stopped: stopped, drainSeconds: drainSeconds)).write(to: commitsFile)
-        try input.fileHandleForWriting.write(contentsOf: Data("\(commitsFile.path)\n".utf8))
-        try input.fileHandleForWriting.close()
-        guard let report = lines.next(), let object = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any] else {
-            throw BenchFailure("\(name): the load generator did not report")
-        }
-        let cpuAfter = (servers.map { ProcessCPU.seconds(of: $0.process.processIdentifier) ?? .nan }, postmaster.map { ProcessCPU.clusterSeconds(postmaster: $0) })
-        generator.waitUntilExit()
-        for server in servers where !server.process.isRunning {
-            throw BenchFailure("\(name): a livelist serve process exited during the run: \(server.logTail())")
-        }
-        let serversCPU = zip(cpuAfter.0, cpuBefore.0).map { $0 - $1 }.reduce(0, +)
-        let postgresCPU = cpuAfter.1.flatMap { after in cpuBefore.1.map { after - $0 } }
-        return result(object, commits: commits, seconds: stopped - start, subscribers: specification.subscribers.count,
-                      serversCPU: serversCPU, postgresCPU: postgresCPU)
+        return commits
     }
 
     /// The benchmark's line, from the load generator's figures.
@@ -260,92 +272,6 @@ enum PostgresMixed {
         result.add("budget_met", .bool(missed.isEmpty))
         result.notes.append("budget (median ≤ 10 ms, p99 ≤ 50 ms, lost 0, resets 0): " + (missed.isEmpty ? "met" : "missed — " + missed.joined(separator: ", ")))
         return result
-    }
-
-    // MARK: - Data
-
-    /// Words in several Unicode forms: precomposed and decomposed (NFC, NFD), compatibility forms
-    /// (NFKC differs), Hangul syllables and jamo, other scripts, emoji.
-    static let words = [
-        "Caf\u{E9}", "Cafe\u{301}", "\u{C5}ngstr\u{F6}m", "A\u{30A}ngstro\u{308}m", "\u{212B}ngstr\u{F6}m", "na\u{EF}ve", "nai\u{308}ve",
-        "\u{FB01}le", "file", "Stra\u{DF}e", "STRASSE", "\u{D55C}\u{AD6D}\u{C5B4}", "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}",
-        "\u{395}\u{3BB}\u{3BB}\u{3B7}\u{3BD}\u{3B9}\u{3BA}\u{3AC}", "\u{65E5}\u{672C}\u{8A9E}", "party \u{1F389}", "Z\u{FC}rich", "Zu\u{308}rich",
-        "\u{3A9}mega", "\u{2126}mega", "\u{FF46}\u{FF55}\u{FF4C}\u{FF4C}", "r\u{E9}sum\u{E9}", "re\u{301}sume\u{301}", "apple", "banana", "cherry",
-        "delta", "echo", "fox", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "Nov", "oscar", "papa", "quebec",
-    ]
-
-    static func title(_ random: inout SeededRandomNumberGenerator) -> String {
-        "\(words[Int.random(in: 0..<words.count, using: &random)]) \(words[Int.random(in: 0..<words.count, using: &random)]) "
-            + String(Int.random(in: 0..<100_000, using: &random))
-    }
-
-    /// The days of 2026, as PostgreSQL reads dates.
-    static let days: [String] = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return (0..<365).map { formatter.string(from: Date(timeIntervalSince1970: 1_767_225_600 + Double($0) * 86_400)) }
-    }()
-
-    static func day(_ random: inout SeededRandomNumberGenerator) -> String { days[Int.random(in: 0..<days.count, using: &random)] }
-
-    /// The tables, made again, and their rows.
-    static func load(_ connection: PostgresConnection) async throws {
-        try await PostgresBenchmarks.execute(connection, "DROP TABLE IF EXISTS mixed_item, mixed_person, mixed_folder")
-        try await PostgresBenchmarks.execute(connection, #"CREATE TABLE mixed_folder (id bigint PRIMARY KEY, name text COLLATE "C" NOT NULL, owner text NOT NULL)"#)
-        try await PostgresBenchmarks.execute(connection, #"CREATE TABLE mixed_person (id bigint PRIMARY KEY, name text COLLATE "C" NOT NULL, team text NOT NULL)"#)
-        try await PostgresBenchmarks.execute(connection, """
-            CREATE TABLE mixed_item (id bigint PRIMARY KEY, title text COLLATE "C" NOT NULL, folder_id bigint NOT NULL, author_id bigint NOT NULL, \
-            assignee_id bigint, day date NOT NULL, priority integer NOT NULL, done boolean NOT NULL, revision bigint NOT NULL DEFAULT 0)
-            """)
-        var random = SeededRandomNumberGenerator(seed: 61)
-        var binds = PostgresBindings()
-        var values: [String] = []
-        for id in 1...folders {
-            binds.append(Int64(id))
-            binds.append(title(&random))
-            binds.append(owners[id % owners.count])
-            values.append("($\(values.count * 3 + 1), $\(values.count * 3 + 2), $\(values.count * 3 + 3))")
-        }
-        try await PostgresBenchmarks.execute(connection, "INSERT INTO mixed_folder VALUES " + values.joined(separator: ", "), binds)
-        (binds, values) = (PostgresBindings(), [])
-        for id in 1...people {
-            binds.append(Int64(id))
-            binds.append(title(&random))
-            binds.append(teams[id % teams.count])
-            values.append("($\(values.count * 3 + 1), $\(values.count * 3 + 2), $\(values.count * 3 + 3))")
-        }
-        try await PostgresBenchmarks.execute(connection, "INSERT INTO mixed_person VALUES " + values.joined(separator: ", "), binds)
-        for batch in stride(from: 1, through: items, by: 1_000) {
-            (binds, values) = (PostgresBindings(), [])
-            for id in batch..<min(items + 1, batch + 1_000) {
-                appendItem(Int64(id), to: &binds, &random)
-                let base = values.count * 8
-                values.append("(" + (1...8).map { $0 == 6 ? "$\(base + $0)::date" : "$\(base + $0)" }.joined(separator: ", ") + ")")
-            }
-            try await PostgresBenchmarks.execute(connection, """
-                INSERT INTO mixed_item (id, title, folder_id, author_id, assignee_id, day, priority, done) VALUES \(values.joined(separator: ", "))
-                """, binds)
-        }
-        for index in ["mixed_item (title)", "mixed_item (folder_id, title)", "mixed_item (author_id)", "mixed_item (assignee_id)",
-                      "mixed_item (priority, day, title)", "mixed_item (revision DESC, id)", "mixed_folder (owner)", "mixed_person (team)"] {
-            try await PostgresBenchmarks.execute(connection, "CREATE INDEX ON \(index)")
-        }
-        try await PostgresBenchmarks.execute(connection, "VACUUM ANALYZE mixed_item, mixed_person, mixed_folder")
-    }
-
-    /// An item's columns but its revision: id, title, folder, author, assignee (NULL for 40%),
-    /// day, priority 0–4, done (25%).
-    static func appendItem(_ id: Int64, to binds: inout PostgresBindings, _ random: inout SeededRandomNumberGenerator) {
-        binds.append(id)
-        binds.append(title(&random))
-        binds.append(Int64.random(in: 1...Int64(folders), using: &random))
-        binds.append(Int64.random(in: 1...Int64(people), using: &random))
-        if Int.random(in: 0..<10, using: &random) < 4 { binds.appendNull() } else { binds.append(Int64.random(in: 1...Int64(people), using: &random)) }
-        binds.append(day(&random))
-        binds.append(Int64.random(in: 0...4, using: &random))
-        binds.append(Int.random(in: 0..<4, using: &random) == 0)
     }
 
     // MARK: - Writers
@@ -506,100 +432,5 @@ enum PostgresMixed {
         try? await PostgresBenchmarks.execute(setup, "DROP PUBLICATION IF EXISTS livelist_bench_mixed_\(tag)")
         try? await PostgresBenchmarks.execute(setup, "DROP TABLE IF EXISTS mixed_item, mixed_person, mixed_folder")
         try? await setup.close()
-    }
-}
-
-/// A `livelist serve` child process, its output in files.
-final class ServeProcess {
-    let process: Process
-    private let output: URL
-    private let errors: URL
-
-    private init(process: Process, output: URL, errors: URL) {
-        self.process = process
-        self.output = output
-        self.errors = errors
-    }
-
-    static func start(arguments: [String], log: URL) throws -> ServeProcess {
-        let output = log.appendingPathExtension("out"), errors = log.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        return ServeProcess(process: process, output: output, errors: errors)
-    }
-
-    /// The WebSocket URL from the line the server prints once it listens.
-    func waitForURL(timeout: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("livelist serve: ws://") }),
-               let url = line.split(separator: " ").dropFirst(2).first {
-                return String(url)
-            }
-            guard process.isRunning else { throw BenchFailure("pg.mixed: livelist serve exited: \(logTail())") }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw BenchFailure("pg.mixed: livelist serve did not listen within \(Int(timeout)) s: \(logTail())")
-    }
-
-    func logTail() -> String { String(((try? String(contentsOf: errors, encoding: .utf8)) ?? "").suffix(2_000)) }
-
-    /// SIGTERM (a graceful shutdown), then SIGKILL after 10 s.
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-}
-
-/// CPU time of processes, from /proc/<pid>/stat.
-enum ProcessCPU {
-    struct Stat {
-        var command: String
-        var parent: Int32
-        /// utime + stime, seconds.
-        var own: Double
-        /// cutime + cstime: children that ended and were waited for, seconds.
-        var children: Double
-    }
-
-    static let ticksPerSecond: Double = {
-        let ticks = sysconf(Int32(_SC_CLK_TCK))
-        return ticks > 0 ? Double(ticks) : 100
-    }()
-
-    static func stat(_ pid: Int32) -> Stat? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
-        // After "(comm)": state, ppid, … utime is field 14, stime 15, cutime 16, cstime 17 (proc(5)).
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 14, let parent = Int32(fields[1]), let utime = Double(fields[11]), let stime = Double(fields[12]),
-              let cutime = Double(fields[13]), let cstime = Double(fields[14]) else { return nil }
-        return Stat(command: String(text[text.index(after: open)..<close]), parent: parent, own: (utime + stime) / ticksPerSecond,
-                    children: (cutime + cstime) / ticksPerSecond)
-    }
-
-    static func seconds(of pid: Int32) -> Double? { stat(pid)?.own }
-
-    /// The CPU time of a PostgreSQL cluster: its postmaster's, that of every process it started,
-    /// and that of those that ended (the postmaster's children's time).
-    static func clusterSeconds(postmaster: Int32) -> Double {
-        guard let root = stat(postmaster) else { return .nan }
-        var total = root.own + root.children
-        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
-        for pid in pids where pid != postmaster {
-            if let entry = stat(pid), entry.parent == postmaster { total += entry.own }
-        }
-        return total
     }
 }
