@@ -44,9 +44,10 @@ final class RemoteDemoSession: DemoListView {
     init(url: String, token: String?, viewportRows: Int) {
         self.url = url
         self.token = token
-        (remote, presenter, cells, view, dataSource) = Self.make(url: url, token: token, sort: .byActivity, filter: "", viewportRows: viewportRows)
-        mutator = RemoteMutator(url: url, client: "terminal-" + UUID().uuidString.prefix(8).lowercased(),
-                                transport: WebSocketTransport(token: token.map { token in { @Sendable in token } }))
+        // The list and the mutator share one connection: a mutation's answer says the list holds its commit.
+        let session = RemoteSession(url: url, transport: WebSocketTransport(token: token.map { token in { @Sendable in token } }))
+        (remote, presenter, cells, view, dataSource) = Self.make(session: session, sort: .byActivity, filter: "", viewportRows: viewportRows)
+        mutator = RemoteMutator(session: session, client: "terminal-" + UUID().uuidString.prefix(8).lowercased())
         connect()
     }
 
@@ -98,11 +99,10 @@ final class RemoteDemoSession: DemoListView {
         }
     }
 
-    private static func make(url: String, token: String?, sort: DemoSort, filter: String, viewportRows: Int)
+    private static func make(session: RemoteSession, sort: DemoSort, filter: String, viewportRows: Int)
         -> (RemoteLiveQuery, ListPresenter<RemoteSection, RemoteRow>, Cells, View, CellSourceDataSource<RemoteSection, RemoteRow, RemoteRecord>) {
-        let transport = WebSocketTransport(token: token.map { token in { @Sendable in token } })
-        let remote = RemoteLiveQuery(url: url, query: "inbox", arguments: ["sort": .text(sort.argument), "filter": .text(filter)],
-                                     window: 0..<viewportRows, prefetch: 40, transport: transport)
+        let remote = RemoteLiveQuery(session: session, query: "inbox", arguments: ["sort": .text(sort.argument), "filter": .text(filter)],
+                                     window: 0..<viewportRows, prefetch: 40)
         let presenter = ListPresenter<RemoteSection, RemoteRow>()
         let cells = ListCellSource(presenter: presenter, records: remote.records, prefetch: 40)
         let (view, dataSource) = cells.attachHeadlessView(realization: .visible(margin: 20), viewportRows: viewportRows, sectionHeaderRows: 1)
