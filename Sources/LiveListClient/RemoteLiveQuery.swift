@@ -429,50 +429,7 @@ extension RemoteLiveQuery: ListSource {
     }
 }
 
-/// The records of a ``RemoteLiveQuery``'s rows, for a `ListCellSource`: rows of the window come
-/// with their values; asking for others moves the window.
-@MainActor
-public final class RemoteRecords: ListRecordProvider {
-    private weak var query: RemoteLiveQuery?
-    public var onRowsLoaded: (@Sendable ([RemoteRowID]) -> Void)?
-    public var onStateChanged: (@Sendable () -> Void)?
-
-    init(query: RemoteLiveQuery) {
-        self.query = query
-    }
-
-    public func record(for item: RemoteRow) -> RemoteRecord? { query?.record(for: item) }
-
-    public func loadRecords(at positions: Range<Int>, prefetch: Int) {
-        guard let query, !positions.isEmpty else { return }
-        // Positions of the list shown; pending rows shift them within the window only.
-        let start = query.serverPosition(ofDisplayed: positions.lowerBound)
-        let end = query.serverPosition(ofDisplayed: positions.upperBound - 1) + 1
-        query.showRows(at: start..<max(start, end))
-    }
-
-    public func placeholderState(atPosition position: Int) -> PlaceholderState { query?.placeholderState ?? .loading }
-}
-
 extension Range where Bound == Int {
     /// Whether every position of `other` is in this range.
     func covers(_ other: Range<Int>) -> Bool { lowerBound <= other.lowerBound && other.upperBound <= upperBound }
-}
-
-/// Why ``RemoteLiveQuery/restore(_:)`` did not show a snapshot.
-public enum RemoteListRestoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The query has started, or holds a list already.
-    case started
-    /// The snapshot is of the query with this name.
-    case otherQuery(String)
-    /// The snapshot is of the query with other arguments.
-    case otherArguments
-
-    public var description: String {
-        switch self {
-        case .started: "the query has started: a snapshot is shown before start()"
-        case let .otherQuery(name): "the snapshot is of the query \"\(name)\""
-        case .otherArguments: "the snapshot is of the query with other arguments"
-        }
-    }
 }
