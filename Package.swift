@@ -35,6 +35,8 @@ let package = Package(
         // The server's metrics: the API libraries record through, and its Prometheus registry
         // (`GET /metrics` in the text format, written by the library, not by hand).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // The server's bounded caches (insertion-ordered, evicted from the front).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // WebSocket close codes (NIOWebSocket), already in the graph through hummingbird-websocket.
@@ -107,6 +109,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
         ], resources: [.copy("Web")]),
         // The server over SQLite: its engine and the GRDB-database conveniences.
         .target(name: "LiveListServerSQLite", dependencies: [
@@ -252,6 +255,18 @@ let package = Package(
         .testTarget(name: "LiveListCLITests", dependencies: [
             "livelist", "livelist-allocations", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // Fuzz targets, one per reader of bytes from outside (docs/SECURITY.md): built as usual they
+        // replay the files given (Tests/Fuzz/<name>/, the corpus and every crash's input); built by
+        // Scripts/fuzz.sh (-DLIVELIST_FUZZ, -sanitize=fuzzer,address) they run libFuzzer. Each links
+        // only the modules whose code it reads.
+        .target(name: "FuzzSupport", path: "Sources/Fuzz/Support"),
+        .executableTarget(name: "fuzz-client-messages", dependencies: ["FuzzSupport", "LiveListWire", "LiveListServer"],
+                          path: "Sources/Fuzz/client-messages"),
+        .executableTarget(name: "fuzz-server-messages", dependencies: [
+            "FuzzSupport", "ListDiff", "ListPresenter", "ListTesting", "LiveListWire", "LiveListClient",
+        ], path: "Sources/Fuzz/server-messages"),
+        .executableTarget(name: "fuzz-replication", dependencies: ["FuzzSupport", "LiveQueryPostgres"], path: "Sources/Fuzz/replication"),
+        .executableTarget(name: "fuzz-postgres-sql", dependencies: ["FuzzSupport", "LiveQueryPostgres"], path: "Sources/Fuzz/postgres-sql"),
     ],
     swiftLanguageModes: [.v6]
 )
