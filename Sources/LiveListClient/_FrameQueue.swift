@@ -4,6 +4,12 @@ import Foundation
 /// the socket is read only as fast as the list takes frames, so a client that falls behind
 /// pushes back on the server (which then resets it) instead of piling frames up in memory.
 ///
+/// Why not a library's: `AsyncStream`'s buffering policies drop frames instead of pushing back;
+/// swift-async-algorithms' `AsyncThrowingChannel` hands over one frame at a time (the socket's
+/// reader would wait for every frame to be taken), and bounding it with `buffer(policy:)` puts a
+/// task and a hop between the socket and the list for every frame. This is the one bounded buffer
+/// with back-pressure the client needs, in one lock.
+///
 /// `@unchecked Sendable`: every stored property is read and written under `lock` only.
 final class _FrameQueue: @unchecked Sendable {
     private let lock = NSLock()

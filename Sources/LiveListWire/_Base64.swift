@@ -1,4 +1,9 @@
 /// RFC 4648 base64 with padding, strict on input: no whitespace, no URL alphabet, no missing pad.
+///
+/// Why not Foundation's: a blob has one spelling on the wire, so that a value decodes and encodes
+/// back to the same text (what a client keeps and compares is what the server sent). Foundation's
+/// `Data(base64Encoded:)` takes non-canonical input — `"QR=="` decodes to the same byte as
+/// `"QQ=="`, the bits its pad hides ignored — which this decoder refuses.
 enum _Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let values: [UInt8] = {

@@ -442,6 +442,9 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// Keeps at most `maximumPages` pages of rows, dropping the least recently used first and
     /// never a visible row. When over the bound it drops a quarter of the cache at once (whole
     /// pages), so the sort by last use runs once per several page loads, not on every one.
+    /// (An ordered dictionary would keep the order of use itself, but moving a row to its end on
+    /// each use shifts the rows after it — O(n) a touch, where a tick here is O(1) and the sort is
+    /// paid once per quarter of the cache.)
     private func evictIfNeeded() {
         let limit = maximumPages * pageSize
         guard entries.count > limit, let result else { return }
