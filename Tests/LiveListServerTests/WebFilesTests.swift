@@ -26,6 +26,7 @@ struct WebFilesTests {
     func bundledFilesAreWebs() throws {
         let files = try Self.webFiles()
         #expect(files.keys.contains("livelist.js") && files.keys.contains("livelist-view.js") && files.keys.contains("demo.html"))
+        #expect(files.keys.contains("livelist/connection.js"), "the entry module's modules")
         #expect(Set(WebFiles.files.keys) == Set(files.keys))
         for (name, data) in files {
             #expect(WebFiles.files[name].map { Data($0.body.readableBytesView) } == data, "\(name) differs from Web/\(name)")
@@ -37,7 +38,7 @@ struct WebFilesTests {
         let fixture = try await WireFixture.start(rows: 1, seed: 1)
         let base = "http://127.0.0.1:\(fixture.port)"
         let modules = try Self.webFiles().filter { $0.key.hasSuffix(".js") }
-        #expect(modules.count >= 2)
+        #expect(modules.count >= 3)
         for (name, body) in modules {
             let (data, response) = try await URLSession.shared.data(from: try #require(URL(string: "\(base)/live/\(name)")))
             let http = try #require(response as? HTTPURLResponse)

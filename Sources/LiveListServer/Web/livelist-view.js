@@ -21,6 +21,38 @@
 // with the class `ll-stale` on the scroller until the server's first message.
 
 import { displayText } from './livelist.js';
+import { Layout } from './livelist/list-layout.js';
+
+/** @typedef {import('./livelist/live-query.js').LiveQuery} LiveQuery */
+/** @typedef {import('./livelist/live-query.js').LiveEvent} LiveEvent */
+/** @typedef {import('./livelist/positions.js').Sections} Sections */
+/** @typedef {import('./livelist/pending-overlay.js').DisplayedList} DisplayedList */
+/** @typedef {import('./livelist/pending-overlay.js').DisplayedRow} DisplayedRow */
+/** @typedef {import('./livelist/pending-overlay.js').DisplayedTransition} DisplayedTransition */
+/** @typedef {import('./livelist/values.js').Value} Value */
+
+/**
+ * A row's element, with the top it was last put at.
+ * @typedef {HTMLDivElement & {_top?: number | null}} RowElement
+ */
+
+/**
+ * The list's state row: loading, failed (with its message), empty.
+ * @typedef {{kind: 'loading' | 'empty'} | {kind: 'failed', message: string}} ListState
+ */
+
+/**
+ * What a LiveListView draws with: row and header heights, rows drawn beyond the view, the length
+ * of animations, how a row and a header are filled, and the grid's label.
+ * @typedef {object} ViewOptions
+ * @property {number} [rowHeight]
+ * @property {number} [headerHeight]
+ * @property {number} [margin]
+ * @property {number} [animationMs]
+ * @property {(element: HTMLElement, values: Value[], columns: string[], row: DisplayedRow) => void} [renderRow]
+ * @property {(element: HTMLElement, key: Value) => void} [renderHeader]
+ * @property {string} [label]
+ */
 
 const css = `
 .ll-scroller { position: relative; overflow-y: auto; overflow-x: hidden; outline: none; contain: strict; overflow-anchor: none; }
@@ -39,40 +71,13 @@ const css = `
 .ll-state.ll-failed { color: #a40000; background: #fff0f0; }
 `;
 
-/** Where the rows are: section headers (when the list has sections) and rows of fixed heights. */
-class Layout {
-  constructor(sections, rowHeight, headerHeight, stateHeight) {
-    this.sections = sections;
-    this.rowHeight = rowHeight;
-    this.headerHeight = sections.length > 1 || (sections.length === 1 && sections.keys[0] !== null) ? headerHeight : 0;
-    this.stateHeight = stateHeight;   // a list state row above the rows (loading, failed), or 0
-  }
-  get height() { return this.stateHeight + this.sections.count * this.rowHeight + this.sections.length * this.headerHeight; }
-  headerTop(section) { return this.stateHeight + this.sections.starts[section] * this.rowHeight + section * this.headerHeight; }
-  rowTop(position) {
-    const path = this.sections.path(position);
-    if (!path) return null;
-    return this.stateHeight + position * this.rowHeight + (path[0] + 1) * this.headerHeight;
-  }
-  /** The first position whose row ends below `y`. */
-  positionAt(y) {
-    const sections = this.sections;
-    if (sections.count === 0) return 0;
-    let low = 0, high = sections.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (this.headerTop(middle) <= y) low = middle; else high = middle - 1;
-    }
-    const top = this.headerTop(low) + this.headerHeight;
-    const item = Math.max(0, Math.floor((y - top) / this.rowHeight));
-    return Math.min(sections.count - 1, sections.starts[low] + Math.min(item, Math.max(0, sections.counts[low] - 1)));
-  }
-}
-
 export class LiveListView extends EventTarget {
   /**
    * `root`: an element with a height; `live`: a LiveQuery (not started: the view starts it).
    * `renderRow(element, values, columns)` fills a row; `renderHeader(element, key)` a header.
+   * @param {HTMLElement} root
+   * @param {LiveQuery} live
+   * @param {ViewOptions} options
    */
   constructor(root, live, { rowHeight = 36, headerHeight = 28, margin = 8, animationMs = 180, renderRow, renderHeader, label = 'list' } = {}) {
     super();
@@ -82,17 +87,26 @@ export class LiveListView extends EventTarget {
     this.headerHeight = headerHeight;
     this.margin = margin;
     this.animationMs = animationMs;
+    /** @type {NonNullable<ViewOptions['renderRow']>} */
     this.renderRow = renderRow ?? ((element, values) => { element.textContent = values.map(displayText).join(' · '); });
+    /** @type {NonNullable<ViewOptions['renderHeader']>} */
     this.renderHeader = renderHeader ?? ((element, key) => { element.textContent = displayText(key); });
+    /** @type {string | null} */
     this.selectedKey = null;
+    /** @type {number | null} */
     this.selectedPosition = null;
-    this.anchor = null;           // {position, offset}: the first visible row and its distance from the top
-    this.rows = new Map();        // key → element
-    this.headers = new Map();     // section key JSON → element
+    /** @type {{position: number, key: string | null, offset: number} | null} the first visible row and its distance from the top */
+    this.anchor = null;
+    /** @type {Map<string, RowElement>} key → element */
+    this.rows = new Map();
+    /** @type {Map<string, HTMLDivElement>} section key JSON → element */
+    this.headers = new Map();
     this.busyUntil = 0;           // an animation or a smooth scroll runs until then
-    this.pending = null;          // a render waiting for it
+    /** @type {{observedAt: number[]} | null} a render waiting for it */
+    this.pending = null;
     this.pendingMoves = new Map();
-    this.latencies = [];          // commit → painted, ms (the server's `at`)
+    /** @type {number[]} commit → painted, ms (the server's `at`) */
+    this.latencies = [];
     this.renders = 0;
     this.lastRender = 0;
     this.domWrites = 0;
@@ -151,7 +165,11 @@ export class LiveListView extends EventTarget {
     return [layout.positionAt(top), Math.min(layout.sections.count, layout.positionAt(bottom) + 1)];
   }
 
-  /** Scrolls so that `position` is the first row in view (smoothly: updates wait for the end). */
+  /**
+   * Scrolls so that `position` is the first row in view (smoothly: updates wait for the end).
+   * @param {number} position
+   * @param {{smooth?: boolean}} options
+   */
   scrollToPosition(position, { smooth = false } = {}) {
     const top = this.layout.rowTop(Math.max(0, Math.min(position, this.layout.sections.count - 1)));
     if (top === null) return;
@@ -166,14 +184,18 @@ export class LiveListView extends EventTarget {
     }
   }
 
-  /** Selects the row at `position` (by its identity from now on). */
+  /**
+   * Selects the row at `position` (by its identity from now on).
+   * @param {number} position
+   * @param {{focus?: boolean}} options
+   */
   select(position, { focus = true } = {}) {
     const row = this.live.displayed.row(position);
     this.selectedPosition = position;
     this.selectedKey = row ? row.key : null;
     this.#announceSelection('selected');
     this.#render(null);
-    if (focus) this.rows.get(this.selectedKey)?.focus({ preventScroll: true });
+    if (focus && this.selectedKey !== null) this.rows.get(this.selectedKey)?.focus({ preventScroll: true });
   }
 
   #makeLayout() {
@@ -182,7 +204,10 @@ export class LiveListView extends EventTarget {
     return new Layout(displayed.sections, this.rowHeight, this.headerHeight, stateHeight);
   }
 
-  /** The list's state row: loading before the first state, failed with retry, empty. */
+  /**
+   * The list's state row: loading before the first state, failed with retry, empty.
+   * @returns {ListState | null}
+   */
   #listState() {
     const live = this.live;
     if (live.failure) return { kind: 'failed', message: live.failure.message };
@@ -191,6 +216,7 @@ export class LiveListView extends EventTarget {
     return null;
   }
 
+  /** @param {LiveEvent} event */
   #event(event) {
     // A list restored offline (`live.restore`) until the server answers: the class `ll-stale`.
     this.scroller.classList.toggle('ll-stale', this.live.staleSince != null);
@@ -233,6 +259,7 @@ export class LiveListView extends EventTarget {
   }
 
   /** The selection and the anchor follow their rows through one transition of the displayed list. */
+  /** @param {DisplayedTransition} transition */
   #follow(transition) {
     const displayed = this.live.displayed;
     // A row deleted and inserted (its section came or went): its identity says where it went.
@@ -250,6 +277,7 @@ export class LiveListView extends EventTarget {
     }
   }
 
+  /** @param {string} reason */
   #dropSelection(reason) {
     const key = this.selectedKey;
     this.selectedKey = null;
@@ -257,11 +285,16 @@ export class LiveListView extends EventTarget {
     if (key !== null) this.#announceSelection(reason, key);
   }
 
+  /**
+   * @param {string} reason
+   * @param {string | null} [previous]
+   */
   #announceSelection(reason, previous = null) {
     this.dispatchEvent(new CustomEvent('selectionchange', { detail: { key: this.selectedKey, position: this.selectedPosition, reason, previous } }));
   }
 
   /** Draws now, or once the running animation or smooth scroll ends (composed with later updates). */
+  /** @param {number | null} observedAt */
   #schedule(observedAt) {
     if (this.pending) {
       if (observedAt !== null) this.pending.observedAt.push(observedAt);
@@ -309,6 +342,10 @@ export class LiveListView extends EventTarget {
   }
 
   /** Puts the rows in view (and the margin) in the DOM; animates moves, inserts and deletes when `animate`. */
+  /**
+   * @param {number[] | null} observedAt
+   * @param {boolean} [animate]
+   */
   #render(observedAt, animate = false) {
     this.renders += 1;
     this.lastRender = performance.now();
@@ -332,9 +369,10 @@ export class LiveListView extends EventTarget {
     for (let position = from; position < to; position++) {
       const row = model.row(position);
       const key = row ? row.key : `#${position}`;
-      let element = old.get(key);
-      const existed = element !== undefined;
-      if (existed) old.delete(key); else element = this.#newRow();
+      const kept = old.get(key);
+      const existed = kept !== undefined;
+      if (existed) old.delete(key);
+      const element = kept ?? this.#newRow();
       animated = this.#renderRow(element, { position, row, top: layout.rowTop(position), existed, state, animate }) || animated;
       next.set(key, element);
     }
@@ -349,6 +387,10 @@ export class LiveListView extends EventTarget {
   /**
    * The anchor row keeps its distance from the top of the viewport: found by its identity when
    * the window holds it, else at its position carried through every changeset.
+   */
+  /**
+   * @param {Layout} layout
+   * @param {DisplayedList} model
    */
   #keepAnchor(layout, model) {
     if (!this.anchor || model.count === 0) return;
@@ -384,6 +426,8 @@ export class LiveListView extends EventTarget {
   /**
    * One row's element at its position: its content when its values changed (or a placeholder),
    * its selection and place, and the move or fade-in that gets it there. Returns whether it animates.
+   * @param {RowElement} element
+   * @param {{position: number, row: DisplayedRow | null, top: number | null, existed: boolean, state: ListState | null, animate: boolean}} place
    */
   #renderRow(element, { position, row, top, existed, state, animate }) {
     const loaded = row !== null && row.values !== null;
@@ -419,7 +463,7 @@ export class LiveListView extends EventTarget {
     if (previousTop !== top) {
       element.style.transform = `translateY(${top}px)`;
       element._top = top;
-      if (animate && existed && previousTop !== undefined && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
+      if (animate && existed && previousTop !== undefined && previousTop !== null && top !== null && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
         element.animate([{ transform: `translateY(${previousTop}px)` }, { transform: `translateY(${top}px)` }],
           { duration: this.animationMs, easing: 'ease-out' });
         animated = true;
@@ -435,7 +479,11 @@ export class LiveListView extends EventTarget {
     return animated;
   }
 
-  /** Rows gone: deleted ones in view fade out; others leave at once. Returns whether any fades. */
+  /**
+   * Rows gone: deleted ones in view fade out; others leave at once. Returns whether any fades.
+   * @param {Map<string, RowElement>} gone
+   * @param {boolean} animate
+   */
   #removeRows(gone, animate) {
     let animated = false;
     for (const [key, element] of gone) {
@@ -455,6 +503,7 @@ export class LiveListView extends EventTarget {
   }
 
   /** Painted at the next frame: commit → screen, by the server's clock (one machine, or NTP). */
+  /** @param {number[] | null} observedAt */
   #reportPaint(observedAt) {
     if (!observedAt || !observedAt.length) return;
     requestAnimationFrame(() => {
@@ -465,6 +514,7 @@ export class LiveListView extends EventTarget {
     });
   }
 
+  /** @returns {RowElement} */
   #newRow() {
     const element = document.createElement('div');
     element.className = 'll-row';
@@ -473,6 +523,11 @@ export class LiveListView extends EventTarget {
     return element;
   }
 
+  /**
+   * @param {Layout} layout
+   * @param {number} from
+   * @param {number} to
+   */
   #renderHeaders(layout, from, to) {
     const sections = layout.sections;
     const next = new Map();
@@ -510,12 +565,14 @@ export class LiveListView extends EventTarget {
     this.headers = next;
   }
 
+  /** @param {MouseEvent} event */
   #clicked(event) {
-    const element = event.target.closest('.ll-row');
-    if (!element || element.dataset.position === undefined) return;
+    const element = event.target instanceof Element ? event.target.closest('.ll-row') : null;
+    if (!(element instanceof HTMLElement) || element.dataset.position === undefined) return;
     this.select(Number(element.dataset.position));
   }
 
+  /** @param {KeyboardEvent} event */
   #key(event) {
     const model = this.live.displayed;
     if (model.count === 0) return;
@@ -536,7 +593,10 @@ export class LiveListView extends EventTarget {
     this.select(target);
   }
 
-  /** Scrolls as little as needed for `position` to be in view. */
+  /**
+   * Scrolls as little as needed for `position` to be in view.
+   * @param {number} position
+   */
   #reveal(position) {
     const layout = this.layout;
     const top = layout.rowTop(position);
