@@ -5,6 +5,11 @@ line: median and p99 from the commit (this process's clock) to the frame that sh
 own performance clock, `performance.timeOrigin + performance.now()` at the `livelist:painted`
 mark's frame), bytes per update, and the baseline in the same run: a page that refetches the
 visible window as JSON on every commit notification and redraws it.
+
+With `--mutations`, web.mutate.100k instead: the demo page's own mutations, one at a time (a
+visible row marked read or unread, with its pending effect): median and p99 from `mutate` to its
+answer, and to the pending row's end (the list holds the commit: the server's row in its place),
+on the page's clock, and the frames the page sent per mutation.
 """
 
 import http.server
@@ -23,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from test_web import Server, browser, eventually  # noqa: E402
 
 QUICK = "--quick" in sys.argv
+MUTATIONS = "--mutations" in sys.argv
 ROWS = 100_000
 COMMITS = 30 if QUICK else 150
 ORDER = "day DESC, last_activity DESC, id"
@@ -108,12 +114,61 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
+# One mutation of the demo page, timed on its clock: `mutate` → answered → its pending row gone
+# (the list holds the commit), and the frames the page sent meanwhile.
+MUTATE_ONE = """
+const done = arguments[arguments.length - 1];
+const {live, mutator} = window.livelist;
+const row = live.displayed.row(arguments[0]);
+const columns = live.displayed.columns;
+const unread = Number(row.values[columns.indexOf('unread')]) === 1 ? 0 : 1;
+const id = row.values[columns.indexOf('id')];
+const sent = window.benchSent.length;
+let answered = null;
+const started = performance.now();
+const finish = () => done({answered: answered - started, settled: performance.now() - started, frames: window.benchSent.length - sent});
+const stop = live.observe(() => { if (answered !== null && live.pendingCount === 0) { stop(); finish(); } });
+mutator.mutate('setUnread', {id, unread}, {effects: [{list: live, update: {id: row.id, values: {unread}}}]}).then(() => {
+  answered = performance.now();
+  if (live.pendingCount === 0) { stop(); finish(); }
+}, (error) => { stop(); done({error: String(error)}); });
+"""
+
+
+def measure_mutations(server, driver):
+    driver.get(server.url)
+    eventually("the first state", lambda: driver.execute_script("return window.livelist && window.livelist.live.model.version !== null"), seconds=60)
+    driver.execute_script("""
+        window.benchSent = [];
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (data) { window.benchSent.push(data); return send.call(this, data); };""")
+    runs = []
+    for index in range(COMMITS + 10):
+        outcome = driver.execute_async_script(MUTATE_ONE, index % 5)
+        if "error" in outcome:
+            raise RuntimeError(outcome["error"])
+        if index >= 10:   # the first ten warm the page and the server
+            runs.append(outcome)
+        time.sleep(0.05)
+    answered = [run["answered"] for run in runs]
+    settled = [run["settled"] for run in runs]
+    return {
+        "bench": "web.mutate.100k", "median_ms": round(statistics.median(settled), 3), "p99_ms": round(percentile(settled, 0.99), 3),
+        "answered_median_ms": round(statistics.median(answered), 3), "answered_p99_ms": round(percentile(answered, 0.99), 3),
+        "frames_sent_per_mutation": round(sum(run["frames"] for run in runs) / len(runs), 2), "runs": len(runs), "rows": ROWS,
+        "clock": "the page's performance.now(): mutate → the pending row gone (median_ms, the list holds the commit) and → answered",
+    }
+
+
 def main():
     folder = tempfile.mkdtemp(prefix="livelist-web-bench-")
     database = os.path.join(folder, "inbox.sqlite")
     server = Server(["--demo", "--db", database, "--rows", str(ROWS), "--writes-per-second", "0"]).start()
     driver = browser()
     try:
+        if MUTATIONS:
+            print(json.dumps(measure_mutations(server, driver)), flush=True)
+            return
         driver.get(server.url)
         eventually("the first state", lambda: driver.execute_script("return window.livelist && window.livelist.live.model.version !== null"), seconds=60)
         driver.execute_script(PAGE_PROBE)
