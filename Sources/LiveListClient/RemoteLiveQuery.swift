@@ -86,8 +86,13 @@ public final class RemoteLiveQuery {
     /// changes since the client's version (a resume that composed them is not one).
     public private(set) var resetsReceived = 0
 
-    /// Whether it wants the session's connection (started, not stopped or refused).
-    private var attached = false
+    /// Whether it is on the session (started, not stopped or refused): one state, no flag beside it.
+    private var attached: Bool {
+        switch connectionState {
+        case .connecting, .live, .reconnecting: true
+        case .idle, .refused, .stopped: false
+        }
+    }
     /// The session's connection, once this list subscribed on it.
     private var connection: RemoteConnection? { attached ? session.connection : nil }
     /// The subscription's number, whether it was answered, the arguments to go back to.
@@ -124,7 +129,6 @@ public final class RemoteLiveQuery {
     /// resubscribing after every lost connection — until ``stop()``.
     public func start() {
         guard !attached else { return }
-        attached = true
         // Connecting from now on: an `upToDate()` called right after waits for the first
         // connection instead of finding the query idle.
         connectionState = .connecting
@@ -135,9 +139,8 @@ public final class RemoteLiveQuery {
     /// its last state.
     public func stop() {
         if let connection { connection.send(ClientMessage.unsubscribe(sub: sub).encoded()) }
-        attached = false
-        session.detach(self)
         connectionState = .stopped
+        session.detach(self)
         failSyncs(CancellationError())
     }
 
@@ -328,9 +331,8 @@ public final class RemoteLiveQuery {
             send(.failure(failure))
         case let .refused(wireError):
             // The subscription is over (the server ended it); the connection stays for the others.
-            attached = false
-            session.detach(self)
             connectionState = .refused(wireError)
+            session.detach(self)
             failSyncs(error)
             send(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
         case let .resubscribe(startOver):

@@ -52,13 +52,12 @@ public final class RemoteMutator {
     public static let maximumPending = 1_000
 
     private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
-    /// Whether it wants the session's connection (started, not stopped).
-    private var attached = false
+    /// Started or stopped, and a resend after busy answers waiting or not.
+    private var phase = _MutatorPhase()
     /// The session's connection, once this mutator sent what waited on it.
-    private var connection: RemoteConnection? { attached ? session.connection : nil }
-    private var resend: Task<Void, Never>?
-    /// Resends after `mutationUnavailable` in a row: each waits longer, up to 5 s.
-    private var busyAnswers = 0
+    private var connection: RemoteConnection? { phase.isStarted ? session.connection : nil }
+    /// The wait before a resend, while ``phase`` says one waits.
+    private var resendDelay: Task<Void, Never>?
     /// The expected effects shown for each pending mutation, by number.
     private var shownEffects: [Int64: [(list: RemoteLiveQuery, changes: [PendingChange], id: PendingChangesID)]] = [:]
 
@@ -193,8 +192,7 @@ public final class RemoteMutator {
     /// Connects (or joins the session's connection), and keeps it — the session reconnecting
     /// with backoff and the mutations waiting sent again — until ``stop()``.
     public func start() {
-        guard !attached else { return }
-        attached = true
+        guard phase.start() else { return }
         session.answers(for: client, to: self)
         session.attach(self)
     }
@@ -203,10 +201,10 @@ public final class RemoteMutator {
     /// waiting throws `CancellationError`; the mutations stay pending (``pendingMutations``), sent
     /// again when the mutator starts.
     public func stop() {
-        attached = false
+        phase.stop()
         session.detach(self)
-        resend?.cancel()
-        resend = nil
+        resendDelay?.cancel()
+        resendDelay = nil
         for waiter in pending.releaseWaiters() { waiter.resume(throwing: CancellationError()) }
     }
 
@@ -227,7 +225,7 @@ public final class RemoteMutator {
         }
         switch decision {
         case let .finish(waiter, .success(mutated)):
-            busyAnswers = 0
+            phase.applied()
             if let waiter { waiter.resume(returning: mutated) } else { settleEffects(of: mutated, id: mutated.id) }
         case let .finish(waiter, .failure(error)):
             if let waiter {
@@ -236,13 +234,11 @@ public final class RemoteMutator {
                 settleEffects(of: nil, id: id)
             }
         case .resendAll:
-            guard resend == nil else { return }
-            busyAnswers += 1
-            let delay = min(5_000, 100 << min(busyAnswers, 6))
-            resend = Task { [weak self] in
-                try? await Task.sleep(for: .milliseconds(delay))
-                guard let self, !Task.isCancelled else { return }
-                resend = nil
+            guard let delay = phase.busy() else { return }
+            resendDelay = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                guard let self, !Task.isCancelled, phase.resendDue() else { return }
+                resendDelay = nil
                 for mutation in pending.toResend { self.connection?.send(ClientMessage.mutate(mutation).encoded()) }
             }
         case .ignore: break
