@@ -67,7 +67,7 @@ public struct PostgresEngine: LiveQueryEngine {
         let request = PostgresLiveQueryRequest(sql: numbered, values: values, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
         let live = try await PostgresLiveQuery.open(request, in: database)
-        return _PostgresServedQuery(query: live, database: database, instance: instance)
+        return _PostgresServedQuery(live: live, database: database, instance: instance)
     }
 
     /// Runs `request` once, in one transaction with its ledger (``MutationLedger``'s tables, created
@@ -116,12 +116,11 @@ extension PostgresEngine {
 }
 
 /// A PostgreSQL live query as the server publishes it: versions are its commit positions.
-struct _PostgresServedQuery: ServedLiveQuery {
-    let query: PostgresLiveQuery<SQLValue>
+struct _PostgresServedQuery: ServedEngineQuery {
+    let live: PostgresLiveQuery<SQLValue>
+    var query: PostgresLiveQuery<SQLValue> { live }
     let database: PostgresLiveDatabase
     let instance: String
-
-    var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
 
     var servedEvents: AsyncStream<ServedLiveQueryEvent> {
         let (stream, continuation) = AsyncStream<ServedLiveQueryEvent>.makeStream()
@@ -142,15 +141,8 @@ struct _PostgresServedQuery: ServedLiveQuery {
     }
     var columnNames: [String] { query.columnNames }
 
-    var order: ResultOrder? { query.order }
-
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
         try await query.values(of: rows)
-    }
-
-    func cancel() {
-        let query = query
-        Task { await query.cancel() }
     }
 
     /// A result is the query's answer at its positions on every instance when its order is total
@@ -163,6 +155,4 @@ struct _PostgresServedQuery: ServedLiveQuery {
     func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
 
     func holds(_ state: ListStateID, at position: UInt64) -> Bool { query.holds(state, at: PostgresLSN(position)) }
-
-    func upToDate() async throws -> ListStateID? { try await query.upToDate().stateID }
 }

@@ -40,7 +40,7 @@ public struct SQLiteEngine: LiveQueryEngine {
             throw WireError(sub: nil, code: .badArguments, message: "\(error)")
         }
         let live = try await LiveQuery.open(request, in: database, options: options, callbackQueue: nil)
-        return _SQLiteServedQuery(query: live, reader: database)
+        return _SQLiteServedQuery(live: live, reader: database)
     }
 }
 
@@ -55,20 +55,16 @@ extension SQLiteEngine {
 }
 
 /// A SQLite live query as the server publishes it.
-struct _SQLiteServedQuery: ServedLiveQuery {
-    let query: LiveQuery<SQLValue>
+struct _SQLiteServedQuery: ServedEngineQuery {
+    let live: LiveQuery<SQLValue>
     let reader: any DatabaseReader
 
-    var events: AsyncStream<LiveQueryEvent<SQLValue>> { query.events }
-    var columnNames: [String] { query.payloadColumnNames }
-
-    var order: ResultOrder? { query.order }
+    var columnNames: [String] { live.payloadColumnNames }
 
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
-        try await query.exactPayloads(of: rows, reader: reader)
+        try await live.exactPayloads(of: rows, reader: reader)
     }
 
-    func cancel() { query.cancel() }
-
-    func upToDate() async throws -> ListStateID? { try await query.upToDate().stateID }
+    /// At once: SQLite's live query stops synchronously.
+    func cancel() { live.cancel() }
 }

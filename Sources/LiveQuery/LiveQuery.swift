@@ -328,3 +328,7 @@ public struct LiveQueryOptions: Sendable {
         self.watchesFiles = watchesFiles
     }
 }
+
+extension LiveQuery: LiveQueryProtocol {
+    public typealias Failure = LiveQueryError
+}

@@ -166,3 +166,7 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
         await database.engine.close(runner)
     }
 }
+
+extension PostgresLiveQuery: LiveQueryProtocol {
+    public typealias Failure = PostgresLiveQueryError
+}
