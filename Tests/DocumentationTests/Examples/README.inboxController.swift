@@ -15,5 +15,7 @@ func inboxController(_ dbPool: DatabasePool) async throws -> LiveQueryController
     let query = try await LiveQuery.open(
         LiveQueryRequest(request, identity: conversations[Column("uuid")], as: UUID.self, section: contacts[Column("name")]),
         in: dbPool)
-    return LiveQueryController(query: query, reader: dbPool)   // query + row cache + presenter + cells
+    // query + row cache + presenter + cells; `as:` names the record type wherever the call stands
+    let controller = LiveQueryController(query: query, reader: dbPool, as: ConversationRow.self)
+    return controller
 }
