@@ -19,7 +19,7 @@ async function until(condition, ms, what) {
   }
 }
 
-test('A quiet live connection is asked for a sync; answered it stays, silent it is dropped and the query resumes on a new one without its close', async () => {
+test('A quiet live connection is probed with a sync for a number never opened; answered it stays, silent it is dropped and the query resumes on a new one without its close', async () => {
   FakeSocket.sockets = [];
   const live = new LiveQuery('ws://host/live', 'inbox', { WebSocket: FakeSocket, backoff: [1, 1], liveness: [60, 60] });
   live.start();
@@ -27,12 +27,12 @@ test('A quiet live connection is asked for a sync; answered it stays, silent it 
   const first = FakeSocket.sockets[0];
   first.serve(reset('e:1'));
   assert.equal(live.state, 'live');
-  // Quiet for 60 ms: one sync, with an id no sync() waits for.
+  // Quiet for 60 ms: one sync, for subscription 0, which the connection never opens.
   await until(() => first.sent.some((m) => m.type === 'sync'), 1_000, 'a probe');
   const probe = first.sent.find((m) => m.type === 'sync');
-  assert.equal(probe.sub, 1);
+  assert.equal(probe.sub, 0);
   assert.equal(first.sent.filter((m) => m.type === 'sync').length, 1);
-  first.serve({ sub: 1, type: 'synced', id: probe.id, version: 'e:1' });
+  first.serve({ sub: 0, type: 'error', code: 'unknownSubscription', message: 'no subscription 0' });
   // Answered: the connection stays; a later quiet spell is probed again.
   await until(() => first.sent.filter((m) => m.type === 'sync').length === 2, 1_000, 'a second probe');
   assert.equal(FakeSocket.sockets.length, 1);
@@ -61,7 +61,8 @@ test('A connection whose subscription is never answered is dropped after both sp
   await sleep(0);
   assert.equal(FakeSocket.sockets[0].sent[0].type, 'subscribe');
   await until(() => FakeSocket.sockets.length === 2, 1_000, 'a new connection');
-  assert.equal(FakeSocket.sockets[0].sent.filter((m) => m.type === 'sync').length, 0, 'no sync before the subscription is answered');
+  assert.deepEqual(FakeSocket.sockets[0].sent.filter((m) => m.type === 'sync').map((m) => m.sub), [0], 'one probe, not answered');
+  assert.equal(FakeSocket.sockets[0].closed, 1000);
   live.stop();
 
   FakeSocket.sockets = [];

@@ -1,10 +1,11 @@
 // One client of the mutation oracle (Tests/LiveListServerTests/MutationOracleTests.swift), in
 // node with livelist.js: random mutations of the oracle's three kinds, each with its expected
-// effect on the client's inbox list, pipelined, with its sockets cut at random. Prints one JSON
-// line: the operations in call order, what each came to, and what the list showed meanwhile.
+// effect on the client's inbox list, pipelined, on one connection the list and the mutator share,
+// cut at random. Prints one JSON line: the operations in call order, what each came to, and what
+// the list showed meanwhile.
 //
 //   node --experimental-websocket Tests/Web/oracle-client.mjs URL CLIENT SEED COUNT INDEX
-import { LiveQuery, Mutator, MutationError } from '../../Web/livelist.js';
+import { Connection, LiveQuery, Mutator, MutationError } from '../../Web/livelist.js';
 
 const [url, client, seedText, countText, indexText] = process.argv.slice(2);
 let seed = BigInt(seedText) & 0xffffffffffffffffn;
@@ -67,8 +68,9 @@ class DroppingSocket {
   }
 }
 
-const live = new LiveQuery(url, 'inbox', { window: [0, 60], prefetch: 0, backoff: [20, 300], WebSocket: DroppingSocket });
-const mutator = new Mutator(url, client, { backoff: [20, 300], resendDelay: 50, WebSocket: DroppingSocket });
+const connection = new Connection(url, { backoff: [20, 300], WebSocket: DroppingSocket });
+const live = new LiveQuery(connection, 'inbox', { window: [0, 60], prefetch: 0 });
+const mutator = new Mutator(connection, client, { resendDelay: 50 });
 let shownTwice = 0, pendingSeen = 0;
 live.observe(() => {
   const keys = new Set();
@@ -112,21 +114,21 @@ for (let round = 0; round * 4 < count; round++) {
   }
   await sleep(5 + below(40));
   if (below(2) === 0) {
-    // A lost connection: the mutator sends its pending mutations again, the list resumes.
+    // A lost connection: the list resumes and the mutator sends its pending mutations again, on one new socket.
     for (const socket of [...sockets]) socket.drop();
     cuts += 1;
   }
 }
 const deadline = setTimeout(() => {
-  const state = { open: mutator.open, socket: mutator.socket?.readyState ?? null, attempt: mutator.attempt, timer: mutator.timer !== null,
+  const state = { connection: connection.state, socket: connection.socket?.readyState ?? null, attempt: connection.attempt,
     pending: mutator.pendingCount, live: live.state, answered: outcomes.filter(Boolean).length };
   console.log(JSON.stringify({ error: 'not answered within 60 s', state }));
   process.exit(1);
 }, 60_000);
 await Promise.all(calls);
 await live.sync();
-// A mutation's rows go once its list's own `sync` is answered, which may come in the same chunk of
-// frames as this one (handled in one task): give them until the list is quiet, within 5 s.
+// A mutation's rows go with its `mutated` (it names the list's version), or once the list's `sync`
+// is answered when the answer left the list out: give them until the list is quiet, within 5 s.
 for (let waited = 0; live.pendingCount > 0 && waited < 5000; waited += 10) await sleep(10);
 clearTimeout(deadline);
 const rows = [];

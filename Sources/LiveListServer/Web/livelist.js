@@ -6,7 +6,7 @@
 //   positions.js         paths and positions across a transition; sections
 //   list-model.js        the list a client keeps: counts, sections, the window's rows
 //   pending-overlay.js   the client's own mutations' expected effects laid over the list
-//   connection.js        a connection's token, reconnection backoff and liveness watch
+//   connection.js        one WebSocket per page: reconnection with backoff, liveness
 //   live-query.js        a published query followed live over a connection
 //   pending-mutations.js the mutations not yet answered, and what each answer does (no I/O)
 //   mutator.js           the client's mutations, each applied once, shown pending at once
@@ -22,6 +22,7 @@ export { compareRows, compareValues, parseOrder } from './livelist/order.js';
 export { PathMapping, Sections, serverPositionMapping } from './livelist/positions.js';
 export { ListModel, parseChanges } from './livelist/list-model.js';
 export { DisplayedList, DisplayedTransition, PendingEffect, resolvePending } from './livelist/pending-overlay.js';
+export { Connection } from './livelist/connection.js';
 export { LiveQuery, RestoreError } from './livelist/live-query.js';
 export { PendingMutations } from './livelist/pending-mutations.js';
 export { MutationError, Mutator } from './livelist/mutator.js';

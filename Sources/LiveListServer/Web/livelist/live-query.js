@@ -1,33 +1,24 @@
-// live-query.js — a published query followed live over a WebSocket: it subscribes, applies every
-// changeset in order, asks for rows as the window moves, resumes from its version and reconnects
-// with backoff, lays the client's pending effects over its list, and shows a list kept offline
-// before the server answers.
+// live-query.js — a published query followed live over a Connection: it subscribes, applies every
+// changeset in order, asks for rows as the window moves, resumes from its version when the
+// connection comes back, lays the client's pending effects over its list, and shows a list kept
+// offline before the server answers.
 
 import { ProtocolError, sameArguments, wireArguments } from './values.js';
 import { ListModel } from './list-model.js';
 import { serverPositionMapping } from './positions.js';
 import { DisplayedTransition, PendingEffect, resolvePending } from './pending-overlay.js';
-import { ConnectionWatch, reconnectDelay, withToken } from './connection.js';
+import { Connection } from './connection.js';
 
-/** @typedef {import('./connection.js').SocketLike} SocketLike */
-/** @typedef {import('./connection.js').SocketConstructor} SocketConstructor */
+/** @typedef {import('./connection.js').ConnectionOptions} ConnectionOptions */
+/** @typedef {import('./connection.js').ConnectionUser} ConnectionUser */
 /** @typedef {import('./list-model.js').ModelOutput} ModelOutput */
 /** @typedef {import('./list-model.js').HeldList} HeldList */
 /** @typedef {import('./pending-overlay.js').DisplayedList} DisplayedList */
 /** @typedef {import('./pending-overlay.js').EffectInput} EffectInput */
 
 /**
- * A LiveQuery's options: the query's arguments, the window to start with, the rows asked for
- * around those shown; the WebSocket class, a bearer token, the backoff (ms, doubling from `base`
- * to `cap`) and the liveness watch (ms of quiet before a probe, then ms for a frame; null: none).
- * @typedef {object} LiveQueryOptions
- * @property {Record<string, unknown>} [args]
- * @property {[start: number, end: number]} [window]
- * @property {number} [prefetch]
- * @property {SocketConstructor} [WebSocket]
- * @property {string | null} [token]
- * @property {[base: number, cap: number]} [backoff]
- * @property {[quiet: number, answer: number] | null} [liveness]
+ * A LiveQuery's options; without a Connection, also those of the one it makes for itself.
+ * @typedef {ConnectionOptions & {args?: Record<string, unknown>, window?: [start: number, end: number], prefetch?: number}} LiveQueryOptions
  */
 
 /** @typedef {'idle' | 'connecting' | 'live' | 'reconnecting' | 'refused' | 'stopped'} LiveState */
@@ -55,9 +46,15 @@ import { ConnectionWatch, reconnectDelay, withToken } from './connection.js';
  */
 
 /**
- * A published query followed live: `start()` connects and subscribes; every message becomes an
- * event for `onEvent` — {type: 'reset'|'changes'|'rows'|'pending'|'failure'|'state', …} — after
+ * A published query followed live: `start()` subscribes on its connection; every message becomes
+ * an event for `onEvent` — {type: 'reset'|'changes'|'rows'|'pending'|'failure'|'state', …} — after
  * the model applied it. `retry()` and reconnection with backoff resume from the version held.
+ *
+ * The connection: `new LiveQuery(connection, query, options)` subscribes on a Connection shared
+ * with the page's other lists and its Mutator — one socket, one reconnect loop, one liveness
+ * watch, and a mutation's `mutated` names this list's version (so its pending rows go without a
+ * `sync`). `new LiveQuery(url, query, options)` makes a connection of its own from the options
+ * (`WebSocket`, `token`, `backoff`, `liveness`, `connectTimeout`: see Connection).
  *
  * Two lists:
  * - `model` (a ListModel): the server's list at its version, as its messages made it.
@@ -75,11 +72,8 @@ import { ConnectionWatch, reconnectDelay, withToken } from './connection.js';
  * positions and keeps the server's window around them. `sync()` resolves once the list holds
  * every commit made before it was called (the protocol's `sync`).
  *
- * A quiet connection is checked: after `liveness[0]` ms without a frame (default 20 s) the query
- * sends a `sync` the server answers at once, and after `liveness[1]` ms more without a frame
- * (default 10 s) it drops the connection and reconnects, without waiting for the socket's close,
- * which a hung server or a network gone away may never complete. A browser cannot send
- * WebSocket pings itself: this is how the page notices. `liveness: null` turns it off.
+ * A server that says it is `behind` the version held drops the connection (every list and
+ * mutator on it connects again, perhaps to another server behind a load balancer).
  *
  * Offline: `snapshot()` is the server's list as plain JSON (the `reset` it would send), and
  * `restore(snapshot)` shows one before `start()` — `staleSince` (ms since 1970) says since when
@@ -88,13 +82,13 @@ import { ConnectionWatch, reconnectDelay, withToken } from './connection.js';
  */
 export class LiveQuery {
   /**
-   * @param {string} url the server's WebSocket endpoint (`ws://host/live`)
+   * @param {Connection | string} connection a Connection to share, or the server's URL (`ws://host/live`)
    * @param {string} query a published query's name
    * @param {LiveQueryOptions} options
    */
-  constructor(url, query, { args = {}, window = [0, 100], prefetch = 40, WebSocket: Socket = /** @type {SocketConstructor} */ (/** @type {unknown} */ (globalThis.WebSocket)),
-    token = null, backoff = [100, 5000], liveness = [20_000, 10_000] } = {}) {
-    this.url = url;
+  constructor(connection, query, { args = {}, window = [0, 100], prefetch = 40, ...connectionOptions } = {}) {
+    this.connection = connection instanceof Connection ? connection : new Connection(connection, connectionOptions);
+    this.url = this.connection.url;
     this.query = query;
     this.args = args;
     this.prefetch = prefetch;
@@ -109,27 +103,10 @@ export class LiveQuery {
     this.messagesApplied = 0;
     this.framesReceived = 0;
     this.windowRequests = 0;
-    this.Socket = Socket;
-    this.token = token;
-    this.backoff = backoff;
-    this.watch = new ConnectionWatch(liveness, {
-      // Answered at once with `synced` (an id no sync() waits for: ignored when it comes).
-      probe: () => {
-        if (!this.socket || this.state !== 'live' || this.awaitingSubscription) return false;
-        this.lastSync = this.lastSync >= 0x7fffffff ? 1 : this.lastSync + 1;
-        this.socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id: this.lastSync }));
-        return true;
-      },
-      drop: (silentFor) => this.#drop(`no frame from the server for ${silentFor} ms`),
-    });
     /** @type {[start: number, end: number]} the server's window wanted */
     this.wanted = window;
+    /** The subscription's number on the connection (0: none). */
     this.sub = 0;
-    this.attempt = 0;
-    /** @type {SocketLike | null} */
-    this.socket = null;
-    /** @type {ReturnType<typeof setTimeout> | null} */
-    this.timer = null;
     this.awaitingSubscription = false;
     /** @type {Record<string, unknown> | null} the arguments before new ones not answered yet */
     this.acceptedArgs = null;
@@ -148,7 +125,28 @@ export class LiveQuery {
     this.listArgs = null;
     /** @type {Record<string, unknown> | null} the arguments of the last subscribe */
     this.subscribedArgs = null;
+    /** @type {ConnectionUser} */
+    this.#user = {
+      kind: 'list',
+      opened: () => this.#subscribe(),
+      connecting: () => this.#connecting(),
+      lost: (reason) => this.#lost(reason),
+      wantsConnection: () => true,
+      receive: undefined,
+    };
   }
+
+  /** @type {ConnectionUser} this list's side of the connection */
+  #user;
+
+  /** Whether the list uses its connection: started, neither stopped nor refused. */
+  #attached = false;
+
+  /** The connection's socket (open or opening), or null. */
+  get socket() { return this.connection.socket; }
+
+  /** Failed attempts to connect since the connection last opened. */
+  get attempt() { return this.connection.attempt; }
 
   /**
    * Calls `listener` with every event, after `onEvent` (which a view takes for itself): how an
@@ -192,7 +190,7 @@ export class LiveQuery {
    * @param {Snapshot | string} given
    */
   restore(given) {
-    if (this.state !== 'idle' || this.socket || this.model.version !== null) throw new RestoreError('started', 'the query has started: a snapshot is shown before start()');
+    if (this.state !== 'idle' || this.#attached || this.model.version !== null) throw new RestoreError('started', 'the query has started: a snapshot is shown before start()');
     /** @type {any} */
     let snapshot = given;
     if (typeof snapshot === 'string') {
@@ -271,13 +269,28 @@ export class LiveQuery {
     });
   }
 
+  /**
+   * Whether the list holds what a `mutated` received on `connection` says it holds — `versions`,
+   * its versions by subscription number: the list subscribes on that connection, its
+   * subscription answered, and holds the version named for it. Then the list holds the
+   * mutation's commit (the server sends `mutated` after the commit's changes to the
+   * connection's subscriptions); otherwise its `sync()` tells.
+   * @param {Connection} connection
+   * @param {unknown} versions
+   */
+  holdsVersions(connection, versions) {
+    if (connection !== this.connection || !this.#attached || this.sub === 0 || this.awaitingSubscription) return false;
+    if (versions === null || typeof versions !== 'object') return false;
+    const version = /** @type {Record<string, unknown>} */ (versions)[String(this.sub)];
+    return version !== undefined && version === this.model.version;
+  }
+
   #sendSyncs() {
-    const socket = this.socket;
-    if (!socket || this.state !== 'live' || this.awaitingSubscription) return;
+    if (!this.connection.isOpen || this.state !== 'live' || this.awaitingSubscription) return;
     for (const [id, entry] of this.syncs) {
       if (entry.sentOn === this.sub) continue;
       entry.sentOn = this.sub;
-      socket.send(JSON.stringify({ type: 'sync', sub: this.sub, id }));
+      this.connection.send({ type: 'sync', sub: this.sub, id });
     }
   }
 
@@ -302,74 +315,40 @@ export class LiveQuery {
     this.#emit({ type: 'pending', transition: this.#display(null) });
   }
 
-  /** Connects and subscribes. */
+  /** Subscribes on the connection (which connects when it is not open). */
   start() {
-    if (this.socket || this.state === 'live') return;
-    this.state = this.attempt === 0 ? 'connecting' : 'reconnecting';
+    if (this.#attached) return;
+    this.#attached = true;
+    this.connection.attach(this.#user);
+    this.state = this.connection.attempt === 0 ? 'connecting' : 'reconnecting';
     this.#emit({ type: 'state', state: this.state });
-    /** @type {SocketLike} */
-    let socket;
-    try {
-      socket = new this.Socket(withToken(this.url, this.token));
-    } catch (error) {
-      this.#lost(String(error));
-      return;
-    }
-    this.socket = socket;
-    this.watch.start();
-    socket.onopen = () => {
-      if (this.socket !== socket) return;
-      this.watch.heard();
-      this.#subscribe();
-    };
-    socket.onmessage = (event) => {
-      if (this.socket !== socket) return;
-      this.watch.heard();
-      this.#receive(event.data);
-    };
-    socket.onclose = (event) => {
-      if (this.socket !== socket) return;
-      this.watch.stop();
-      this.socket = null;
-      this.#lost(`closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
-    };
-    socket.onerror = () => {};
+    if (this.connection.isOpen) this.#subscribe(); else this.connection.connect();
   }
 
+  /** Ends the subscription; the connection closes when nothing else uses it. */
   stop() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.watch.stop();
-    const socket = this.socket;
-    this.socket = null;
-    if (socket) socket.close(1000);
+    this.#detach();
     this.state = 'stopped';
     this.#rejectSyncs('the live query stopped');
     this.#emit({ type: 'state', state: this.state });
   }
 
-  /**
-   * Gives the connection up and reconnects (with backoff) at once: its close handshake, which
-   * may never complete, is not waited for, and whatever it still delivers is ignored.
-   * @param {string} reason
-   * @param {number} [code]
-   * @param {string} [closeReason]
-   */
-  #drop(reason, code = 1000, closeReason = undefined) {
-    const socket = this.socket;
-    if (!socket) return;
-    this.watch.stop();
-    this.socket = null;
-    try { socket.close(code, closeReason); } catch { /* closing already */ }
-    this.#lost(reason);
+  /** Leaves the connection: its subscription ended (`unsubscribe` when the socket stays open). */
+  #detach() {
+    if (!this.#attached) return;
+    this.#attached = false;
+    this.connection.detach(this.#user);
+    if (this.sub !== 0) this.connection.release(this.sub, { unsubscribe: true });
+    this.awaitingSubscription = false;
   }
 
-  /** Connects again now (the failed row's retry). */
+  /** Connects again now (the failed row's retry); subscribes again when refused or stopped. */
   retry() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.socket) return;
-    this.start();
+    if (!this.#attached) {
+      this.start();
+      return;
+    }
+    this.connection.retry();
   }
 
   /**
@@ -382,7 +361,7 @@ export class LiveQuery {
     if (JSON.stringify(args) === JSON.stringify(this.args)) return;
     this.acceptedArgs = this.acceptedArgs ?? this.args;
     this.args = args;
-    if (this.socket && this.state === 'live') this.socket.send(JSON.stringify({ type: 'arguments', sub: this.sub, arguments: args }));
+    if (this.state === 'live') this.connection.send({ type: 'arguments', sub: this.sub, arguments: args });
   }
 
   /**
@@ -402,7 +381,7 @@ export class LiveQuery {
     const needed = [Math.min(wanted[0], this.model.count), Math.min(wanted[1], this.model.count)];
     if (needed[1] <= needed[0] || (current[0] <= needed[0] && needed[1] <= current[1])) return;
     this.wanted = wanted;
-    if (this.state !== 'live' || !this.socket) return;
+    if (this.state !== 'live' || !this.connection.isOpen) return;
     this.#requestWindow(wanted);
   }
 
@@ -410,12 +389,13 @@ export class LiveQuery {
   #requestWindow(wanted) {
     this.model.didRequest(wanted);
     this.windowRequests += 1;
-    this.socket?.send(JSON.stringify({ type: 'window', sub: this.sub, window: [wanted[0], wanted[1] - wanted[0]] }));
+    this.connection.send({ type: 'window', sub: this.sub, window: [wanted[0], wanted[1] - wanted[0]] });
   }
 
   /** Subscribes (again) under a new number, resuming from the list held. */
   #subscribe() {
-    this.sub += 1;
+    if (this.sub !== 0) this.connection.release(this.sub);
+    this.sub = this.connection.subscribe((message) => this.#receive(message));
     /** @type {Record<string, unknown>} */
     const message = { type: 'subscribe', sub: this.sub, query: this.query, arguments: this.args, window: [this.wanted[0], this.wanted[1] - this.wanted[0]] };
     const resume = this.model.resume;
@@ -424,23 +404,34 @@ export class LiveQuery {
     this.awaitingSubscription = true;
     this.acceptedArgs = null;
     this.subscribedArgs = this.args;
-    this.socket?.send(JSON.stringify(message));
+    this.connection.send(message);
   }
 
-  /** @param {unknown} text a frame's data */
-  #receive(text) {
+  /** A new socket is being opened for the list. */
+  #connecting() {
+    if (this.state === 'live' || this.state === 'connecting') return;
+    this.state = 'reconnecting';
+    this.#emit({ type: 'state', state: this.state });
+  }
+
+  /**
+   * The connection is lost: the list waits for the next one, which resumes it.
+   * @param {string} reason
+   */
+  #lost(reason) {
+    if (this.sub !== 0) this.connection.release(this.sub);
+    this.sub = 0;
+    this.state = 'reconnecting';
+    this.failure = { message: `connection lost: ${reason}`, retry: () => this.retry() };
+    this.#emit({ type: 'failure', failure: this.failure, refused: false });
+  }
+
+  /**
+   * A message of the subscription (the connection routes them by `sub`).
+   * @param {any} message
+   */
+  #receive(message) {
     this.framesReceived += 1;
-    /** @type {any} */
-    let message;
-    try {
-      message = JSON.parse(String(text));
-    } catch {
-      this.#drop('a frame that is not JSON', 1002, 'not JSON');
-      return;
-    }
-    if (message === null || typeof message !== 'object') return;
-    if (message.sub !== undefined && message.sub !== this.sub) return;   // a subscription given up
-    if (message.type === 'mutated' || (message.type === 'error' && message.mutation !== undefined)) return;   // a Mutator's
     if (message.type === 'synced') {
       const entry = this.syncs.get(message.id);
       if (entry) {
@@ -457,7 +448,7 @@ export class LiveQuery {
       if (!(error instanceof ProtocolError)) throw error;
       // Start the subscription over: a gap resumes from the version held, a contradiction resets.
       if (error.kind !== 'versionGap') this.model = new ListModel();
-      this.socket?.send(JSON.stringify({ type: 'unsubscribe', sub: this.sub }));
+      this.connection.release(this.sub, { unsubscribe: true });
       this.#subscribe();
       return;
     }
@@ -468,7 +459,6 @@ export class LiveQuery {
     }
     if (this.state !== 'live') {
       this.state = 'live';
-      this.attempt = 0;
       this.#emit({ type: 'state', state: 'live' });
     }
     // The list held is of the arguments subscribed with (the answer to a subscribe), or of the
@@ -508,7 +498,7 @@ export class LiveQuery {
     this.#sendSyncs();
     // A window asked for while another was in flight goes out once that one is answered.
     const requested = this.model.requestedWindow;
-    if (requested === null && (this.wanted[0] !== this.model.window[0] || this.wanted[1] !== this.model.window[1]) && this.socket) {
+    if (requested === null && (this.wanted[0] !== this.model.window[0] || this.wanted[1] !== this.model.window[1]) && this.connection.isOpen) {
       this.#requestWindow(this.wanted);
     }
   }
@@ -521,7 +511,7 @@ export class LiveQuery {
     if (error.code === 'behind') {
       // This server has not reached the version the list holds (another showed it): connect
       // again, with backoff — behind a load balancer, perhaps to another one.
-      this.#drop(`behind: ${error.message}`);
+      this.connection.drop(`behind: ${error.message}`);
       return;
     }
     // Before the subscription's first answer an error refuses it; after, a refused request (new
@@ -531,24 +521,14 @@ export class LiveQuery {
     this.failure = { message: `${error.code}: ${error.message}`, retry: () => this.retry() };
     if (refused) {
       this.state = 'refused';
-      this.watch.stop();
-      this.socket?.close(1000);
-      this.socket = null;
+      this.connection.release(this.sub);   // the server holds no subscription to end
+      this.sub = 0;
+      this.#detach();
       this.#rejectSyncs(`the live query was refused: ${error.code}`);
     }
     // A sync whose look failed is answered by this error: ask again once the list goes on.
     if (error.code === 'queryFailed') for (const entry of this.syncs.values()) entry.sentOn = null;
     this.#emit({ type: 'failure', failure: this.failure, refused });
-  }
-
-  /** @param {string} reason */
-  #lost(reason) {
-    if (this.state === 'stopped' || this.state === 'refused') return;
-    this.attempt += 1;
-    this.state = 'reconnecting';
-    this.failure = { message: `connection lost: ${reason}`, retry: () => this.retry() };
-    this.#emit({ type: 'failure', failure: this.failure, refused: false });
-    this.timer = setTimeout(() => { this.timer = null; this.start(); }, reconnectDelay(this.backoff, this.attempt));
   }
 
   /** @param {LiveEvent} event */

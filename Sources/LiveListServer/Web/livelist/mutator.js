@@ -4,10 +4,10 @@
 
 import { PendingMutations } from './pending-mutations.js';
 import { PendingEffect } from './pending-overlay.js';
-import { ConnectionWatch, reconnectDelay, unref, withToken } from './connection.js';
+import { Connection } from './connection.js';
 
-/** @typedef {import('./connection.js').SocketLike} SocketLike */
-/** @typedef {import('./connection.js').SocketConstructor} SocketConstructor */
+/** @typedef {import('./connection.js').ConnectionOptions} ConnectionOptions */
+/** @typedef {import('./connection.js').ConnectionUser} ConnectionUser */
 /** @typedef {import('./live-query.js').LiveQuery} LiveQuery */
 /** @typedef {import('./pending-overlay.js').EffectInput} EffectInput */
 /** @typedef {import('./pending-mutations.js').Mutation} Mutation */
@@ -18,19 +18,8 @@ import { ConnectionWatch, reconnectDelay, unref, withToken } from './connection.
  */
 
 /**
- * A Mutator's options: where its numbering stands and what a previous page left pending; the
- * WebSocket class, a bearer token, the backoff (ms, doubling from `base` to `cap`), the wait
- * before sending again after a busy answer, the opening handshake's time limit and the liveness
- * watch (ms of quiet before a probe, then ms for a frame; null: none).
- * @typedef {object} MutatorOptions
- * @property {number} [nextId]
- * @property {Mutation[]} [pending]
- * @property {SocketConstructor} [WebSocket]
- * @property {string | null} [token]
- * @property {[base: number, cap: number]} [backoff]
- * @property {number} [resendDelay]
- * @property {number} [connectTimeout]
- * @property {[quiet: number, answer: number] | null} [liveness]
+ * A Mutator's options; without a Connection, also those of the one it makes for itself.
+ * @typedef {ConnectionOptions & {nextId?: number, pending?: Mutation[], resendDelay?: number}} MutatorOptions
  */
 
 /** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…), or `stopped` and `tooManyPending` (the client's). */
@@ -84,62 +73,40 @@ export function effectForm(effect) {
  * client name of its own. `mutate` resolves with the server's `mutated` and rejects with a
  * MutationError.
  *
+ * The connection: `new Mutator(connection, client, options)` sends on a Connection shared with the
+ * page's live queries (one socket, one reconnect loop, one liveness watch); `new Mutator(url,
+ * client, options)` makes one of its own from the options (`WebSocket`, `token`, `backoff`,
+ * `liveness`, `connectTimeout`: see Connection). When a socket opens, the lists on it subscribe
+ * first and the mutator then sends what waits. A connection of its own is made again after a loss
+ * only while mutations wait (else with the next one).
+ *
  * `mutate(name, args, {effects})` also shows what the mutation is expected to do, at once, in the
  * live queries it names — `[{list: live, insert: {id, values, placement}}, {list: live, update:
  * {id, values}}, {list: live, delete: {id}}]`, in that order (see PendingEffect). The mutator
  * keeps them by the mutation's number, not in the call: a mutation restored from a previous page
  * load (the option `pending`) is given its effects with `show(effects, id)`, and `effects(id)`
  * reads them back. Whenever a mutation is answered — a caller waiting for it or not — its rows
- * stay marked pending until each of its lists holds the commit (its `sync()` answers after
- * `mutated`), then the server's rows stand in their place; a refusal takes them back at once.
- * After `stop()` they stay shown, as their mutations stay pending.
+ * stay marked pending until each of its lists holds the commit, then the server's rows stand in
+ * their place; a refusal takes them back at once. A list on the mutator's connection holds the
+ * commit when the `mutated` comes (its `versions` name the list's version: nothing more is
+ * sent); a list on another connection when its `sync()` answers after the `mutated`. After
+ * `stop()` the effects stay shown, as their mutations stay pending.
  */
 export class Mutator {
   static maximumPending = 1000;
 
   /**
-   * @param {string} url the server's WebSocket endpoint (`ws://host/live`)
+   * @param {Connection | string} connection a Connection to share, or the server's URL (`ws://host/live`)
    * @param {string} client the client's name: 1–128 bytes, its own (a random UUID), kept across page loads
    * @param {MutatorOptions} options
    */
-  constructor(url, client, { nextId = 1, pending = [], WebSocket: Socket = /** @type {SocketConstructor} */ (/** @type {unknown} */ (globalThis.WebSocket)),
-    token = null, backoff = [100, 5000], resendDelay = 100, connectTimeout = 10_000, liveness = [20_000, 10_000] } = {}) {
-    this.url = url;
-    this.connectTimeout = connectTimeout;   // ms for the opening handshake: a server that never answers is given up, and tried again
-    /** @type {ReturnType<typeof setTimeout> | null} */
-    this.openTimer = null;
-    this.lastProbe = 0;   // the last probe's sync id
-    /**
-     * An open connection is checked as a LiveQuery's is: after `liveness[0]` ms without a frame
-     * the mutator sends a `sync` for a subscription number it never opens (the server answers at
-     * once with `unknownSubscription`, ignored), and after `liveness[1]` ms more without a frame
-     * it drops the connection, connects again and sends its pending mutations again. A page
-     * cannot send WebSocket pings; without this, a mutation sent on a connection that died
-     * without a word would wait for the browser to notice (minutes). `null` turns it off.
-     */
-    this.watch = new ConnectionWatch(liveness, {
-      // No subscription is ever opened on a mutator's connection: any number is one not open.
-      probe: () => {
-        if (!this.open || !this.socket) return false;
-        this.lastProbe = this.lastProbe >= 0x7fffffff ? 1 : this.lastProbe + 1;
-        this.socket.send(JSON.stringify({ type: 'sync', sub: 0, id: this.lastProbe }));
-        return true;
-      },
-      drop: () => this.#drop(),
-    });
+  constructor(connection, client, { nextId = 1, pending = [], resendDelay = 100, ...connectionOptions } = {}) {
+    this.connection = connection instanceof Connection ? connection : new Connection(connection, connectionOptions);
+    this.url = this.connection.url;
     this.pending = new PendingMutations(client, nextId, pending);
-    this.Socket = Socket;
-    this.token = token;
-    this.backoff = backoff;
     this.resendDelay = resendDelay;
-    /** @type {SocketLike | null} */
-    this.socket = null;
-    this.open = false;
-    this.attempt = 0;
     /** Answers `mutationUnavailable` in a row: what the wait before sending again doubles with. */
     this.busyAnswers = 0;
-    /** @type {ReturnType<typeof setTimeout> | null} */
-    this.timer = null;
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.resendTimer = null;
     this.stopped = false;
@@ -154,7 +121,22 @@ export class Mutator {
      * @type {(() => void) | null}
      */
     this.onPendingChange = null;
+    /** @type {ConnectionUser} */
+    this.#user = {
+      kind: 'mutator',
+      opened: () => this.#sendAll(),
+      connecting: () => {},
+      lost: () => {},
+      wantsConnection: () => !this.stopped && this.pending.entries.length > 0,
+      receive: (message) => this.#receive(message),
+    };
   }
+
+  /** @type {ConnectionUser} the mutator's side of the connection */
+  #user;
+
+  /** Whether the mutator uses its connection (started, not stopped). */
+  #attached = false;
 
   /** Tells `onPendingChange`; a hook that throws is reported and stops nothing. */
   #pendingChanged() {
@@ -170,12 +152,25 @@ export class Mutator {
   get pendingCount() { return this.pending.entries.length; }
   /** The mutations not answered yet, in number order: what to keep for the next page load. */
   get pendingMutations() { return this.pending.toResend; }
+  /** Whether mutations go out now: started, its connection open. */
+  get open() { return this.#attached && this.connection.isOpen; }
+  /** The connection's socket (open or opening), or null. */
+  get socket() { return this.connection.socket; }
+  /** Failed attempts to connect since the connection last opened. */
+  get attempt() { return this.connection.attempt; }
 
-  /** Connects, and sends the mutations pending (restored ones included). */
+  /** Connects (unless the connection is open, or waits for its backoff) and sends the mutations pending, restored ones included. */
   start() {
     this.stopped = false;
-    if (this.open) return;
-    this.#connect();
+    if (!this.#attached) {
+      this.#attached = true;
+      this.connection.attach(this.#user);
+      if (this.connection.isOpen) {
+        this.#sendAll();
+        return;
+      }
+    }
+    this.connection.connect();
   }
 
   /**
@@ -199,7 +194,7 @@ export class Mutator {
       const mutation = this.pending.add(name, args, { resolve, reject });
       this.#show(byList, mutation.id);
       this.#pendingChanged();
-      if (this.open && this.socket) this.socket.send(JSON.stringify(mutation)); else this.start();
+      if (this.open) this.connection.send(mutation); else this.start();
     });
   }
 
@@ -269,118 +264,49 @@ export class Mutator {
   }
 
   /**
-   * Mutation `id` was answered: its effects go from each list once the list holds the commit (a
-   * list whose sync fails, stopped or refused, lets them go then), at once when it was refused.
+   * Mutation `id` was answered: its effects go from each list once the list holds the commit — at
+   * once from a list on this connection whose version `mutated.versions` names, after the list's
+   * `sync()` from any other (a list whose sync fails, stopped or refused, lets them go then) — and
+   * from every list at once when it was refused (`mutated` null).
    * @param {number} id
-   * @param {boolean} applied
+   * @param {{versions?: unknown} | null} mutated
    */
-  #settle(id, applied) {
+  #settle(id, mutated) {
     const shown = this.shownEffects.get(id);
     if (!shown) return;
-    if (!applied) {
+    if (mutated === null) {
       this.#withdraw(id);
       return;
     }
-    for (const { list } of shown) list.sync().catch(() => {}).then(() => this.#withdraw(id, list));
+    for (const { list } of shown) {
+      if (list.holdsVersions(this.connection, mutated.versions)) this.#withdraw(id, list);
+      else list.sync().catch(() => {}).then(() => this.#withdraw(id, list));
+    }
   }
 
   /**
-   * Closes the connection. Every caller still waiting is rejected with a MutationError `stopped`;
-   * the mutations stay pending (`pendingMutations`), sent again when the mutator starts, and
-   * their effects stay shown.
+   * Stops sending. Every caller still waiting is rejected with a MutationError `stopped`; the
+   * mutations stay pending (`pendingMutations`), sent again when the mutator starts, and their
+   * effects stay shown. The connection closes when nothing else uses it.
    */
   stop() {
     this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
     if (this.resendTimer !== null) clearTimeout(this.resendTimer);
-    this.#clearOpenTimer();
-    this.watch.stop();
-    this.timer = null;
     this.resendTimer = null;
-    const socket = this.socket;
-    this.socket = null;
-    this.open = false;
-    if (socket) socket.close(1000);
-    for (const waiter of this.pending.releaseWaiters()) waiter.reject(new MutationError('stopped', 'the mutator stopped; the mutation stays pending'));
-  }
-
-  #connect() {
-    if (this.socket || this.timer || this.stopped) return;
-    /** @type {SocketLike} */
-    let socket;
-    try {
-      socket = new this.Socket(withToken(this.url, this.token));
-    } catch {
-      this.#lost();
-      return;
+    if (this.#attached) {
+      this.#attached = false;
+      this.connection.detach(this.#user);
     }
-    this.socket = socket;
-    this.#clearOpenTimer();
-    this.openTimer = unref(setTimeout(() => {
-      this.openTimer = null;
-      if (this.socket === socket && !this.open) this.#drop();
-    }, this.connectTimeout));
-    socket.onopen = () => {
-      if (this.socket !== socket) return;
-      this.#clearOpenTimer();
-      this.open = true;
-      this.attempt = 0;
-      this.watch.start();
-      this.#sendAll();
-    };
-    socket.onmessage = (event) => {
-      if (this.socket !== socket) return;
-      this.watch.heard();
-      let message;
-      try {
-        message = JSON.parse(String(event.data));
-      } catch {
-        this.#drop(1002, 'not JSON');
-        return;
-      }
-      if (message !== null && typeof message === 'object') this.#receive(message);
-    };
-    socket.onclose = () => {
-      if (this.socket !== socket) return;
-      this.#clearOpenTimer();
-      this.watch.stop();
-      this.socket = null;
-      this.open = false;
-      this.#lost();
-    };
-    socket.onerror = () => {};
-  }
-
-  #clearOpenTimer() {
-    if (this.openTimer !== null) clearTimeout(this.openTimer);
-    this.openTimer = null;
-  }
-
-  /**
-   * Gives the connection up and connects again, without waiting for a close that may never complete.
-   * @param {number} [code]
-   * @param {string} [reason]
-   */
-  #drop(code = 1000, reason = undefined) {
-    const socket = this.socket;
-    if (!socket) return;
-    this.#clearOpenTimer();
-    this.watch.stop();
-    this.socket = null;
-    this.open = false;
-    try { socket.close(code, reason); } catch { /* closing already */ }
-    this.#lost();
+    for (const waiter of this.pending.releaseWaiters()) waiter.reject(new MutationError('stopped', 'the mutator stopped; the mutation stays pending'));
   }
 
   /** Sends every mutation waiting, in number order (a new connection, or after a busy answer). */
   #sendAll() {
-    const socket = this.socket;
-    if (!socket) return;
-    for (const mutation of this.pending.toResend) socket.send(JSON.stringify(mutation));
+    for (const mutation of this.pending.toResend) this.connection.send(mutation);
   }
 
   /**
-   * A message of the connection: `mutated`, or a mutation's `error` (others are ignored).
+   * A message without `sub` on the connection: `mutated`, or a mutation's `error`.
    * @param {any} message
    */
   #receive(message) {
@@ -390,11 +316,11 @@ export class Mutator {
       // Its effects go whoever waits for it: a caller, or no one (restored, or its caller stopped waiting).
       const id = decision.entry.mutation.id;
       if (decision.error) {
-        this.#settle(id, false);
+        this.#settle(id, null);
         decision.entry.reject?.(new MutationError(decision.error.code, decision.error.message));
       } else {
         this.busyAnswers = 0;
-        this.#settle(id, true);
+        this.#settle(id, decision.mutated);
         decision.entry.resolve?.(decision.mutated);
       }
     } else if (decision.action === 'resendAll' && this.resendTimer === null) {
@@ -405,11 +331,5 @@ export class Mutator {
         if (this.open) this.#sendAll();
       }, delay);
     }
-  }
-
-  #lost() {
-    if (this.stopped || this.pending.entries.length === 0) return;   // reconnects with the next mutation
-    this.attempt += 1;
-    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, reconnectDelay(this.backoff, this.attempt));
   }
 }

@@ -7,6 +7,7 @@ import { RestoreError } from './live-query.js';
 import { Mutator, effectForm } from './mutator.js';
 import { PendingEffect } from './pending-overlay.js';
 import { readStoredChange, storedChange } from './stored-change.js';
+import { Connection } from './connection.js';
 
 /** @typedef {import('./live-query.js').LiveQuery} LiveQuery */
 /** @typedef {import('./mutator.js').MutatorOptions} MutatorOptions */
@@ -237,13 +238,17 @@ export class OfflineStore {
    * lists kept under their keys: keep the lists first, then make the mutator. An effect that
    * cannot be read back is not shown, and counted in `unreadableChanges`; its mutation is sent
    * all the same.
-   * @param {string} url
+   *
+   * `connection` is a Connection the page's lists share (the mutator sends on it), or the server's
+   * URL (the mutator makes a connection of its own); the state is kept by the server's URL.
+   * @param {Connection | string} connection
    * @param {MutatorOptions} [options]
    * @returns {Mutator}
    */
-  mutator(url, options = {}) {
+  mutator(connection, options = {}) {
     const storage = this.storage;
     if (!storage) throw new Error('no storage for the mutator (pass sessionStorage or localStorage)');
+    const url = connection instanceof Connection ? connection.url : connection;
     const item = `${this.name}.mutator ${url}`;
     /** @type {any} */
     let kept = null;
@@ -258,7 +263,7 @@ export class OfflineStore {
         && mutation.client === kept.client && Number.isSafeInteger(mutation.id) && mutation.id >= 1 && mutation.id < kept.nextId
         && typeof mutation.name === 'string');
     const client = readable ? kept.client : randomClientName();
-    const mutator = new Mutator(url, client, { ...options, nextId: readable ? kept.nextId : 1, pending: readable ? kept.pending.slice(-Mutator.maximumPending) : [] });
+    const mutator = new Mutator(connection, client, { ...options, nextId: readable ? kept.nextId : 1, pending: readable ? kept.pending.slice(-Mutator.maximumPending) : [] });
     // The kept changes of each pending mutation, as written (JSON texts): written again with every
     // write until the mutation is answered. Those of the restored ones as read (on lists kept here
     // or not), those of a new one from its effects on the lists kept here when it is first written.
