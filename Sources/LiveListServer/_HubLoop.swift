@@ -92,8 +92,8 @@ final class _HubLoop {
     /// Resuming subscribers that wait for this server to catch up with their version.
     var pendingResumes: Set<ObjectIdentifier> = []
     /// Clients' `sync`s waiting for the result of their state to be sent.
-    /// `sync`s waiting for their state: `reached` once the hub's result was it or went past it.
-    private var pendingSyncs: [(subscriber: _Subscriber, reply: _SyncReply, state: ListStateID?, reached: Bool)] = []
+    /// `sync`s waiting for their state: reached once the hub's result was it or went past it.
+    private var pendingSyncs = _PendingSyncs<(subscriber: _Subscriber, reply: _SyncReply)>()
     let payloads: _PayloadCache
 
     init(query: any ServedLiveQuery, versions: _HubVersions, configuration: LiveListServer.Configuration,
@@ -162,7 +162,7 @@ final class _HubLoop {
             guard !deferredUntilFirstResult(input) else { return }
             // Looked up in what the hub kept once, at arrival; later results mark it as they pass it.
             let reached = state.map { state in self.result?.stateID == state || buffer.contains { $0.fromState == state } } ?? true
-            pendingSyncs.append((subscriber, reply, state, reached))
+            pendingSyncs.add((subscriber, reply), state: state, reached: reached)
         case let .resync(subscribers, reason):
             for subscriber in subscribers where subscriptions[subscriber.key] != nil {
                 await reset(subscriber, reason: reason)
@@ -194,17 +194,18 @@ final class _HubLoop {
     /// left goes; one of a resume waiting for this server waits with it.
     private func answerSyncs() {
         guard let result else { return }
-        pendingSyncs.removeAll { pending in
-            guard subscriptions[pending.subscriber.key] != nil else { return !pendingResumes.contains(pending.subscriber.key) }
-            guard pending.reached || pending.state == result.stateID else { return false }
+        let due = pendingSyncs.due(at: result.stateID) { pending, reached in
+            guard subscriptions[pending.subscriber.key] != nil else { return pendingResumes.contains(pending.subscriber.key) ? .wait : .drop }
             // Frames dropped for a slow client: the commits reach it with its reset, which the
             // answer waits for (a `synced` would be dropped, a `mutated` come before them).
-            guard !pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) else { return false }
+            guard !reached || !pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) else { return .wait }
+            return .answer
+        }
+        for pending in due {
             switch pending.reply {
             case let .synced(id): pending.subscriber.send(body: ServerMessage.synced(WireSynced(sub: 0, id: id, version: version)).encodedBody(), version: version)
             case let .notice(notice): notice.answer(version)
             }
-            return true
         }
     }
 
@@ -233,9 +234,7 @@ final class _HubLoop {
             guard case let .following(old) = phase else { return }
             let fromVersion = version
             phase = .following(update.result)
-            if let passed = old.stateID {
-                for index in pendingSyncs.indices where pendingSyncs[index].state == passed { pendingSyncs[index].reached = true }
-            }
+            if let passed = old.stateID { pendingSyncs.passed(passed) }
             let latency = update.latency.components
             observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
             let from = sequence
