@@ -61,14 +61,19 @@ public struct MutationRefusal: Error, Sendable, Hashable, CustomStringConvertibl
     /// Words for a developer: the database's message, or the precondition's.
     public var message: String
 
-    /// The longest message kept (in characters): a refusal is stored with its mutation, and
-    /// its message may echo what a client sent.
+    /// The longest message kept, in Unicode scalars (code points: at most 2,000 bytes of UTF-8; a
+    /// JavaScript client counts them as `[...message].length`, not `message.length`, which counts
+    /// UTF-16 units): a refusal is stored with its mutation, and its message may echo what a
+    /// client sent.
     public static let maximumMessageLength = 500
 
-    /// A refusal; `message` is cut to ``maximumMessageLength`` characters.
+    /// A refusal; `message` is cut to ``maximumMessageLength`` Unicode scalars, the last of them
+    /// `…` when it was cut.
     public init(code: WireErrorCode, message: String) {
         self.code = code
-        self.message = message.count > Self.maximumMessageLength ? String(message.prefix(Self.maximumMessageLength - 1)) + "…" : message
+        let scalars = message.unicodeScalars
+        self.message = scalars.count > Self.maximumMessageLength
+            ? String(String.UnicodeScalarView(scalars.prefix(Self.maximumMessageLength - 1))) + "…" : message
     }
 
     /// A failed precondition (`conflict`).

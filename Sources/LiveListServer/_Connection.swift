@@ -30,13 +30,20 @@ final class _Connection: @unchecked Sendable {
     /// Handles one frame's text. Returns the close to send when the frame breaks the protocol.
     func receive(_ bytes: [UInt8]) async -> (WireCloseCode, String)? {
         let message: ClientMessage
+        // A request with a value not in the protocol's form is refused alone (`badArguments`),
+        // where its arguments would be checked: the connection goes on.
+        let badArguments: String?
         do {
             message = try ClientMessage.decode(bytes)
+            badArguments = nil
+        } catch let .badArguments(request, reason) {
+            message = request
+            badArguments = reason
         } catch {
             return (.protocolError, error.description)
         }
         switch message {
-        case let .subscribe(subscription): await subscribe(subscription)
+        case let .subscribe(subscription): await subscribe(subscription, badArguments: badArguments)
         case let .window(sub, window):
             guard let entry = lock.withLock({ subscriptions[sub] }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
@@ -44,7 +51,7 @@ final class _Connection: @unchecked Sendable {
             }
             guard let range = checkedWindow(window, sub: sub) else { return nil }
             entry.hub.send(.window(entry.subscriber, range))
-        case let .arguments(sub, arguments): await change(sub, to: arguments)
+        case let .arguments(sub, arguments): await change(sub, to: arguments, badArguments: badArguments)
         case let .sync(sub, id):
             guard let entry = lock.withLock({ subscriptions[sub] }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
@@ -63,7 +70,7 @@ final class _Connection: @unchecked Sendable {
             let arrived = ContinuousClock.now
             let queued = server.registry.mutationScheduler.enqueue(ObjectIdentifier(self), limit: server.configuration.maximumPendingMutations) {
                 [self] leftEngine in
-                let outcome = await perform(mutation, leftEngine: leftEngine)
+                let outcome = await perform(mutation, badArguments: badArguments, leftEngine: leftEngine)
                 server.metrics.mutationAnswered(outcome, since: arrived)
             }
             if !queued {
@@ -80,7 +87,7 @@ final class _Connection: @unchecked Sendable {
         return nil
     }
 
-    private func subscribe(_ request: WireSubscription) async {
+    private func subscribe(_ request: WireSubscription, badArguments: String?) async {
         let sub = request.sub
         let (count, isOpen) = lock.withLock { (subscriptions.count, subscriptions[sub] != nil) }
         guard !isOpen else {
@@ -96,7 +103,8 @@ final class _Connection: @unchecked Sendable {
             return
         }
         let arguments: [String: WireValue]
-        do {
+        do throws(WireError) {
+            if let badArguments { throw WireError(sub: sub, code: .badArguments, message: badArguments) }
             arguments = try query.validate(request.arguments, claims: claims?.values)
         } catch {
             fail(sub, error.code, error.message)
@@ -122,7 +130,7 @@ final class _Connection: @unchecked Sendable {
     /// New arguments for subscription `sub`: checked like a subscription's; the subscription moves
     /// to the live query of the new arguments, which sends one changeset from the list the client
     /// holds. Bad arguments get a typed error and change nothing.
-    private func change(_ sub: Int, to requested: [String: WireValue]) async {
+    private func change(_ sub: Int, to requested: [String: WireValue], badArguments: String?) async {
         guard let entry = lock.withLock({ subscriptions[sub] }) else {
             fail(sub, .unknownSubscription, "no subscription \(sub)")
             return
@@ -132,7 +140,8 @@ final class _Connection: @unchecked Sendable {
             return
         }
         let arguments: [String: WireValue]
-        do {
+        do throws(WireError) {
+            if let badArguments { throw WireError(sub: sub, code: .badArguments, message: badArguments) }
             arguments = try query.validate(requested, claims: claims?.values)
         } catch {
             fail(sub, error.code, error.message)
@@ -177,7 +186,7 @@ final class _Connection: @unchecked Sendable {
     /// subscription of the connection was sent the state that holds its commit, or an error
     /// naming the mutation. `leftEngine` is called once the engine is done with it. Returns how
     /// it was answered (for the metrics).
-    private func perform(_ request: WireMutation, leftEngine: @Sendable () -> Void) async -> LiveListMetrics.MutationOutcome {
+    private func perform(_ request: WireMutation, badArguments: String?, leftEngine: @Sendable () -> Void) async -> LiveListMetrics.MutationOutcome {
         // A server that publishes none writes nothing: no number is kept for any client.
         guard !server.mutations.isEmpty else {
             leftEngine()
@@ -188,7 +197,8 @@ final class _Connection: @unchecked Sendable {
         // client's next number follows it and a resend gets the same answer.
         let action: MutationRequest.Action
         if let mutation = server.mutations[request.name] {
-            do {
+            do throws(WireError) {
+                if let badArguments { throw WireError(sub: nil, code: .badArguments, message: badArguments) }
                 action = .run(mutation, arguments: try mutation.validate(request.arguments, claims: claims?.values))
             } catch {
                 action = .refuse(MutationRefusal(code: error.code, message: error.message))

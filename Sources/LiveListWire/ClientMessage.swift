@@ -58,7 +58,11 @@ public enum ClientMessage: Hashable, Sendable {
         case "subscribe": return .subscribe(try WireSubscription(fields))
         case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))
         case "unsubscribe": return .unsubscribe(sub: try fields.int("sub"))
-        case "arguments": return .arguments(sub: try fields.int("sub"), try WireSubscription.arguments(fields))
+        case "arguments":
+            let sub = try fields.int("sub")
+            let (arguments, invalid) = try WireSubscription.arguments(fields)
+            if let invalid { throw .badArguments(.arguments(sub: sub, [:]), invalid) }
+            return .arguments(sub: sub, arguments)
         case "sync": return .sync(sub: try fields.int("sub"), id: try fields.int("id"))
         case "mutate": return .mutate(try WireMutation(fields))
         default: throw .unknownType(String(type.prefix(64)))
@@ -107,26 +111,34 @@ public struct WireSubscription: Hashable, Sendable {
         .object(arguments.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: $0.value.json) })
     }
 
-    /// The `arguments` object of a message (absent: none).
-    static func arguments(_ fields: _Fields) throws(WireDecodingError) -> [String: WireValue] {
+    /// The `arguments` object of a message (absent: none), and why the first argument that is not
+    /// a value of the protocol's form is not (the request is then refused alone, with
+    /// `badArguments`; an `arguments` that is not an object is not a message of the protocol).
+    static func arguments(_ fields: _Fields) throws(WireDecodingError) -> (values: [String: WireValue], invalid: String?) {
         var arguments: [String: WireValue] = [:]
         switch fields.value("arguments") {
         case nil: break
         case let .object(members)?:
             for member in members {
                 guard arguments[member.key] == nil else { throw .invalidField("arguments", "\"\(member.key)\" given twice") }
-                arguments[member.key] = try WireValue(json: member.value)
+                do {
+                    arguments[member.key] = try WireValue(json: member.value)
+                } catch {
+                    let reason = if case let .invalidValue(reason) = error { reason } else { error.description }
+                    return ([:], "argument \"\(member.key.prefix(256))\" is not a value of the protocol: \(reason)")
+                }
             }
         default: throw .invalidField("arguments", "expected an object")
         }
-        return arguments
+        return (arguments, nil)
     }
 
     init(_ fields: _Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         query = try fields.string("query", maximumLength: 256)
         window = try WireWindow(json: try fields.required("window"), field: "window")
-        arguments = try Self.arguments(fields)
+        let (arguments, invalid) = try Self.arguments(fields)
+        self.arguments = arguments
         if let resume = fields.value("resume"), resume != .null {
             let resumeFields: _Fields
             do {
@@ -137,6 +149,7 @@ public struct WireSubscription: Hashable, Sendable {
             self.resume = WireResume(version: try resumeFields.version("version"),
                                      held: try WireWindow(json: try resumeFields.required("held"), field: "resume.held"))
         }
+        if let invalid { throw .badArguments(.subscribe(self), invalid) }
     }
 }
 

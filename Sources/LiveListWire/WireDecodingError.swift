@@ -1,6 +1,7 @@
 /// Why a frame is not a message of the protocol. A server that reads one closes the connection
 /// with ``WireCloseCode/protocolError`` (or ``WireCloseCode/messageTooBig``) and this text as
-/// the reason; nothing else on the server is affected.
+/// the reason; nothing else on the server is affected — except ``badArguments(_:_:)``, a request
+/// the server refuses alone.
 public enum WireDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The frame is larger than the receiver accepts.
     case tooLarge(bytes: Int, limit: Int)
@@ -16,6 +17,13 @@ public enum WireDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
     case invalidField(String, String)
     /// A database value is not in the protocol's form (``WireValue``).
     case invalidValue(String)
+    /// A request whose every field has its shape, but one of whose values is not written in the
+    /// protocol's form: an argument that is not a ``WireValue`` (`{"f":"nan"}`,
+    /// `{"i":"99999999999999999999"}`, an array), or a `mutate`'s `id` written with a fraction or
+    /// an exponent (`16.0`, `1.6e1`). The server refuses that request alone, with `badArguments`
+    /// (a `mutate`: under its number), and the connection goes on. `request` is the message
+    /// without its arguments; `reason` says which value and why.
+    case badArguments(ClientMessage, String)
 
     public var description: String {
         switch self {
@@ -26,6 +34,7 @@ public enum WireDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
         case let .missingField(field): "missing field \"\(field)\""
         case let .invalidField(field, reason): "field \"\(field)\": \(reason)"
         case let .invalidValue(reason): "invalid value: \(reason)"
+        case let .badArguments(_, reason): reason
         }
     }
 }

@@ -6,7 +6,7 @@
 /// a mutation sent again — after a lost connection, to this server or another over the same
 /// database — is answered with its first outcome and changes nothing.
 public struct WireMutation: Hashable, Sendable {
-    /// The client's name for itself, 1 to 128 characters, kept across launches.
+    /// The client's name for itself, 1 to 128 bytes of UTF-8, kept across launches.
     public var client: String
     /// The mutation's number among the client's, from 1 (1 … 2⁵³).
     public var id: Int64
@@ -35,13 +35,23 @@ public struct WireMutation: Hashable, Sendable {
 
     init(_ fields: _Fields) throws(WireDecodingError) {
         client = try fields.string("client", maximumLength: 128)
-        guard !client.isEmpty else { throw .invalidField("client", "expected 1 to 128 characters") }
-        guard case let .integer(id) = try fields.required("id"), (1...Self.maximumID).contains(id) else {
+        guard !client.isEmpty else { throw .invalidField("client", "expected 1 to 128 bytes of UTF-8") }
+        // The number as the protocol writes integers, without fraction or exponent; the same
+        // number written otherwise (`16.0`, `1.6e1`) names the mutation, which is refused.
+        var misspelled: String?
+        switch try fields.required("id") {
+        case let .integer(id) where (1...Self.maximumID).contains(id):
+            self.id = id
+        case let .double(number) where number == number.rounded() && number >= 1 && number <= Double(Self.maximumID):
+            self.id = Int64(number)
+            misspelled = "field \"id\": \(Int64(number)) must be written as an integer, without fraction or exponent"
+        default:
             throw .invalidField("id", "expected an integer in 1...\(Self.maximumID)")
         }
-        self.id = id
         name = try fields.string("name", maximumLength: 256)
-        arguments = try WireSubscription.arguments(fields)
+        let (arguments, invalid) = try WireSubscription.arguments(fields)
+        self.arguments = arguments
+        if let reason = misspelled ?? invalid { throw .badArguments(.mutate(self), reason) }
     }
 }
 

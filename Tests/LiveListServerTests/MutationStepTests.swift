@@ -26,4 +26,16 @@ struct MutationStepTests {
         #expect(MutationRefusal(storedCode: "badArguments", message: "x").code == .badArguments)
         #expect(MutationRefusal(storedCode: "nonsense", message: "x").code == .mutationFailed)
     }
+
+    @Test("a refusal's message is cut to 500 Unicode scalars, whatever they combine into")
+    func messageLength() {
+        // 600 characters of two scalars each, and 600 of one: both over 500 scalars, cut to 499 and an ellipsis.
+        for long in [String(repeating: "e\u{301}", count: 600), String(repeating: "😀", count: 600)] {
+            let message = MutationRefusal(code: .conflict, message: long).message
+            #expect(message.unicodeScalars.count == MutationRefusal.maximumMessageLength && message.hasSuffix("…"))
+            #expect(long.unicodeScalars.starts(with: message.unicodeScalars.dropLast()))
+        }
+        let exact = String(repeating: "e\u{301}", count: 250)
+        #expect(MutationRefusal(code: .conflict, message: exact).message == exact)
+    }
 }

@@ -183,6 +183,38 @@ struct MutationTests {
         await fixture.stop()
     }
 
+    @Test("a value not in the protocol's form, or an id written 3.0, refuses that request alone (badArguments, the number used); the connection goes on")
+    func badValuesRefuseTheirRequest() async throws {
+        let fixture = try await Self.start()
+        let wire = try await Wire(fixture.url)
+        let frames: [(String, Int64, WireErrorCode)] = [
+            (#"{"type":"mutate","client":"c","id":1,"name":"archive","arguments":{"id":{"i":"99999999999999999999"}}}"#, 1, .badArguments),
+            (#"{"type":"mutate","client":"c","id":2,"name":"bump","arguments":{"x":{"f":"nan"}}}"#, 2, .badArguments),
+            (#"{"type":"mutate","client":"c","id":3.0,"name":"bump"}"#, 3, .badArguments),
+            // Number 3 was used by the refusal: written as the protocol writes it, the answer is the first one.
+            (#"{"type":"mutate","client":"c","id":3,"name":"bump"}"#, 3, .badArguments),
+            // Read as 16: not the next number.
+            (#"{"type":"mutate","client":"c","id":1.6e1,"name":"bump"}"#, 16, .mutationOutOfOrder),
+        ]
+        for (frame, id, code) in frames {
+            wire.connection.send(frame)
+            guard case let .error(error)? = try await wire.untilAnswer(to: id).last else {
+                Issue.record("\(frame) was not refused")
+                continue
+            }
+            #expect(error.code == code && error.mutation == WireMutationID(client: "c", id: id), "\(frame): \(error)")
+        }
+        // A subscription with such an argument is refused alone too; the connection serves the next.
+        wire.connection.send(#"{"type":"subscribe","sub":1,"query":"inbox","arguments":{"folder":{"b":"%"}},"window":[0,5]}"#)
+        guard case let .error(refused) = try await wire.next() else { throw Wire.WireClosed() }
+        #expect(refused.code == .badArguments && refused.sub == 1, "\(refused)")
+        wire.send(.mutate(WireMutation(client: "c", id: 4, name: "bump")))
+        guard case .mutated? = try await wire.untilAnswer(to: 4).last else { Issue.record("4 was not applied"); return }
+        #expect(try Self.counter(fixture) == 1)
+        wire.connection.close()
+        await fixture.stop()
+    }
+
     @Test("a connection's mutations wait in a bounded lane: past it, mutationUnavailable at once, nothing applied, sent again in order; a window moves meanwhile")
     func boundedLane() async throws {
         var configuration = LiveListServer.Configuration()

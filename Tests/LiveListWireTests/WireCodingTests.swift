@@ -85,6 +85,45 @@ struct WireCodingTests {
         }
     }
 
+    @Test("A value not in the protocol's form, or a mutate's id written with a fraction or an exponent, refuses that request alone")
+    func badArgumentsNameTheirRequest() {
+        let cases: [(String, ClientMessage)] = [
+            (#"{"type":"mutate","client":"c","id":7,"name":"archive","arguments":{"id":{"i":"99999999999999999999"}}}"#,
+             .mutate(WireMutation(client: "c", id: 7, name: "archive"))),
+            (#"{"type":"mutate","client":"c","id":8,"name":"archive","arguments":{"id":{"f":"nan"}}}"#,
+             .mutate(WireMutation(client: "c", id: 8, name: "archive"))),
+            (#"{"type":"mutate","client":"c","id":16.0,"name":"archive","arguments":{"id":1}}"#,
+             .mutate(WireMutation(client: "c", id: 16, name: "archive", arguments: ["id": .integer(1)]))),
+            (#"{"type":"mutate","client":"c","id":1.6e1,"name":"archive"}"#, .mutate(WireMutation(client: "c", id: 16, name: "archive"))),
+            (#"{"type":"subscribe","sub":3,"query":"inbox","arguments":{"folder":[1]},"window":[0,10]}"#,
+             .subscribe(WireSubscription(sub: 3, query: "inbox", window: WireWindow(start: 0, count: 10)))),
+            (#"{"type":"arguments","sub":4,"arguments":{"folder":"a","limit":9007199254740992}}"#, .arguments(sub: 4, [:])),
+        ]
+        for (frame, request) in cases {
+            do {
+                _ = try ClientMessage.decode(Array(frame.utf8))
+                Issue.record("\(frame) decoded")
+            } catch let .badArguments(refused, reason) {
+                #expect(refused == request, "\(frame): \(refused)")
+                #expect(reason.contains("\"id\"") || reason.contains("argument"), "\(reason)")
+            } catch {
+                Issue.record("\(frame): \(error)")
+            }
+        }
+        // What is not a request of the protocol still is not: an id that is no integer, arguments that are no object.
+        for frame in [#"{"type":"mutate","client":"c","id":16.5,"name":"a"}"#, #"{"type":"mutate","client":"c","id":"16","name":"a"}"#,
+                      #"{"type":"subscribe","sub":1,"query":"q","arguments":[1],"window":[0,1]}"#] {
+            do {
+                _ = try ClientMessage.decode(Array(frame.utf8))
+                Issue.record("\(frame) decoded")
+            } catch .badArguments {
+                Issue.record("\(frame) refused alone, not as a frame of another protocol")
+            } catch {
+                #expect(error.description.contains("field"), "\(frame): \(error)")
+            }
+        }
+    }
+
     @Test("Malformed client frames are typed errors, never a crash: random bytes and mutations of valid frames (seed printed)")
     func fuzzedDecoder() throws {
         let seed = SeededRandomNumberGenerator.testSeed("wire fuzz")
