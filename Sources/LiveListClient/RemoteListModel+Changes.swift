@@ -94,11 +94,15 @@ extension RemoteListModel {
             counts[target] = old.counts[section]
         }
         for (index, key) in zip(changes.sectionInserts, insertedKeys) { keys[index] = key }
-        for path in changes.itemDeletes where !deleted.contains(path.section) {
-            if let target = mapping.newSection(ofOld: path.section) { counts[target] -= 1 }
+        // A path's section is checked before it is mapped: the mapping answers for sections of the
+        // list (a hostile server's delete in section 5 of 1 would count in a section that is not).
+        for path in changes.itemDeletes {
+            guard (0..<oldCount).contains(path.section) else { throw .inconsistent("item delete \(path) of \(oldCount) sections") }
+            if !deleted.contains(path.section), let target = mapping.newSection(ofOld: path.section) { counts[target] -= 1 }
         }
         for move in changes.itemMoves {
-            if let source = mapping.newSection(ofOld: move.from.section), (0..<newCount).contains(move.to.section) {
+            if (0..<oldCount).contains(move.from.section), !deleted.contains(move.from.section),
+               let source = mapping.newSection(ofOld: move.from.section), (0..<newCount).contains(move.to.section) {
                 counts[source] -= 1
                 counts[move.to.section] += 1
             } else {

@@ -45,4 +45,21 @@ struct RemoteListModelTests {
                               insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])
         #expect(throws: RemoteListError.versionGap(expected: Self.version, received: Self.version.next)) { try model.receive(.changes(gap)) }
     }
+
+    /// Found by the server-message fuzz target (Tests/Fuzz/server-messages/crash-23b35eaa…): a
+    /// delete or a move in a section the list does not have was counted in it, out of range.
+    @Test("A delete or a move in a section the list does not have is refused, not counted")
+    func itemsOfMissingSections() throws {
+        for (deletes, moves) in [([ItemPath(section: 1, item: 0)], []), ([], [Move(from: ItemPath(section: 3, item: 0), to: ItemPath(section: 0, item: 0))])] {
+            var model = RemoteListModel()
+            _ = try model.receive(Self.reset(count: 3, window: 0..<3))
+            var changes = ListChanges()
+            changes.itemDeletes = deletes
+            changes.itemMoves = moves
+            let message = WireChanges(sub: 1, from: Self.version, to: Self.version.next, changes: changes, insertedSectionKeys: [],
+                                      insertedIDs: [], movedIDs: moves.map { _ in .integer(9) }, reloadedIDs: [], rows: [])
+            #expect(throws: RemoteListError.self) { try model.receive(.changes(message)) }
+            #expect(model.state.counts == [3] && model.version == Self.version)
+        }
+    }
 }
