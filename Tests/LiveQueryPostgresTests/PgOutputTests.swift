@@ -63,25 +63,81 @@ struct PgOutputTests {
         #expect(try _PgOutputMessage.parse(Self.bytes([Character("Y"), UInt32(1)])) == .other(UInt8(ascii: "Y")))
     }
 
-    @Test("a message cut anywhere, or any random bytes, is a typed error, never a crash")
-    func malformed() {
-        let whole = Self.bytes([Character("U"), UInt32(16384), Character("K")] + Self.tuple(["1", nil]) + [Character("N")] + Self.tuple(["2", "x"]))
-        for end in 0..<whole.count {
-            #expect(throws: _PgOutputFormatError.self, "cut at \(end)") { try _PgOutputMessage.parse(Array(whole[0..<end])) }
+    /// The byte that parsing `bytes` names when it fails (`nil`: it parses; `.some(nil)`: an
+    /// error that names none).
+    static func failure(_ bytes: [UInt8]) -> Int?? {
+        do {
+            _ = try _PgOutputMessage.parse(bytes)
+            return nil
+        } catch {
+            return .some(error.offset)
         }
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("pgoutput fuzz seed \(seed)")
+    }
+
+    /// `message` written as `pgoutput` writes it, the fields the parser skips as zeros.
+    static func encoded(_ message: _PgOutputMessage) -> [UInt8] {
+        func tuple(_ values: [_PostgresTupleValue]) -> [Any] {
+            var parts: [Any] = [UInt16(values.count)]
+            for value in values {
+                switch value {
+                case .null: parts.append(Character("n"))
+                case .unchanged: parts.append(Character("u"))
+                case let .text(text): parts += [Character("t"), UInt32(text.count), text]
+                }
+            }
+            return parts
+        }
+        switch message {
+        case let .begin(final, xid): return bytes([Character("B"), final.value, UInt64(0), xid])
+        case let .commit(commit, end): return bytes([Character("C"), UInt8(0), commit.value, end.value, UInt64(0)])
+        case let .relation(relation):
+            var parts: [Any] = [Character("R"), relation.oid, relation.schema, relation.name, UInt8(0), UInt16(relation.columns.count)]
+            for column in relation.columns { parts += [UInt8(column.isKey ? 1 : 0), column.name, column.typeOID, UInt32(0)] }
+            return bytes(parts)
+        case let .insert(relation, new): return bytes([Character("I"), relation, Character("N")] + tuple(new))
+        case let .update(relation, old, new):
+            return bytes([Character("U"), relation] + (old.map { [Character("O")] + tuple($0) } ?? []) + [Character("N")] + tuple(new))
+        case let .delete(relation, old): return bytes([Character("D"), relation, Character("K")] + tuple(old))
+        case let .truncate(relations): return bytes([Character("T"), UInt32(relations.count), UInt8(0)] + relations.map { $0 as Any })
+        case let .other(tag): return [tag]
+        }
+    }
+
+    @Test("a message cut anywhere names its end; random bytes parse to a message that writes back to itself, or name the byte where they stop being one (seed printed)")
+    func malformed() throws {
+        let whole = Self.bytes([Character("U"), UInt32(16384), Character("K")] + Self.tuple(["1", nil]) + [Character("N")] + Self.tuple(["2", "x"]))
+        for end in 0..<whole.count { #expect(Self.failure(Array(whole[0..<end])) == .some(end), "cut at \(end)") }
+        let seed = SeededRandomNumberGenerator.testSeed("pgoutput fuzz")
         var random = SeededRandomNumberGenerator(seed: seed)
         var decoder = _CommitDecoder()
-        for _ in 0..<20_000 {
+        var (parsed, refused) = (0, 0)
+        for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if let first = bytes.first, Bool.random(using: &random) { bytes[0] = Array("BCRIUDT".utf8)[Int(first) % 7] }
+            let message: _PgOutputMessage
             do {
-                _ = try decoder.feed(try _PgOutputMessage.parse(bytes))
+                message = try _PgOutputMessage.parse(bytes)
             } catch {
-                #expect(!error.description.isEmpty)
+                // Every byte before the one named was read as a message's should be: the message
+                // cut there runs out exactly there.
+                let offset = try #require(error.offset, "seed \(seed), round \(round): \(error)")
+                #expect(offset <= bytes.count, "seed \(seed), round \(round): \(error)")
+                if offset < bytes.count {
+                    #expect(Self.failure(Array(bytes[0..<offset])) == .some(offset), "seed \(seed), round \(round): \(error)")
+                }
+                refused += 1
+                continue
+            }
+            parsed += 1
+            #expect(try _PgOutputMessage.parse(Self.encoded(message)) == message, "seed \(seed), round \(round): \(message)")
+            // Out of place in the stream: an error that names no byte.
+            do {
+                _ = try decoder.feed(message)
+            } catch {
+                #expect(error.offset == nil, "seed \(seed), round \(round): \(error)")
             }
         }
+        #expect(parsed > 100 && refused > 1_000, "seed \(seed): \(parsed) parsed, \(refused) refused")
     }
 
     @Test("commits group their changes by relation and key; the relations they describe and their truncations are reported")

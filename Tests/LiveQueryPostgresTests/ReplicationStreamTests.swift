@@ -22,23 +22,44 @@ import Testing
         #expect(update == Self.bytes("r", [0x0102, 0x0102, 0x0304, 1_000_000], [1]))
     }
 
-    @Test("a message cut anywhere, or random bytes, is a typed error, never a crash (seed printed)")
-    func malformed() {
-        let whole = Self.bytes("k", [0x30, 9], [1])
-        for end in 0..<whole.count {
-            #expect(throws: _PgOutputFormatError.self, "cut at \(end)") { try _ReplicationMessage.parse(Array(whole[0..<end])) }
+    @Test("a message cut anywhere names its end; random bytes parse to the fields they hold, or name the byte where they stop being a message (seed printed)")
+    func malformed() throws {
+        func offset(_ bytes: [UInt8]) -> Int?? {
+            do {
+                _ = try _ReplicationMessage.parse(bytes)
+                return nil
+            } catch {
+                return .some(error.offset)
+            }
         }
-        #expect(throws: _PgOutputFormatError.self) { try _ReplicationMessage.parse(whole + [0]) }
-        let seed = UInt64.random(in: 0...UInt64.max)
-        print("replication message fuzz seed \(seed)")
+        let whole = Self.bytes("k", [0x30, 9], [1])
+        for end in 0..<whole.count { #expect(offset(Array(whole[0..<end])) == .some(end), "cut at \(end)") }
+        #expect(offset(whole + [0]) == .some(whole.count), "a keepalive one byte too long names its first extra byte")
+        let seed = SeededRandomNumberGenerator.testSeed("replication message fuzz")
         var random = SeededRandomNumberGenerator(seed: seed)
-        for _ in 0..<20_000 {
+        func word(_ bytes: [UInt8], at start: Int) -> UInt64 { bytes[start..<start + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if let first = bytes.first, Bool.random(using: &random) { bytes[0] = Array("wk".utf8)[Int(first) % 2] }
+            let context = "seed \(seed), round \(round): \(bytes)"
             do {
-                if case let .data(_, _, payload) = try _ReplicationMessage.parse(bytes) { _ = try? _PgOutputMessage.parse(payload) }
+                switch try _ReplicationMessage.parse(bytes) {
+                case let .data(start, end, payload):
+                    #expect(bytes[0] == UInt8(ascii: "w") && start.value == word(bytes, at: 1) && end.value == word(bytes, at: 9)
+                            && payload == Array(bytes[25...]), "\(context)")
+                case let .keepalive(sent, replyNow):
+                    #expect(bytes.count == 18 && bytes[0] == UInt8(ascii: "k") && sent.value == word(bytes, at: 1) && replyNow == (bytes[17] == 1),
+                            "\(context)")
+                }
             } catch {
-                #expect(!error.description.isEmpty)
+                // The byte named: the first for another type, the end for one cut short, the first
+                // extra byte for a keepalive too long.
+                let expected = switch bytes.first {
+                case UInt8(ascii: "w")?: bytes.count
+                case UInt8(ascii: "k")?: min(bytes.count, 18)
+                default: 0
+                }
+                #expect(error.offset == expected, "\(context): \(error)")
             }
         }
     }

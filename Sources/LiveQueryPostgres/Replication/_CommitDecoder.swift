@@ -1,38 +1,38 @@
 /// A committed transaction as a live query needs it: which keys of which relations it touched.
-struct _DecodedCommit: Sendable, Equatable {
-    var xid: UInt32
-    var commitLSN: PostgresLSN
-    var endLSN: PostgresLSN
+package struct _DecodedCommit: Sendable, Equatable {
+    package var xid: UInt32
+    package var commitLSN: PostgresLSN
+    package var endLSN: PostgresLSN
     /// Per relation OID, the key tuples (text form of the relation's key columns) of the rows
     /// the transaction inserted, updated (old and new key) or deleted.
-    var touched: [UInt32: [[_PostgresTupleValue]]] = [:]
+    package var touched: [UInt32: [[_PostgresTupleValue]]] = [:]
     /// Relations the transaction truncated.
-    var truncated: Set<UInt32> = []
+    package var truncated: Set<UInt32> = []
     /// The relations the stream described in the transaction (before their first change in the
     /// stream's session, and again after their shape changed), in order.
-    var described: [_PostgresRelation] = []
+    package var described: [_PostgresRelation] = []
     /// Relations whose shape (columns, key, types) differs from what the engine knew before: set
     /// by ``_KnownRelations/absorb(_:)`` as the engine takes the commit.
-    var reshaped: Set<UInt32> = []
+    package var reshaped: Set<UInt32> = []
 
     /// Every relation the transaction changed, truncated or reshaped.
-    var relations: Set<UInt32> { truncated.union(reshaped).union(touched.keys) }
+    package var relations: Set<UInt32> { truncated.union(reshaped).union(touched.keys) }
 }
 
 /// Groups `pgoutput` messages into committed transactions, with the key columns of their
 /// changes, as the replication stream's session describes the relations. A value: fed in WAL
 /// order, without I/O (`PgOutputTests`). A new session describes every relation again before its
-/// first change, so a decoder is made for each.
-struct _CommitDecoder: Sendable {
-    private(set) var relations: [UInt32: _PostgresRelation] = [:]
+/// first change, so a decoder is made for each. `package`: the replication fuzz target feeds one.
+package struct _CommitDecoder: Sendable {
+    package private(set) var relations: [UInt32: _PostgresRelation] = [:]
     private var open: _DecodedCommit?
     /// Relations described outside a transaction, kept for the next one.
     private var describedBefore: [_PostgresRelation] = []
 
-    init() {}
+    package init() {}
 
     /// Feeds one message; returns the transaction it completes.
-    mutating func feed(_ message: _PgOutputMessage) throws(_PgOutputFormatError) -> _DecodedCommit? {
+    package mutating func feed(_ message: _PgOutputMessage) throws(_PgOutputFormatError) -> _DecodedCommit? {
         switch message {
         case let .begin(final, xid):
             guard open == nil else { throw _PgOutputFormatError(detail: "a transaction begins inside another") }
@@ -78,16 +78,18 @@ struct _CommitDecoder: Sendable {
 /// The shapes of the relations the engine follows, as planned when queries opened and as the
 /// stream described them since: a description that differs is a schema change. A value, tested
 /// without I/O.
-struct _KnownRelations: Sendable {
-    private(set) var shapes: [UInt32: _PostgresRelation] = [:]
+package struct _KnownRelations: Sendable {
+    package private(set) var shapes: [UInt32: _PostgresRelation] = [:]
+
+    package init() {}
 
     /// Notes a shape read from the catalog (a query planned against it), unless one is known.
-    mutating func planned(_ relation: _PostgresRelation) {
+    package mutating func planned(_ relation: _PostgresRelation) {
         if shapes[relation.oid] == nil { shapes[relation.oid] = relation }
     }
 
     /// Takes the commit's descriptions: marks the relations whose shape changed as `reshaped`.
-    mutating func absorb(_ commit: inout _DecodedCommit) {
+    package mutating func absorb(_ commit: inout _DecodedCommit) {
         for relation in commit.described {
             if let known = shapes[relation.oid], known != relation { commit.reshaped.insert(relation.oid) }
             shapes[relation.oid] = relation

@@ -2,8 +2,9 @@
 /// replication stream carries them (the payload of each WAL data message). Only what a live query
 /// needs is kept: which rows of which relation a committed transaction touched.
 ///
-/// Format: PostgreSQL's documentation, "Logical Replication Message Formats".
-enum _PgOutputMessage: Equatable, Sendable {
+/// Format: PostgreSQL's documentation, "Logical Replication Message Formats". `package`, as the
+/// types it carries: the replication fuzz target (`Sources/Fuzz/replication`) reads messages too.
+package enum _PgOutputMessage: Equatable, Sendable {
     /// A transaction begins; its commit will be at `finalLSN`.
     case begin(finalLSN: PostgresLSN, xid: UInt32)
     /// The transaction ends: `commitLSN` is its commit record, `endLSN` the position after it.
@@ -21,37 +22,52 @@ enum _PgOutputMessage: Equatable, Sendable {
 }
 
 /// A relation as `pgoutput` describes it.
-struct _PostgresRelation: Equatable, Sendable {
-    struct Column: Equatable, Sendable {
-        var name: String
-        var isKey: Bool
-        var typeOID: UInt32
+package struct _PostgresRelation: Equatable, Sendable {
+    package struct Column: Equatable, Sendable {
+        package var name: String
+        package var isKey: Bool
+        package var typeOID: UInt32
     }
 
-    var oid: UInt32
-    var schema: String
-    var name: String
-    var columns: [Column]
+    package var oid: UInt32
+    package var schema: String
+    package var name: String
+    package var columns: [Column]
 }
 
 /// A column value in a `pgoutput` tuple: PostgreSQL's text form of the value.
-enum _PostgresTupleValue: Equatable, Sendable {
+package enum _PostgresTupleValue: Equatable, Sendable {
     case null
     /// A TOASTed value the change left as it was: not sent.
     case unchanged
     case text([UInt8])
 }
 
-/// A `pgoutput` message that does not parse: a bug or a protocol this parser does not know.
-struct _PgOutputFormatError: Error, Equatable, CustomStringConvertible {
-    var detail: String
-    var description: String { "malformed pgoutput message: \(detail)" }
+/// A `pgoutput` message that does not parse, or a message out of place in the stream: a bug or a
+/// protocol this parser does not know.
+package struct _PgOutputFormatError: Error, Equatable, CustomStringConvertible {
+    /// What is wrong.
+    package var detail: String
+    /// The byte of the message where it stopped making sense: the byte that is wrong, or the
+    /// message's length when it ends too soon. `nil` when the message is well formed but comes out
+    /// of place (a change outside a transaction, say).
+    package var offset: Int?
+
+    init(detail: String, offset: Int? = nil) {
+        self.detail = detail
+        self.offset = offset
+    }
+
+    package var description: String {
+        offset.map { "malformed pgoutput message at byte \($0): \(detail)" } ?? "malformed pgoutput stream: \(detail)"
+    }
 }
 
 extension _PgOutputMessage {
-    /// Parses one message.
+    /// Parses one message. Bytes after a whole message are left unread (a later protocol version
+    /// may add fields).
     /// - Complexity: O(bytes).
-    static func parse(_ bytes: [UInt8]) throws(_PgOutputFormatError) -> _PgOutputMessage {
+    package static func parse(_ bytes: [UInt8]) throws(_PgOutputFormatError) -> _PgOutputMessage {
         var reader = _ByteReader(bytes)
         let tag = try reader.byte()
         switch tag {
@@ -81,7 +97,7 @@ extension _PgOutputMessage {
             return .relation(_PostgresRelation(oid: oid, schema: schema, name: name, columns: columns))
         case UInt8(ascii: "I"):
             let relation = try reader.uint32()
-            guard try reader.byte() == UInt8(ascii: "N") else { throw _PgOutputFormatError(detail: "insert without a new tuple") }
+            guard try reader.byte() == UInt8(ascii: "N") else { throw reader.error("insert without a new tuple", back: 1) }
             return .insert(relation: relation, new: try reader.tuple())
         case UInt8(ascii: "U"):
             let relation = try reader.uint32()
@@ -91,12 +107,12 @@ extension _PgOutputMessage {
                 old = try reader.tuple()
                 kind = try reader.byte()
             }
-            guard kind == UInt8(ascii: "N") else { throw _PgOutputFormatError(detail: "update without a new tuple") }
+            guard kind == UInt8(ascii: "N") else { throw reader.error("update without a new tuple", back: 1) }
             return .update(relation: relation, old: old, new: try reader.tuple())
         case UInt8(ascii: "D"):
             let relation = try reader.uint32()
             let kind = try reader.byte()
-            guard kind == UInt8(ascii: "K") || kind == UInt8(ascii: "O") else { throw _PgOutputFormatError(detail: "delete without an old tuple") }
+            guard kind == UInt8(ascii: "K") || kind == UInt8(ascii: "O") else { throw reader.error("delete without an old tuple", back: 1) }
             return .delete(relation: relation, old: try reader.tuple())
         case UInt8(ascii: "T"):
             let count = Int(try reader.uint32())
@@ -110,24 +126,33 @@ extension _PgOutputMessage {
     }
 }
 
-/// Big-endian reads over a message's bytes, each checked against its end.
+/// Big-endian reads over a message's bytes, each checked against its end; every error names the
+/// byte where the message stopped making sense — its end when it ends too soon, else the first
+/// byte of the field that is wrong, every byte before which was read as a message's should be.
 struct _ByteReader {
     private let bytes: [UInt8]
-    private var offset = 0
+    private(set) var offset = 0
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     var isAtEnd: Bool { offset == bytes.count }
 
+    /// An error about the byte `back` bytes before the next one.
+    func error(_ detail: String, back: Int = 0) -> _PgOutputFormatError {
+        _PgOutputFormatError(detail: detail, offset: offset - back)
+    }
+
     mutating func byte() throws(_PgOutputFormatError) -> UInt8 {
-        guard offset < bytes.count else { throw _PgOutputFormatError(detail: "ends at byte \(offset)") }
+        guard offset < bytes.count else { throw error("the message ends") }   // offset == bytes.count
         defer { offset += 1 }
         return bytes[offset]
     }
 
+    /// The next `count` bytes; a message that ends before them is malformed at its end.
     mutating func take(_ count: Int) throws(_PgOutputFormatError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= bytes.count - offset else {
-            throw _PgOutputFormatError(detail: "\(count) bytes wanted at byte \(offset) of \(bytes.count)")
+        guard count >= 0 else { throw error("a length of \(count)") }
+        guard count <= bytes.count - offset else {
+            throw _PgOutputFormatError(detail: "the message ends \(count - (bytes.count - offset)) bytes short", offset: bytes.count)
         }
         defer { offset += count }
         return bytes[offset..<offset + count]
@@ -145,7 +170,9 @@ struct _ByteReader {
 
     /// A NUL-terminated string.
     mutating func string() throws(_PgOutputFormatError) -> String {
-        guard let end = bytes[offset...].firstIndex(of: 0) else { throw _PgOutputFormatError(detail: "unterminated string at byte \(offset)") }
+        guard let end = bytes[offset...].firstIndex(of: 0) else {
+            throw _PgOutputFormatError(detail: "the message ends inside a string", offset: bytes.count)
+        }
         defer { offset = end + 1 }
         return String(decoding: bytes[offset..<end], as: UTF8.self)
     }
@@ -160,8 +187,9 @@ struct _ByteReader {
             case UInt8(ascii: "u"): values.append(.unchanged)
             case UInt8(ascii: "t"), UInt8(ascii: "b"):
                 let length = Int(Int32(bitPattern: try uint32()))
+                guard length >= 0 else { throw error("a value of length \(length)", back: 4) }
                 values.append(.text(Array(try take(length))))
-            case let kind: throw _PgOutputFormatError(detail: "tuple value of kind \(kind)")
+            case let kind: throw error("a tuple value of kind \(kind)", back: 1)
             }
         }
         return values

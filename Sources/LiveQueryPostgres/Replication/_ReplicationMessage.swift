@@ -4,8 +4,9 @@ import Foundation
 /// sends it inside a CopyData message: WAL data (for a logical slot, one `pgoutput` message) or a
 /// keepalive. Parsed and built without I/O (`ReplicationMessageTests`).
 ///
-/// Format: PostgreSQL's documentation, "Streaming Replication Protocol".
-enum _ReplicationMessage: Equatable, Sendable {
+/// Format: PostgreSQL's documentation, "Streaming Replication Protocol". `package`: the
+/// replication fuzz target reads messages too.
+package enum _ReplicationMessage: Equatable, Sendable {
     /// `w`: WAL data starting at `start`; `serverEnd` is the end of the WAL on the server.
     case data(start: PostgresLSN, serverEnd: PostgresLSN, payload: [UInt8])
     /// `k`: the sender has sent everything it decoded before `sentThrough`; `replyNow` asks for a
@@ -14,7 +15,7 @@ enum _ReplicationMessage: Equatable, Sendable {
 
     /// Parses one CopyData payload from the server.
     /// - Complexity: O(bytes).
-    static func parse(_ bytes: [UInt8]) throws(_PgOutputFormatError) -> _ReplicationMessage {
+    package static func parse(_ bytes: [UInt8]) throws(_PgOutputFormatError) -> _ReplicationMessage {
         var reader = _ByteReader(bytes)
         switch try reader.byte() {
         case UInt8(ascii: "w"):
@@ -26,10 +27,10 @@ enum _ReplicationMessage: Equatable, Sendable {
             let sent = PostgresLSN(try reader.uint64())
             _ = try reader.uint64()   // the server's clock
             let reply = try reader.byte()
-            guard reader.isAtEnd else { throw _PgOutputFormatError(detail: "a keepalive of \(bytes.count) bytes") }
+            guard reader.isAtEnd else { throw reader.error("a keepalive of \(bytes.count) bytes, not 18") }
             return .keepalive(sentThrough: sent, replyNow: reply == 1)
         case let tag:
-            throw _PgOutputFormatError(detail: "a replication message of type \(tag)")
+            throw reader.error("a replication message of type \(tag)", back: 1)
         }
     }
 
