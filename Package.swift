@@ -153,11 +153,19 @@ let package = Package(
             "LiveQueryPostgres", "LiveListServerPostgres", "ScratchPostgres", "DroppingTransport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
+        // What the `livelist` command reads from files — `serve --config`'s YAML, `diff`'s
+        // snapshots — as a library, so that the fuzz targets read them as the command does.
+        .target(name: "LiveListCommands", dependencies: [
+            "ListDiff", "LiveListWire", "LiveListServer",
+            .product(name: "Yams", package: "Yams"),
+            .product(name: "JWTKit", package: "jwt-kit"),
+        ]),
         .executableTarget(
             name: "livelist",
             dependencies: [
                 "ListDiff",
                 "ListTesting",
+                "LiveListCommands",
                 "LiveListTools",
                 "ListPresenter",
                 "LiveQuery",
@@ -170,8 +178,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiveListCommands
 import LiveListTools
 
 /// `livelist bench [--json] [--quick]`: the performance figures, with baselines measured in the

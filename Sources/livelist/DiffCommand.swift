@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ListDiff
+import LiveListCommands
 import LiveListTools
 import LiveListWire
 
@@ -45,10 +46,4 @@ struct DiffCommand: ParsableCommand {
             throw InputError("\(path): \(error)")
         }
     }
-}
-
-/// Bad input to a command: one clear line on standard error and exit status 2.
-struct InputError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiveListCommands
 
 @main
 struct LiveListCommand: ParsableCommand {

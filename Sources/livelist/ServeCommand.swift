@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import LiveListCommands
 import LiveListServer
 import LiveListServerSQLite
 import LiveListServerPostgres
@@ -224,33 +225,8 @@ struct ServeCommand: ParsableCommand {
             guard let equals = entry.firstIndex(of: "=") else { throw InputError("--query \(entry): expected NAME=SQL") }
             let name = String(entry[..<equals])
             let sql = String(entry[entry.index(after: equals)...])
-            let parameters = Self.placeholders(in: sql).map { QueryParameter($0, type: .any) }
+            let parameters = ServeConfiguration.placeholders(in: sql).map { QueryParameter($0, type: .any) }
             return PublishedQuery(name: name, sql: sql, parameters: parameters, section: sections[name])
         }
-    }
-
-    /// The `:name` placeholders of `sql`, outside string literals (a `::` cast is not one).
-    static func placeholders(in sql: String) -> [String] {
-        var names: [String] = []
-        var inString = false
-        var index = sql.startIndex
-        while index < sql.endIndex {
-            let character = sql[index]
-            if character == "'" { inString.toggle() }
-            if !inString, character == ":", sql[sql.index(after: index)...].first == ":" {
-                index = sql.index(index, offsetBy: 2)
-                continue
-            }
-            if !inString, character == ":" {
-                var end = sql.index(after: index)
-                while end < sql.endIndex, sql[end].isLetter || sql[end].isNumber || sql[end] == "_" { end = sql.index(after: end) }
-                let name = String(sql[sql.index(after: index)..<end])
-                if !name.isEmpty, !names.contains(name) { names.append(name) }
-                index = end
-                continue
-            }
-            index = sql.index(after: index)
-        }
-        return names
     }
 }

@@ -4,6 +4,7 @@ import GRDB
 import ListDiff
 import ListPresenter
 import ListTesting
+import LiveListCommands
 import LiveQuery
 
 /// The demo's pipeline, shared by the terminal screen and the headless run: a live query over the

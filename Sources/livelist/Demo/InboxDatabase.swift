@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ListTesting
+import LiveListCommands
 
 /// The demo's data: an inbox of conversations in SQLite, and a writer that changes it the way a
 /// real inbox changes.

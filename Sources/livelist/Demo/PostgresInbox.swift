@@ -1,5 +1,6 @@
 import Foundation
 import ListTesting
+import LiveListCommands
 import LiveListServer
 import LiveListWire
 import Logging

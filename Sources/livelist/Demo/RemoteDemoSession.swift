@@ -3,6 +3,7 @@ import ListDiff
 import ListPresenter
 import ListTesting
 import LiveListClient
+import LiveListCommands
 import LiveListWire
 
 /// The demo's list from a `livelist serve --demo` server: a remote live query of its "inbox",

@@ -28,8 +28,8 @@ import Yams
 ///       - sql: UPDATE message SET folder = 'archive' WHERE id = :id AND owner = :owner
 ///         mustChangeRows: true
 /// ```
-struct ServeConfiguration: Decodable {
-    struct Query: Decodable {
+package struct ServeConfiguration: Decodable {
+    package struct Query: Decodable {
         var name: String
         var sql: String
         var identity: String?
@@ -38,43 +38,49 @@ struct ServeConfiguration: Decodable {
         var parameters: [Parameter]?
     }
 
-    struct Mutation: Decodable {
+    package struct Mutation: Decodable {
         var name: String
         var parameters: [Parameter]?
         var statements: [Statement]
     }
 
-    struct Statement: Decodable {
+    package struct Statement: Decodable {
         var sql: String
         var mustChangeRows: Bool?
     }
 
-    struct Parameter: Decodable {
+    package struct Parameter: Decodable {
         var name: String
         var type: QueryParameter.ValueType
         var `default`: String?
         var claim: String?
     }
 
-    struct Tokens: Decodable {
+    package struct Tokens: Decodable {
         var hmacSecretEnvironment: String
         var audience: String?
         var issuer: String?
     }
 
-    var database: String?
-    var tokens: Tokens?
-    var queries: [Query]
-    var mutations: [Mutation]?
+    package var database: String?
+    package var tokens: Tokens?
+    package var queries: [Query]
+    package var mutations: [Mutation]?
 
     /// Reads `path`; every problem is one line naming the file.
-    static func load(_ path: String) throws(InputError) -> ServeConfiguration {
+    package static func load(_ path: String) throws(InputError) -> ServeConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw InputError("cannot read \(path): \(error.localizedDescription)")
         }
+        return try read(text, path: path)
+    }
+
+    /// Reads a configuration's text, checked as ``load(_:)`` checks a file's (`path` names it in
+    /// messages).
+    package static func read(_ text: String, path: String) throws(InputError) -> ServeConfiguration {
         let configuration: ServeConfiguration
         do {
             configuration = try YAMLDecoder().decode(ServeConfiguration.self, from: text)
@@ -105,7 +111,7 @@ struct ServeConfiguration: Decodable {
     private static func check(_ kind: String, _ name: String, sql: [String], which user: String, _ parameters: [Parameter]?,
                               names: inout Set<String>, _ configuration: ServeConfiguration, path: String) throws(InputError) {
         guard names.insert(name).inserted else { throw InputError("\(path): the \(kind) \"\(name)\" is published twice") }
-        let placeholders = Set(sql.flatMap(ServeCommand.placeholders(in:)))
+        let placeholders = Set(sql.flatMap(Self.placeholders(in:)))
         let declared = Set((parameters ?? []).map(\.name))
         if let missing = placeholders.subtracting(declared).sorted().first {
             throw InputError("\(path): \(kind) \"\(name)\" uses :\(missing) but declares no parameter \"\(missing)\"")
@@ -122,8 +128,33 @@ struct ServeConfiguration: Decodable {
         context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 
+    /// The `:name` placeholders of `sql`, outside string literals (a `::` cast is not one).
+    package static func placeholders(in sql: String) -> [String] {
+        var names: [String] = []
+        var inString = false
+        var index = sql.startIndex
+        while index < sql.endIndex {
+            let character = sql[index]
+            if character == "'" { inString.toggle() }
+            if !inString, character == ":", sql[sql.index(after: index)...].first == ":" {
+                index = sql.index(index, offsetBy: 2)
+                continue
+            }
+            if !inString, character == ":" {
+                var end = sql.index(after: index)
+                while end < sql.endIndex, sql[end].isLetter || sql[end].isNumber || sql[end] == "_" { end = sql.index(after: end) }
+                let name = String(sql[sql.index(after: index)..<end])
+                if !name.isEmpty, !names.contains(name) { names.append(name) }
+                index = end
+                continue
+            }
+            index = sql.index(after: index)
+        }
+        return names
+    }
+
     /// The published queries.
-    var published: [PublishedQuery] {
+    package var published: [PublishedQuery] {
         queries.map { query in
             PublishedQuery(name: query.name, sql: query.sql, parameters: (query.parameters ?? []).map(\.published), identity: query.identity,
                                   section: query.section, version: query.version)
@@ -131,7 +162,7 @@ struct ServeConfiguration: Decodable {
     }
 
     /// The published mutations.
-    var publishedMutations: [PublishedMutation] {
+    package var publishedMutations: [PublishedMutation] {
         (mutations ?? []).map { mutation in
             PublishedMutation(name: mutation.name, parameters: (mutation.parameters ?? []).map(\.published),
                               statements: mutation.statements.map { .init($0.sql, mustChangeRows: $0.mustChangeRows ?? false) })
@@ -148,7 +179,7 @@ struct ServeConfiguration: Decodable {
     }
 
     /// The token verification, with the secret from the environment.
-    func tokenVerification(path: String) async throws(InputError) -> TokenVerification? {
+    package func tokenVerification(path: String) async throws(InputError) -> TokenVerification? {
         guard let tokens else { return nil }
         guard let secret = ProcessInfo.processInfo.environment[tokens.hmacSecretEnvironment], secret.utf8.count >= 32 else {
             throw InputError("\(path): the environment variable \(tokens.hmacSecretEnvironment) must hold the HS256 secret (32 bytes or more)")

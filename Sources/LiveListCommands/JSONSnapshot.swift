@@ -1,30 +1,30 @@
 import ListDiff
-import LiveListTools
 import LiveListWire
 
 /// A section or item read from `livelist diff` input: an identifier (string or number) and an
 /// optional value whose equality is the element's content equality.
-struct JSONListElement: ListElement, Hashable, Sendable {
-    var id: JSONValue
-    var value: JSONValue?
+package struct JSONListElement: ListElement, Hashable, Sendable {
+    package var id: JSONValue
+    package var value: JSONValue?
 
-    func isContentEqual(to other: JSONListElement) -> Bool { value == other.value }
+    package func isContentEqual(to other: JSONListElement) -> Bool { value == other.value }
 }
 
-typealias JSONSnapshot = ListSnapshot<JSONListElement, JSONListElement>
+/// `livelist diff`'s input: a sectioned snapshot read from JSON.
+package typealias JSONSnapshot = ListSnapshot<JSONListElement, JSONListElement>
 
 /// Input whose JSON is valid but whose shape is not `[{"id", "value"?, "items": [{"id", "value"?}]}]`.
-struct SnapshotShapeError: Error, CustomStringConvertible {
-    var path: String
-    var message: String
-    var description: String { "\(path): \(message)" }
+package struct SnapshotShapeError: Error, CustomStringConvertible {
+    package var path: String
+    package var message: String
+    package var description: String { "\(path): \(message)" }
 }
 
 extension JSONSnapshot {
     /// Reads a sectioned snapshot from its JSON form. Identifiers compare as JSON text would:
     /// strings code point for code point, integers by all their digits; a number with a fraction
     /// or an exponent that equals a 64-bit integer is that integer (`1` and `1.0` are one id).
-    init(json: JSONValue) throws(SnapshotShapeError) {
+    package init(json: JSONValue) throws(SnapshotShapeError) {
         guard case let .array(sections) = json else {
             throw SnapshotShapeError(path: "$", message: "expected an array of sections")
         }
@@ -72,7 +72,7 @@ extension JSONSnapshot {
 
 extension ListChanges {
     /// The stage's operations in the CLI's output form.
-    var json: (sections: JSONValue, items: JSONValue) {
+    package var json: (sections: JSONValue, items: JSONValue) {
         func path(_ path: ItemPath) -> JSONValue { [.integer(Int64(path.section)), .integer(Int64(path.item))] }
         func indices(_ values: [Int]) -> JSONValue { .array(values.map { .integer(Int64($0)) }) }
         let sections = JSONValue([
@@ -94,7 +94,7 @@ extension ListChanges {
 extension Changeset where SectionModel == JSONListElement, Item == JSONListElement {
     /// The CLI's output: the stages, each with its operations and the state after it, plus any
     /// duplicate identifiers seen.
-    var json: JSONValue {
+    package var json: JSONValue {
         let stages: [JSONValue] = stages.map { stage in
             let (sections, items) = stage.changes.json
             let after: [JSONValue] = stage.snapshot.sections.map { section in
