@@ -51,7 +51,7 @@ public struct WireMutation: Hashable, Sendable {
         name = try fields.string("name", maximumLength: 256)
         let (arguments, invalid) = try WireSubscription.arguments(fields)
         self.arguments = arguments
-        if let reason = misspelled ?? invalid { throw .badArguments(.mutate(self), reason) }
+        if let reason = misspelled ?? invalid { throw .badArguments(.mutate(WireMutation(client: client, id: id, name: name)), reason) }
     }
 }
 
