@@ -261,6 +261,29 @@ let package = Package(
         .testTarget(name: "LiveListCLITests", dependencies: [
             "livelist", "livelist-allocations", "OwnThread", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // Fuzz targets, one per reader of bytes from outside (docs/SECURITY.md): built as usual they
+        // replay the files given (Tests/Fuzz/<name>/, the corpus and every crash's input); built by
+        // Scripts/fuzz.sh (-DLIVELIST_FUZZ, -sanitize=fuzzer,address) they run libFuzzer. Each links
+        // only the modules whose code it reads.
+        .target(name: "FuzzSupport", path: "Sources/Fuzz/Support"),
+        .executableTarget(name: "fuzz-client-messages", dependencies: ["FuzzSupport", "LiveListWire", "LiveListServer"],
+                          path: "Sources/Fuzz/client-messages"),
+        .executableTarget(name: "fuzz-server-messages", dependencies: [
+            "FuzzSupport", "ListDiff", "ListPresenter", "ListTesting", "LiveListWire", "LiveListClient",
+        ], path: "Sources/Fuzz/server-messages"),
+        .executableTarget(name: "fuzz-replication", dependencies: ["FuzzSupport", "LiveQueryPostgres"], path: "Sources/Fuzz/replication"),
+        .executableTarget(name: "fuzz-postgres-sql", dependencies: ["FuzzSupport", "LiveQueryPostgres"], path: "Sources/Fuzz/postgres-sql"),
+        .executableTarget(name: "fuzz-sqlite-sql", dependencies: [
+            "FuzzSupport", "LiveQuery", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ], path: "Sources/Fuzz/sqlite-sql"),
+        .executableTarget(name: "fuzz-configuration", dependencies: ["FuzzSupport", "LiveListCommands", "LiveListServer"],
+                          path: "Sources/Fuzz/configuration"),
+        .executableTarget(name: "fuzz-offline-store", dependencies: [
+            "FuzzSupport", "ListDiff", "ListPresenter", "ListTesting", "LiveListClient", "LiveListOffline", "LiveListWire",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], path: "Sources/Fuzz/offline-store"),
+        .executableTarget(name: "fuzz-diff-input", dependencies: ["FuzzSupport", "ListDiff", "ListTesting", "LiveListCommands", "LiveListWire"],
+                          path: "Sources/Fuzz/diff-input"),
     ],
     swiftLanguageModes: [.v6]
 )

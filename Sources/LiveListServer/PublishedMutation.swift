@@ -62,7 +62,7 @@ public struct PublishedMutation: Sendable {
 
     /// The arguments checked against the parameters, as a query's are; a missing claim is
     /// `unauthorized`.
-    func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
+    package func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
         try parameters.validate(arguments, claims: claims, of: "mutation \"\(name)\"", missingClaim: .unauthorized)
     }
 }

@@ -105,7 +105,7 @@ public struct PublishedQuery: Sendable {
     /// The arguments checked against the parameters: every required one given, none unknown,
     /// each of its type; defaults filled in; parameters bound to a claim taken from `claims`
     /// (and refused from the client).
-    func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
+    package func validate(_ arguments: [String: WireValue], claims: [String: WireValue]?) throws(WireError) -> [String: WireValue] {
         try parameters.validate(arguments, claims: claims, of: "query \"\(name)\"", missingClaim: .badArguments)
     }
 }

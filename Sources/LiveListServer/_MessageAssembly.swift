@@ -4,15 +4,16 @@ import LiveListWire
 /// each frame leads to: a message, nothing yet (a fragment), or closing the connection with the
 /// code that says why — a message larger than the limit (1009, whatever its fragmentation), a
 /// binary message (1003), text that is not UTF-8 (1007), a continuation without a start or a new
-/// message inside one (1002). Decided without I/O.
-struct _MessageAssembly {
-    enum Opcode {
+/// message inside one (1002). Decided without I/O. `package`: the client-message fuzz target
+/// (`Sources/Fuzz/client-messages`) feeds it frames.
+package struct _MessageAssembly {
+    package enum Opcode {
         case text
         case binary
         case continuation
     }
 
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// A whole text message, as UTF-8 bytes known to be valid.
         case message([UInt8])
         /// A fragment: the message goes on in the next frame.
@@ -22,16 +23,16 @@ struct _MessageAssembly {
     }
 
     /// The largest message accepted, in bytes, its frames joined.
-    let maximumBytes: Int
+    package let maximumBytes: Int
     private var started: Opcode?
     private var bytes: [UInt8] = []
 
-    init(maximumBytes: Int) {
+    package init(maximumBytes: Int) {
         self.maximumBytes = maximumBytes
     }
 
     /// The outcome of the next frame.
-    mutating func receive(_ opcode: Opcode, fin: Bool, data: some Collection<UInt8>) -> Outcome {
+    package mutating func receive(_ opcode: Opcode, fin: Bool, data: some Collection<UInt8>) -> Outcome {
         switch (opcode, started) {
         case (.continuation, nil):
             return .close(.protocolError, "a continuation frame without a message to continue")

@@ -4,9 +4,10 @@
 ///
 /// Lexical rules followed: PostgreSQL's documentation, "Lexical Structure" (identifiers fold to
 /// lower case unless quoted; `''` and `E'…'` strings, dollar quotes, nested block comments,
-/// `$n` parameters, multi-character operators).
-struct _PostgresToken: Equatable, Sendable {
-    enum Kind: Equatable, Sendable {
+/// `$n` parameters, multi-character operators). `package`: the PostgreSQL SQL fuzz target
+/// (`Sources/Fuzz/postgres-sql`) reads SQL through it.
+package struct _PostgresToken: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         /// An identifier or key word; `name` is folded to lower case unless quoted.
         case identifier(name: String, quoted: Bool)
         case string
@@ -19,9 +20,9 @@ struct _PostgresToken: Equatable, Sendable {
         case punctuation(Character)
     }
 
-    var kind: Kind
+    package var kind: Kind
     /// Offsets in the text's UTF-8 bytes.
-    var range: Range<Int>
+    package var range: Range<Int>
 
     /// Whether the token is the unquoted key word `word` (lower case).
     func isKeyword(_ word: String) -> Bool {
@@ -36,14 +37,14 @@ struct _PostgresToken: Equatable, Sendable {
 }
 
 /// Text PostgreSQL's lexer would refuse (an unterminated string or comment, a stray character).
-struct _PostgresSQLUnreadable: Error, Equatable, Sendable {
-    var offset: Int
+package struct _PostgresSQLUnreadable: Error, Equatable, Sendable {
+    package var offset: Int
 }
 
-enum _PostgresSQLTokenizer {
+package enum _PostgresSQLTokenizer {
     /// The tokens of `sql`, without whitespace and comments.
     /// - Complexity: O(n) for n bytes.
-    static func tokens(_ sql: String) throws(_PostgresSQLUnreadable) -> [_PostgresToken] {
+    package static func tokens(_ sql: String) throws(_PostgresSQLUnreadable) -> [_PostgresToken] {
         let bytes = Array(sql.utf8)
         var tokens: [_PostgresToken] = []
         var index = 0

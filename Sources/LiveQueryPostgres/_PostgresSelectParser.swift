@@ -5,7 +5,7 @@ import LiveQueryCore
 /// server; and every shape that cannot be followed row by row, as a refetch reason.
 ///
 /// Only the structure is read here: names are resolved against the catalog by the plan.
-struct _PostgresParsedSelect: Sendable {
+package struct _PostgresParsedSelect: Sendable {
     /// A table of the FROM clause: its name's parts (as PostgreSQL folds them) and its alias.
     struct TableReference: Sendable, Equatable {
         var parts: [String]
@@ -85,7 +85,7 @@ struct _PostgresParsedSelect: Sendable {
 }
 
 /// Reads a SELECT (``_PostgresParsedSelect``).
-struct _PostgresSelectParser {
+package struct _PostgresSelectParser {
     private let text: [UInt8]
     private let tokens: [_PostgresToken]
     /// Parenthesis depth before each token.
@@ -102,7 +102,7 @@ struct _PostgresSelectParser {
                                                     "then", "else", "case", "is", "like", "ilike", "by", "distinct", "within", "lateral"]
     private static let currentTimeWords: Set<String> = ["current_date", "current_time", "current_timestamp", "localtime", "localtimestamp"]
 
-    static func parse(_ sql: String) -> _PostgresParsedSelect {
+    package static func parse(_ sql: String) -> _PostgresParsedSelect {
         let tokens: [_PostgresToken]
         do {
             tokens = try _PostgresSQLTokenizer.tokens(sql)
