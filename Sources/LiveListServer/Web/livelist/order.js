@@ -195,11 +195,14 @@ export function compareRows(order, a, b) {
 }
 
 /**
+ * The value a term orders `row` by. A column its values do not reach (a server that sent fewer
+ * values than columns) is NULL, as the Swift client reads it: a row of a hostile server must not
+ * throw out of the list's display.
  * @param {OrderedRow} row
  * @param {number | null} column
  */
 function orderedValue(row, column) {
   if (column === null) return row.id;
   if (!row.values) throw new TypeError('a row without values has no place in the order');
-  return row.values[column];
+  return column < row.values.length ? row.values[column] : null;
 }
