@@ -3,7 +3,7 @@
 # libFuzzer and AddressSanitizer from the Swift toolchain.
 #
 #   Scripts/fuzz.sh TARGET SECONDS [LIBFUZZER-OPTION…]   fuzz one target, e.g. client-messages 600
-#   Scripts/fuzz.sh all SECONDS                          every target in turn (CI)
+#   Scripts/fuzz.sh all SECONDS                          every target in turn, from the seeds alone (CI)
 #   Scripts/fuzz.sh build                                build every target, run none
 #   Scripts/fuzz.sh list                                 the targets
 #
@@ -47,7 +47,7 @@ build() {
 run() {
     local target=$1 seconds=$2
     shift 2
-    local corpus="$scratch/corpus/$target" crashes="$scratch/crashes/$target" log
+    local corpus="$scratch/${corpus_folder:-corpus}/$target" crashes="$scratch/crashes/$target" log
     mkdir -p "$corpus" "$crashes"
     log=$(mktemp)
     local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1
@@ -89,6 +89,10 @@ case $1 in
         ;;
     all)
         [ $# -ge 2 ] || usage
+        # From the committed seeds alone, so that every run takes the same time (a grown corpus
+        # would be read whole first).
+        corpus_folder=corpus-all
+        rm -rf "$scratch/$corpus_folder"
         failed=()
         for target in $(targets); do build "$target" || { failed+=("$target (build)"); continue; }; done
         for target in $(targets); do

@@ -27,7 +27,17 @@ struct NoTransport: RemoteTransport {
 
 let url = "ws://127.0.0.1:1/live"
 let client = "app-fuzz"
-let path = FileManager.default.temporaryDirectory.appendingPathComponent("livelist-fuzz-offline-\(getpid()).sqlite").path
+/// The store's file, in memory when the system has a folder for it (a disk's writes would be most of the time).
+let path = (FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory)
+    .appendingPathComponent("livelist-fuzz-offline-\(getpid()).sqlite").path
+
+/// Removed as the process exits (with SQLite's journal, if any).
+nonisolated(unsafe) let removedAtExit = strdup(path)
+atexit {
+    guard let removedAtExit else { return }
+    unlink(removedAtExit)
+    unlink(String(cString: removedAtExit) + "-journal")
+}
 
 /// The file's other connection: what a damaged file holds is written through it.
 let file: DatabaseQueue = MainActor.assumeIsolated {
