@@ -287,3 +287,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `Scripts/fuzz.sh ci` (CI's fuzz step): the fuzz targets built in the release build folder with
+// only this package's modules instrumented for libFuzzer and AddressSanitizer — the dependencies,
+// built there already for `livelist`, are reused as they are, so the step compiles this package
+// alone. `Scripts/fuzz.sh TARGET SECONDS` instruments everything, in a folder of its own.
+if Context.environment["LIVELIST_FUZZ_BUILD"] == "1" {
+    for target in package.targets where target.type == .regular || target.type == .executable {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-DLIVELIST_FUZZ"])]
+        if target.name.hasPrefix("fuzz-") {
+            target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
+        }
+    }
+}

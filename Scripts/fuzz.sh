@@ -3,7 +3,8 @@
 # libFuzzer and AddressSanitizer from the Swift toolchain.
 #
 #   Scripts/fuzz.sh TARGET SECONDS [LIBFUZZER-OPTION…]   fuzz one target, e.g. client-messages 600
-#   Scripts/fuzz.sh all SECONDS                          every target in turn, from the seeds alone (CI)
+#   Scripts/fuzz.sh all SECONDS                          every target in turn, from the seeds alone
+#   Scripts/fuzz.sh ci SECONDS                           the same, built in .build/release after livelist (CI)
 #   Scripts/fuzz.sh build                                build every target, run none
 #   Scripts/fuzz.sh list                                 the targets
 #
@@ -57,7 +58,7 @@ run() {
     started=$(date +%s)
     # Swift's own backtracer would race libFuzzer's handler; leaks are Swift's caches, not findings.
     SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
-        "$scratch/debug/fuzz-$target" "${options[@]}" "$@" "$corpus" "Tests/Fuzz/$target" >"$log" 2>&1 || status=$?
+        "${binaries:-$scratch/debug}/fuzz-$target" "${options[@]}" "$@" "$corpus" "Tests/Fuzz/$target" >"$log" 2>&1 || status=$?
     local elapsed=$(( $(date +%s) - started ))
     local done runs rate cov ft corpus_size findings=0
     done=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
@@ -97,6 +98,30 @@ case $1 in
         for target in $(targets); do build "$target" || { failed+=("$target (build)"); continue; }; done
         for target in $(targets); do
             [ -x "$scratch/debug/fuzz-$target" ] || continue
+            run "$target" "$2" || failed+=("$target")
+        done
+        if [ ${#failed[@]} -gt 0 ]; then
+            echo "fuzzing found something in: ${failed[*]}" >&2
+            exit 1
+        fi
+        ;;
+    ci)
+        # CI: after `swift build -c release --product livelist`, the targets are built in that
+        # folder with only this package's modules instrumented (Package.swift reads
+        # LIVELIST_FUZZ_BUILD), reusing the dependencies built there: the step compiles this package
+        # alone, where `all` builds the whole graph again. Each runs from the committed seeds.
+        [ $# -ge 2 ] || usage
+        binaries=.build/release
+        corpus_folder=corpus-ci
+        mkdir -p "$scratch"
+        rm -rf "$scratch/$corpus_folder"
+        failed=()
+        for target in $(targets); do
+            LIVELIST_FUZZ_BUILD=1 swift build -c release --product "fuzz-$target" >"$scratch/ci-build.log" 2>&1 \
+                || { grep -E "error:" "$scratch/ci-build.log" | sort -u >&2; failed+=("$target (build)"); }
+        done
+        for target in $(targets); do
+            [ -x "$binaries/fuzz-$target" ] || continue
             run "$target" "$2" || failed+=("$target")
         done
         if [ ${#failed[@]} -gt 0 ]; then
