@@ -95,7 +95,10 @@ func readBack(_ bytes: [UInt8]) throws {
     }
     switch try store.keep(remote, as: "inbox") {
     case .restored:
-        guard let shown = remote.snapshot(), case let .reset(kept)? = try? ServerMessage.decode(Array(list.utf8)) else {
+        // The list as the file holds it, read as the store reads it (a text column read as a
+        // String ends at a NUL a damaged file may hold).
+        let stored = try file.read { db in try String.fetchOne(db, sql: "SELECT list FROM livelist_offline_list") } ?? ""
+        guard let shown = remote.snapshot(), case let .reset(kept)? = try? ServerMessage.decode(Array(stored.utf8)) else {
             preconditionFailure("a list restored from what does not read back")
         }
         precondition(shown.list.sections == kept.sections && shown.list.version == kept.version, "the list shown is not the list kept")
