@@ -119,7 +119,10 @@ struct _PendingOverlay {
             guard let (index, section) = placer.place(id, row, placement, among: slots) else { return }
             slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: index)
         case let .update(id, values):
-            guard let index = slots.firstIndex(where: { $0.id == id }), let old = slots[index].values else { return }
+            guard let index = slots.firstIndex(where: { $0.id == id }), let held = slots[index].values else { return }
+            // A row held with fewer values than columns (a broken server, a damaged offline file)
+            // reads the missing ones as NULL, as its order does: an update may name any column.
+            let old = held + Array(repeating: .null, count: max(0, columns.count - held.count))
             var row = old
             for (name, value) in values { if let column = columnIndex[name] { row[column] = value } }
             guard row != old else { return }
