@@ -132,3 +132,21 @@ test('found by fuzzing: a row sent with fewer values than columns orders as NULL
     rows: [[0, 1, [1, 'a']], [1, 2, []]], order };
   assert.equal(await run([JSON.stringify(reset)]), null);
 });
+
+test('found by fuzzing (the Swift offline store): a held row with fewer values than columns takes a pending update of a column it lacks', async () => {
+  FakeSocket.sockets = [];
+  const live = new LiveQuery('ws://host/live', 'inbox', { window: [0, 40], WebSocket: FakeSocket, backoff: [60_000, 60_000], liveness: null });
+  live.start();
+  await Promise.resolve();
+  const socket = FakeSocket.sockets.at(-1);
+  socket.onopen?.();
+  const order = [{ column: 1, descending: false, nullsFirst: true }, { column: null, descending: false, nullsFirst: true }];
+  socket.onmessage({ data: JSON.stringify({ sub: live.sub, type: 'reset', version: 'a:1', reason: 'subscribed', columns: ['id', 'name', 'unread'],
+    sections: [[null, 3]], window: [0, 40], rows: [[0, 1, [1]], [1, 2, [2, 'b', 0]], [2, 3, [3, 'c', 0]]], order }) });
+  live.addPending('effect', [{ update: { id: 1, values: { unread: 1 } } }]);
+  // Another frame after it: the list shown again with the effect laid over it.
+  socket.onmessage({ data: JSON.stringify({ sub: live.sub, type: 'changes', from: 'a:1', to: 'a:2' }) });
+  const shown = [...Array(live.displayed.count).keys()].map((position) => live.displayed.row(position));
+  assert.deepEqual(shown.find((row) => row?.id === 1)?.values, [1, null, 1]);
+  live.stop();
+});

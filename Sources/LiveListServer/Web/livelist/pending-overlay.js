@@ -188,7 +188,10 @@ function applyEffect(effect, slots, held, columns, columnIndex, placer) {
     case 'update': {
       const index = slots.findIndex((slot) => slot.key === effect.key);
       if (index < 0 || slots[index].values === null) return;
-      const old = /** @type {Value[]} */ (slots[index].values);
+      // A row held with fewer values than columns (a broken server, a damaged offline copy) reads
+      // the missing ones as NULL, as its order does: an update may name any column.
+      const held = /** @type {Value[]} */ (slots[index].values);
+      const old = [...held, ...Array(Math.max(0, columns.length - held.length)).fill(null)];
       const values = [...old];
       for (const [name, value] of effectValues) {
         const column = columnIndex.get(name);
