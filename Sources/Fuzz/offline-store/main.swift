@@ -31,6 +31,14 @@ let client = "app-fuzz"
 let path = (FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory)
     .appendingPathComponent("livelist-fuzz-offline-\(getpid()).sqlite").path
 
+/// The files of runs that ended without their exit handler (a crash, libFuzzer's own exit):
+/// removed when their process is gone.
+let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("livelist-fuzz-offline-") {
+    let digits = name.dropFirst("livelist-fuzz-offline-".count).prefix { $0.isNumber }
+    if let pid = Int32(digits), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH { unlink(folder + "/" + name) }
+}
+
 /// Removed as the process exits (with SQLite's journal, if any).
 nonisolated(unsafe) let removedAtExit = strdup(path)
 atexit {
