@@ -118,13 +118,12 @@ extension PostgresEngine {
 /// A PostgreSQL live query as the server publishes it: versions are its commit positions.
 struct _PostgresServedQuery: ServedEngineQuery {
     let live: PostgresLiveQuery<SQLValue>
-    var query: PostgresLiveQuery<SQLValue> { live }
     let database: PostgresLiveDatabase
     let instance: String
 
     var servedEvents: AsyncStream<ServedLiveQueryEvent> {
         let (stream, continuation) = AsyncStream<ServedLiveQueryEvent>.makeStream()
-        let events = query.positionedEvents()
+        let events = live.positionedEvents()
         let forward = Task {
             for await event in events {
                 switch event {
@@ -139,20 +138,20 @@ struct _PostgresServedQuery: ServedEngineQuery {
         continuation.onTermination = { _ in forward.cancel() }
         return stream
     }
-    var columnNames: [String] { query.columnNames }
+    var columnNames: [String] { live.columnNames }
 
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]] {
-        try await query.values(of: rows)
+        try await live.values(of: rows)
     }
 
     /// A result is the query's answer at its positions on every instance when its order is total
     /// (followed row by row, or refetched with an ORDER BY that ends with the identity); else rows
     /// that tie come in the server's order, and its versions are good on this instance only.
     var positionsName: String? {
-        query.isTotallyOrdered ? database.positionsName : database.positionsName + "-r" + instance
+        live.isTotallyOrdered ? database.positionsName : database.positionsName + "-r" + instance
     }
 
-    func position(of result: LiveResult<SQLValue>) -> UInt64? { query.position(of: result)?.value }
+    func position(of result: LiveResult<SQLValue>) -> UInt64? { live.position(of: result)?.value }
 
-    func holds(_ state: ListStateID, at position: UInt64) -> Bool { query.holds(state, at: PostgresLSN(position)) }
+    func holds(_ state: ListStateID, at position: UInt64) -> Bool { live.holds(state, at: PostgresLSN(position)) }
 }
