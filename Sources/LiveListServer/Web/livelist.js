@@ -5,6 +5,8 @@
 //   order.js             the list's order, as the server orders it
 //   positions.js         paths and positions across a transition; sections
 //   list-model.js        the list a client keeps: counts, sections, the window's rows
+//   effects.js           what mutations do to a list, as its reset states it
+//   derived-effects.js   a mutation's pending effects computed from what the reset states
 //   pending-overlay.js   the client's own mutations' expected effects laid over the list
 //   connection.js        one WebSocket per page: reconnection with backoff, liveness
 //   live-query.js        a published query followed live over a connection
@@ -21,6 +23,8 @@ export { Real, ProtocolError, decodeValue, displayText, identityKey, pendingValu
 export { compareRows, compareValues, parseOrder } from './livelist/order.js';
 export { PathMapping, Sections, serverPositionMapping } from './livelist/positions.js';
 export { ListModel, parseChanges } from './livelist/list-model.js';
+export { parseEffects } from './livelist/effects.js';
+export { deriveEffects } from './livelist/derived-effects.js';
 export { DisplayedList, DisplayedTransition, PendingEffect, resolvePending } from './livelist/pending-overlay.js';
 export { Connection } from './livelist/connection.js';
 export { LiveQuery, RestoreError } from './livelist/live-query.js';

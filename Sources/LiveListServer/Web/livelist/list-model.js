@@ -1,9 +1,11 @@
 // list-model.js — a remote list as the server's messages make it, without I/O (docs/PROTOCOL.md):
 // the sections and counts, the version, the window the server sends rows for, the identities and
-// values of the window's rows, and the list's order; each message checked before it is applied.
+// values of the window's rows, the list's order, and what mutations do to it (its `effects`); each
+// message checked before it is applied.
 
 import { ProtocolError, decodeValue, wireForm } from './values.js';
 import { parseOrder } from './order.js';
+import { parseEffects } from './effects.js';
 import { PathMapping, Sections, pathKey } from './positions.js';
 
 /** @typedef {import('./values.js').Value} Value */
@@ -45,7 +47,7 @@ import { PathMapping, Sections, pathKey } from './positions.js';
  * A list as the `reset` the server would send for it (`ListModel.heldList`).
  * @typedef {{sub: number, type: 'reset', version: string, reason: string, columns: string[], sections: Array<[WireValue, number]>,
  *   window: [start: number, count: number], rows: Array<[number, WireValue, WireValue[] | null]>,
- *   order?: Array<{column: number | null, descending: boolean, nullsFirst: boolean, collation: string}>}} HeldList
+ *   order?: Array<{column: number | null, descending: boolean, nullsFirst: boolean, collation: string}>, effects?: unknown}} HeldList
  */
 
 /**
@@ -151,7 +153,9 @@ export function parseChanges(message) {
 /**
  * A remote list as the server's messages make it, without I/O: the sections and counts, the
  * version, the window the server sends rows for, the identities and values of the window's rows,
- * and the list's order when the last reset stated it (`order`, for `compareRows`; else null). `receive(message)` applies one message and says what changed; a message that cannot be
+ * the list's order when the last reset stated it (`order`, for `compareRows`; else null), and what
+ * the server's mutations do to it when the reset stated that (`effects`, for `deriveEffects`; else
+ * null). `receive(message)` applies one message and says what changed; a message that cannot be
  * applied throws a ProtocolError and changes nothing.
  */
 export class ListModel {
@@ -163,6 +167,10 @@ export class ListModel {
     this.columns = [];
     /** @type {import('./order.js').Order | null} the reset's order (parseOrder), or null: not stated */
     this.order = null;
+    /** @type {import('./effects.js').ListEffects | null} the reset's effects (parseEffects), or null: not stated */
+    this.effects = null;
+    /** @type {unknown} the reset's `effects` as it came, while `effects` is not null (heldList writes it back) */
+    this.statedEffects = undefined;
     /** @type {[start: number, end: number]} [start, end) */
     this.window = [0, 0];
     /** @type {[start: number, end: number] | null} [start, end) asked for, not answered yet */
@@ -217,8 +225,8 @@ export class ListModel {
   /**
    * The list held, as the `reset` the server would send for it at its version (values in the
    * wire's JSON form): its sections and counts, its window, the window's rows held (with their
-   * values, or null when not loaded) — never rows outside the window — and its order. Null
-   * before the first state. O(w + s) for w positions of the window and s sections.
+   * values, or null when not loaded) — never rows outside the window — its order and its effects.
+   * Null before the first state. O(w + s) for w positions of the window and s sections.
    * @returns {HeldList | null}
    */
   heldList() {
@@ -237,6 +245,7 @@ export class ListModel {
       window: [start, end - start], rows,
     };
     if (this.order) list.order = this.order.map(({ column, descending, nullsFirst, collation }) => ({ column, descending, nullsFirst, collation }));
+    if (this.effects) list.effects = structuredClone(this.statedEffects);
     return list;
   }
 
@@ -291,6 +300,10 @@ export class ListModel {
     this.version = version;
     this.columns = message.columns;
     this.order = parseOrder(message.order, message.columns.length);
+    // Unreadable effects are no protocol error, as an unreadable order is not: the reset stands
+    // without them (parseEffects), and the mutations show only the app's effects on the list.
+    this.effects = parseEffects(message.effects, message.columns.length);
+    this.statedEffects = this.effects ? structuredClone(message.effects) : undefined;
     this.window = [window[0], window[0] + window[1]];
     this.requestedWindow = null;
     this.lastReset = String(message.reason);
@@ -433,6 +446,12 @@ export class ListModel {
     }
     this.version = changes.to;
     if (changes.at !== null) this.lastObservedAt = changes.at;
+    // Changes to another epoch move the list to another live query (the answer to `arguments`):
+    // the effects, whose filter binds the old arguments, are no longer the list's.
+    if (changes.from.split(':')[0] !== changes.to.split(':')[0]) {
+      this.effects = null;
+      this.statedEffects = undefined;
+    }
     const oldSections = old;
     this.sections = sections;
     this.known = this.#pruned(known);
