@@ -2,8 +2,10 @@
 // server states") in Web/livelist.js, under Node's test runner: node --test Tests/Web/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ListModel, PendingEffect, Real, deriveEffects, parseEffects, resolvePending } from '../../Web/livelist.js';
+import { Connection, ListModel, LiveQuery, MutationError, Mutator, PendingEffect, Real, deriveEffects, parseEffects, resolvePending } from '../../Web/livelist.js';
+import { FakeSocket } from './support.mjs';
 
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 const identity = { column: null, descending: false, nullsFirst: true };
 
 /**
@@ -367,4 +369,94 @@ test('Columns of one name: an insert sets each; an update that changes one is no
     "mutations":{"add":[{"insert":{"values":{"id":{"arg":"id"},"__proto__":{"arg":"p"}}}}]}}`) });
   const [effect] = deriveEffects(odd, 'add', { id: 2, p: 'x' }).effects;
   assert.deepEqual(new PendingEffect(effect).values.get('__proto__'), 'x');
+});
+
+// ---------------------------------------------------------------------------------------------
+// The mutator: shown as the app's effects are, with their lifetime
+
+async function shared(options = {}) {
+  FakeSocket.sockets = [];
+  const connection = new Connection('ws://host/live', { WebSocket: FakeSocket, liveness: null });
+  const work = new LiveQuery(connection, 'inbox', { args: { folder: 'work' }, window: [0, 100], prefetch: 0 });
+  const archived = new LiveQuery(connection, 'inbox', { args: { folder: 'archive' }, window: [0, 100], prefetch: 0 });
+  const mutator = new Mutator(connection, 'web-d', options);
+  work.start();
+  archived.start();
+  await tick();
+  const socket = FakeSocket.sockets.at(-1);
+  const mutations = { send, rename, archive, unarchive, remove };
+  socket.serve(reset({ sub: 1, rows: inbox, effects: inboxEffects('work', mutations) }));
+  socket.serve(reset({ sub: 2, rows: [[7, 'Eve', 'dates']], effects: inboxEffects('archive', mutations) }));
+  mutator.start();
+  return { connection, work, archived, mutator, socket };
+}
+
+const ids = (live) => Array.from({ length: live.displayed.count }, (_, position) => live.displayed.row(position).id);
+
+test('mutate shows the derived effects on every list of its connection the app gives none for, and takes them away as it takes the app\'s', async () => {
+  const { connection, work, archived, mutator, socket } = await shared();
+  assert.deepEqual(connection.lists, [work, archived]);
+  const done = mutator.mutate('archive', { id: 2 });
+  assert.deepEqual(ids(work), [1, 3]);
+  assert.deepEqual(ids(archived), [2, 7], 'brought in from the other list, sorted');
+  assert.equal(archived.displayed.row(0).pending, true);
+  assert.deepEqual(mutator.effects(1), [{ list: work, delete: { id: 2 } }, { list: archived, insert: { id: 2, values: { id: 2, sender: 'Bob', subject: 'cherries' }, placement: 'sorted' } }]);
+  assert.deepEqual(socket.sent.at(-1), { type: 'mutate', client: 'web-d', id: 1, name: 'archive', arguments: { id: 2 } });
+  // The commit, then the answer naming both lists' versions: nothing moves, the effects go.
+  socket.serve({ sub: 1, type: 'changes', from: 'e:1', to: 'e:2', deletes: [[0, 1]] });
+  socket.serve({ sub: 2, type: 'changes', from: 'e:1', to: 'e:2', inserts: [[0, 0, 2]], rows: [[0, 2, [2, 'Bob', 'cherries']]] });
+  assert.deepEqual([ids(work), ids(archived)], [[1, 3], [2, 7]]);
+  socket.serve({ type: 'mutated', client: 'web-d', id: 1, versions: { 1: 'e:2', 2: 'e:2' }, duplicate: false });
+  await done;
+  assert.deepEqual([work.pendingCount, archived.pendingCount], [0, 0]);
+  assert.equal(archived.displayed.row(0).pending, false);
+  // A refusal takes them back at once.
+  const refused = mutator.mutate('rename', { id: 3, subject: 'apricots' });
+  assert.deepEqual(ids(work), [1, 3]);
+  assert.deepEqual(work.displayed.row(1).values, [3, 'Cy', 'apricots']);
+  socket.serve({ type: 'error', mutation: { client: 'web-d', id: 2 }, code: 'mutationFailed', message: 'no' });
+  await assert.rejects(refused, (error) => error instanceof MutationError && error.code === 'mutationFailed');
+  assert.equal(work.pendingCount, 0);
+  assert.deepEqual(work.displayed.row(1).values, [3, 'Cy', 'figs']);
+  mutator.stop();
+  work.stop();
+  archived.stop();
+});
+
+test('The app\'s effect wins on its list; lists elsewhere, stopped, or without effects derive nothing; deriveEffects: false turns it off', async () => {
+  const { work, archived, mutator, socket } = await shared();
+  // The app describes the work list only: the archive list still derives.
+  mutator.mutate('archive', { id: 1 }, { effects: [{ list: work, update: { id: 1, values: { subject: 'zzz' } } }] }).catch(() => {});
+  assert.deepEqual(mutator.effects(1), [{ list: work, update: { id: 1, values: { subject: 'zzz' } } }, { list: archived, insert: { id: 1, values: { id: 1, sender: 'Ada', subject: 'apples' }, placement: 'sorted' } }]);
+  assert.deepEqual(ids(work), [2, 3, 1]);
+  // A list on the app's effects is a source for another list too.
+  const own = new LiveQuery('ws://host/live', 'inbox', { WebSocket: FakeSocket, window: [0, 100] });
+  own.start();
+  await tick();
+  FakeSocket.sockets.at(-1).serve(reset({ sub: 1, rows: [[5, 'Gus', 'limes']], effects: inboxEffects('work', { archive }) }));
+  mutator.mutate('archive', { id: 5 }, { effects: [{ list: own, update: { id: 5, values: { subject: 'x' } } }] }).catch(() => {});
+  assert.deepEqual(mutator.effects(2).map(({ list, ...effect }) => [list === own ? 'own' : list === archived ? 'archived' : 'work', Object.keys(effect)[0]]),
+    [['own', 'update'], ['archived', 'insert']]);
+  // A list on another connection is not the mutator's: it derives nothing on it.
+  mutator.mutate('rename', { id: 5, subject: 'y' }).catch(() => {});
+  assert.deepEqual(mutator.effects(3), []);
+  own.stop();
+  // A stopped list is not on the connection.
+  archived.stop();
+  mutator.mutate('unarchive', { id: 7 }).catch(() => {});
+  assert.deepEqual(mutator.effects(4), [], 'its row is held by no list on the connection now');
+  // Turned off: the property, and the option.
+  mutator.deriveEffects = false;
+  mutator.mutate('rename', { id: 2, subject: 'q' }).catch(() => {});
+  assert.deepEqual(mutator.effects(5), []);
+  mutator.stop();
+  work.stop();
+  const off = await shared({ deriveEffects: false });
+  off.mutator.mutate('archive', { id: 2 }).catch(() => {});
+  assert.deepEqual(off.mutator.effects(1), []);
+  assert.deepEqual(ids(off.work), [1, 2, 3]);
+  off.mutator.stop();
+  off.work.stop();
+  off.archived.stop();
+  void socket;
 });

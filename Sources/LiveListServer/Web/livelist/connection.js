@@ -37,6 +37,7 @@
  * @property {(reason: string) => void} lost the socket is gone (a new one comes when someone wants it)
  * @property {() => boolean} wantsConnection whether a lost socket should be made again for it
  * @property {(message: any) => void} [receive] the messages without `sub` (a mutator's answers)
+ * @property {import('./live-query.js').LiveQuery} [query] a list's LiveQuery (what `lists` gives)
  */
 
 /**
@@ -189,6 +190,15 @@ export class Connection {
 
   /** The socket open or opening, or null. */
   get socket() { return this.phase.name === 'open' || this.phase.name === 'connecting' ? this.phase.socket : null; }
+
+  /**
+   * The live queries on the connection (started, neither stopped nor refused), in the order they
+   * started: the lists a mutator on it shows the server's stated effects on.
+   * @returns {import('./live-query.js').LiveQuery[]}
+   */
+  get lists() {
+    return [...this.users].flatMap((user) => (user.kind === 'list' && user.query ? [user.query] : []));
+  }
 
   /**
    * Adds `user`; it is told when a socket opens or is lost until it is detached.

@@ -133,6 +133,7 @@ export class LiveQuery {
       lost: (reason) => this.#lost(reason),
       wantsConnection: () => true,
       receive: undefined,
+      query: this,
     };
   }
 

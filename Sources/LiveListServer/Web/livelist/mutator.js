@@ -1,8 +1,10 @@
 // mutator.js — a client's mutations (docs/PROTOCOL.md, `mutate`): numbered under the client's
 // name, kept until answered, sent again in order on a new connection, each applied once; and what
-// each is expected to do, shown at once on the lists it names until they hold its commit.
+// each is expected to do, shown at once on the lists it names (or, for a list the app describes no
+// effect on, what the list's reset states) until they hold its commit.
 
 import { PendingMutations } from './pending-mutations.js';
+import { deriveEffects } from './derived-effects.js';
 import { PendingEffect } from './pending-overlay.js';
 import { Connection } from './connection.js';
 
@@ -19,7 +21,9 @@ import { Connection } from './connection.js';
 
 /**
  * A Mutator's options; without a Connection, also those of the one it makes for itself.
- * @typedef {ConnectionOptions & {nextId?: number, pending?: Mutation[], resendDelay?: number}} MutatorOptions
+ * `deriveEffects` (default true): show the effects the lists' resets state for a mutation on the
+ * lists the app gives no effect for.
+ * @typedef {ConnectionOptions & {nextId?: number, pending?: Mutation[], resendDelay?: number, deriveEffects?: boolean}} MutatorOptions
  */
 
 /** A mutation the server refused: `code` is the protocol's error code (`conflict`, `mutationFailed`…), or `stopped` and `tooManyPending` (the client's). */
@@ -91,6 +95,16 @@ export function effectForm(effect) {
  * commit when the `mutated` comes (its `versions` name the list's version: nothing more is
  * sent); a list on another connection when its `sync()` answers after the `mutated`. After
  * `stop()` the effects stay shown, as their mutations stay pending.
+ *
+ * A list on the mutator's connection that the app gives no effect for shows the effect the
+ * server states: when the list's last reset carried `effects` naming the mutation, `mutate`
+ * computes from the rows the client holds what the mutation's statements will do to the list
+ * (docs/PROTOCOL.md, "Effects the server states"; see deriveEffects) — the rows it inserts into
+ * the list, changes, or takes out — and shows that as the app's effects are shown, with the same
+ * lifetime (`effects(id)` reads them back; an OfflineStore keeps them). An update may bring in a
+ * row another list of the connection, or of the call's `effects`, holds. A list whose app gives an
+ * effect shows only the app's; nothing known (an argument missing, a column the lists do not show)
+ * shows nothing. The option `deriveEffects: false` (or the property) turns it off.
  */
 export class Mutator {
   static maximumPending = 1000;
@@ -100,11 +114,13 @@ export class Mutator {
    * @param {string} client the client's name: 1–128 bytes, its own (a random UUID), kept across page loads
    * @param {MutatorOptions} options
    */
-  constructor(connection, client, { nextId = 1, pending = [], resendDelay = 100, ...connectionOptions } = {}) {
+  constructor(connection, client, { nextId = 1, pending = [], resendDelay = 100, deriveEffects = true, ...connectionOptions } = {}) {
     this.connection = connection instanceof Connection ? connection : new Connection(connection, connectionOptions);
     this.url = this.connection.url;
     this.pending = new PendingMutations(client, nextId, pending);
     this.resendDelay = resendDelay;
+    /** Whether `mutate` shows the effects the lists' resets state on the lists the app gives none for. */
+    this.deriveEffects = deriveEffects;
     /** Answers `mutationUnavailable` in a row: what the wait before sending again doubles with. */
     this.busyAnswers = 0;
     /** @type {ReturnType<typeof setTimeout> | null} */
@@ -176,8 +192,9 @@ export class Mutator {
   /**
    * Runs published mutation `name` with `args` once; resolves with its `mutated`. `effects` are
    * shown at once, marked pending, until the mutation is answered and its lists hold the commit
-   * (see the class). Rejects with a TypeError, sending nothing, when an effect is not one. After
-   * `stop()`, a call starts the mutator again.
+   * (see the class), and on the connection's other lists the effects their resets state for
+   * `name`. Rejects with a TypeError, sending nothing, when an effect is not one. After `stop()`,
+   * a call starts the mutator again.
    * @param {string} name
    * @param {Record<string, unknown>} [args]
    * @param {{effects?: ListEffect[]}} options
@@ -191,6 +208,7 @@ export class Mutator {
       }
       // Checked before anything is numbered or sent (a TypeError rejects the call).
       const byList = effectsByList(effects);
+      if (this.deriveEffects) this.#derive(name, args, byList);
       const mutation = this.pending.add(name, args, { resolve, reject });
       this.#show(byList, mutation.id);
       this.#pendingChanged();
@@ -221,6 +239,27 @@ export class Mutator {
    */
   effects(id) {
     return (this.shownEffects.get(id) ?? []).flatMap(({ list, effects }) => effects.map((effect) => ({ list, ...effectForm(effect) })));
+  }
+
+  /**
+   * Adds to `byList` the effects the resets of the connection's lists state for mutation `name`
+   * with `args`, on each list the app gives no effect for: computed from the rows the lists hold
+   * now (an update may bring in a row another of them, or a list of the app's effects, holds).
+   * @param {string} name
+   * @param {Record<string, unknown>} args
+   * @param {Map<LiveQuery, PendingEffect[]>} byList
+   */
+  #derive(name, args, byList) {
+    const lists = this.connection.lists;
+    const models = [...new Set([...lists, ...byList.keys()])].map((list) => list.model);
+    /** @type {Map<LiveQuery, PendingEffect[]>} */
+    const derived = new Map();
+    for (const list of lists) {
+      if (byList.has(list) || !list.model.effects) continue;
+      const { effects } = deriveEffects(list.model, name, args, models);
+      if (effects.length > 0) derived.set(list, effects.map((effect) => new PendingEffect(effect)));
+    }
+    for (const [list, effects] of derived) byList.set(list, effects);
   }
 
   /**
