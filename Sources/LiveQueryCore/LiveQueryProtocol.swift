@@ -38,6 +38,10 @@ public protocol LiveQueryProtocol<ID>: AnyObject, Sendable {
     var statistics: LiveQueryStatistics { get }
     /// The order the result is in, stated on its columns, when the engine can state it exactly.
     var order: ResultOrder? { get }
+    /// What the rows are — one table's, identified by one of its columns, under a filter —
+    /// when the engine can state it exactly: with a mutation's ``StatementEffect``s, what the
+    /// mutation will do to the result (`nil`: not stated).
+    var source: ResultSource? { get }
     /// The result once every transaction committed before the call is reflected: write, then
     /// `await` this to see the write.
     func upToDate() async throws(Failure) -> LiveResult<ID>

@@ -76,6 +76,10 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// (numerics, dates, times, uuids) or floating point.
     public var order: ResultOrder? { runner.plan.layout.resultOrder }
 
+    /// The rows' table, identity and filter, stated exactly (see ``LiveQueryCore/ResultSource``):
+    /// `nil` when the engine does not state them.
+    public var source: ResultSource? { runner.plan.layout.resultSource }
+
     /// The values of the SELECT's columns for `rows` of a result this query delivered, exactly as
     /// they are in that result: a row whose content changed since is left out — the update that
     /// changed it reloads it — and so is a row that left the tables. Numbers, booleans (0 and 1),

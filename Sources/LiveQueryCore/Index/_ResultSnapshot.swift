@@ -19,6 +19,8 @@ package struct _ResultLayout: Sendable {
     package var records: (any Sendable)?
     /// The order as the query's columns state it, when they can (``ResultOrder``).
     package var resultOrder: ResultOrder?
+    /// The rows' table, identity and filter, when the engine states them exactly (``ResultSource``).
+    package var resultSource: ResultSource?
 
     var isSectioned: Bool { sections != nil }
 
