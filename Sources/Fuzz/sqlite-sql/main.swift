@@ -59,10 +59,20 @@ FuzzTarget.main { bytes in
     let request = LiveQueryRequest(sql: lines[0], identity: optional(lines[1]), as: SQLValue.self, section: optional(lines[2]),
                                    version: optional(lines[3]))
     progressCalls = 0
+    let statement = lines[0]
     let done = DispatchSemaphore(value: 0)
     Task.detached {
         do {
             _ = try await LiveQuery.explain(request, in: database)
+        } catch {
+            precondition(!"\(error)".isEmpty)
+        }
+        // The same text as a mutation's statement: its effect stated, or the reason it is not.
+        do {
+            let effects = try await database.read { db in
+                try SQLiteMutationEffects.effects(of: [statement], parameters: ["id": [.integer], "t": [.text], "any": Set(ValueClass.allCases)], in: db)
+            }
+            if case let .unstated(reason) = effects { precondition(!reason.description.isEmpty) }
         } catch {
             precondition(!"\(error)".isEmpty)
         }

@@ -42,9 +42,9 @@ struct _SelectPlanner<ID: LiveIdentity> {
     let db: Database
     private(set) var reasons: [RefetchReason.Shape] = []
     private(set) var incremental: Incremental?
-    private var schemas: [_TableSchema] = []
+    private(set) var schemas: [_TableSchema] = []
     /// ``plainResultColumns()``, once the schemas are read.
-    private var plainColumns: [Resolved?]?
+    private(set) var plainColumns: [Resolved?]?
 
     init(compiled: _CompiledSelect, request: LiveQueryRequest<ID>, identityHoldsIntegers: Bool, db: Database) {
         self.compiled = compiled
@@ -54,7 +54,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         reasons = compiled.parsed.refetchReasons
     }
 
-    private var parsed: _ParsedSelect { compiled.parsed }
+    var parsed: _ParsedSelect { compiled.parsed }
 
     private func fail(_ error: any Error, _ sql: String) -> LiveQueryError {
         LiveQueryError.from(error, sql: sql, arguments: compiled.arguments)
@@ -316,6 +316,7 @@ struct _SelectPlanner<ID: LiveIdentity> {
         if !identity.isRowid { comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary)) }
         var layout = _ResultLayout(ordering: comparator, identityIsRowid: identity.isRowid, sections: sectionRule, sectionsArePositional: false)
         layout.resultOrder = resultOrder(terms)
+        layout.resultSource = statedSource(identity: identity)
         return layout
     }
 

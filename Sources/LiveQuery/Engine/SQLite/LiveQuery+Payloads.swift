@@ -10,6 +10,11 @@ extension LiveQuery {
     /// or when a sort term is not one of the SELECT's columns as stored.
     public var order: ResultOrder? { core.index.current.layout.resultOrder }
 
+    /// The rows' table, identity and filter, stated exactly: `nil` for a refetched query, a join,
+    /// an identity that is not a column of the table, or a WHERE that is not comparisons of the
+    /// table's columns with values joined by AND (see ``LiveQueryCore/ResultSource``).
+    public var source: ResultSource? { core.index.current.layout.resultSource }
+
     /// The column values of `rows`, read with the request's own SQL and kept only where the row
     /// read now has the content token the result holds for it (``LiveRow/version``): a row that
     /// changed since the result was made is left out — the next update reloads it — so what is
