@@ -116,9 +116,10 @@ extension SQLiteEngine {
     private static func run(_ mutation: PublishedMutation, _ arguments: [String: WireValue], in db: Database) throws {
         switch mutation.definition {
         case let .statements(statements):
-            let arguments = statementArguments(arguments)
+            // Bound by their bytes: text holding NUL is stored whole.
+            let arguments = arguments.mapValues(\.sql)
             for (index, statement) in statements.enumerated() {
-                try db.execute(sql: statement.sql, arguments: arguments)
+                try db.execute(sql: statement.sql, exactly: arguments)
                 if statement.mustChangeRows, db.changesCount == 0 {
                     throw MutationRefusal.conflict("statement \(index + 1) of mutation \"\(mutation.name)\" changed no row")
                 }
@@ -128,6 +129,24 @@ extension SQLiteEngine {
                 throw MutationRefusal.failed("mutation \"\(mutation.name)\" is another engine's code, not a SQLiteMutation")
             }
             try code.body(db, arguments)
+        }
+    }
+}
+
+extension SQLiteEngine {
+    /// What `mutation`'s statements do, read from the database's schema (its tables' columns,
+    /// defaults, collations and triggers): stated when each is a single-row INSERT … VALUES, an
+    /// UPDATE … SET … WHERE or a DELETE … WHERE whose conditions compare columns with values or
+    /// parameters without conversion. A mutation written as code states nothing.
+    public func effects(of mutation: PublishedMutation) async -> MutationEffects {
+        guard case let .statements(statements) = mutation.definition else { return .unstated(.notStatements) }
+        let parameters = Dictionary(mutation.parameters.map { ($0.name, $0.valueClasses) }, uniquingKeysWith: { first, _ in first })
+        do {
+            return try await database.read { db in
+                try SQLiteMutationEffects.effects(of: statements.map(\.sql), parameters: parameters, in: db)
+            }
+        } catch {
+            return .unstated(.schemaUnreadable("\(error)"))
         }
     }
 }
