@@ -19,7 +19,7 @@ public enum ServerMessage: Hashable, Sendable {
     case mutated(WireMutated)
 
     /// The deepest nesting a server message has.
-    static let maximumDepth = 6
+    static let maximumDepth = 10
 
     /// The subscription the message is for (`nil`: the whole connection).
     public var sub: Int? {
@@ -175,10 +175,13 @@ public struct WireReset: Hashable, Sendable {
     /// How the server orders the list, when it can state it exactly (`nil` otherwise): it stands
     /// until the next reset.
     public var order: WireOrder?
+    /// How the server's published mutations change the list, when it can state it exactly
+    /// (`nil` otherwise): it stands until the next reset.
+    public var effects: WireEffects?
 
     /// Creates a reset.
     public init(sub: Int, version: WireVersion, reason: WireResetReason, columns: [String], sections: [WireSection],
-                window: WireWindow, rows: [WireRow], order: WireOrder? = nil) {
+                window: WireWindow, rows: [WireRow], order: WireOrder? = nil, effects: WireEffects? = nil) {
         self.sub = sub
         self.version = version
         self.reason = reason
@@ -187,6 +190,7 @@ public struct WireReset: Hashable, Sendable {
         self.window = window
         self.rows = rows
         self.order = order
+        self.effects = effects
     }
 
     var members: [JSONValue.Member] {
@@ -195,7 +199,7 @@ public struct WireReset: Hashable, Sendable {
             .init(key: "reason", value: .string(reason.rawValue)), .init(key: "columns", value: .array(columns.map { .string($0) })),
             .init(key: "sections", value: .array(sections.map { .array([$0.key.json, .int($0.count)]) })),
             .init(key: "window", value: window.json), .init(key: "rows", value: .array(rows.map(\.json))),
-        ] + (order.map { [.init(key: "order", value: $0.json)] } ?? [])
+        ] + (order.map { [.init(key: "order", value: $0.json)] } ?? []) + (effects.map { [.init(key: "effects", value: $0.json)] } ?? [])
     }
 
     init(_ fields: _Fields) throws(WireDecodingError) {
@@ -217,6 +221,7 @@ public struct WireReset: Hashable, Sendable {
         window = try WireWindow(json: try fields.required("window"), field: "window")
         rows = try WireRow.rows(fields)
         order = try fields.value("order").map { json throws(WireDecodingError) in try WireOrder(json: json, columns: columns.count) }
+        effects = try fields.value("effects").map { json throws(WireDecodingError) in try WireEffects(json: json, columns: columns.count) }
     }
 }
 

@@ -34,6 +34,9 @@ public struct WireChanges: Hashable, Sendable {
     /// since 1970 (UTC) on the server's clock (JSON `at`; absent when unknown). A client on a
     /// clock that agrees with the server's subtracts it from its own to show commit→screen latency.
     public var observedAt: Int64?
+    /// For the answer to `arguments` (JSON `"restated":true`): the new list's order and effects,
+    /// which replace the client's (`nil`: not an answer to `arguments`; the client keeps its own).
+    public var restated: WireRestatement?
 
     /// Creates a changes message; each identity list runs parallel to its kind of change.
     public init(sub: Int, from: WireVersion, to: WireVersion, changes: ListChanges, insertedSectionKeys: [WireValue],
@@ -69,6 +72,11 @@ public struct WireChanges: Hashable, Sendable {
         add("reloads", zip(changes.itemReloads, reloadedIDs).map { .array(path($0) + [$1.json]) })
         add("rows", rows.map(\.json))
         if let observedAt { members.append(.init(key: "at", value: .integer(observedAt))) }
+        if let restated {
+            members.append(.init(key: "restated", value: .bool(true)))
+            if let order = restated.order { members.append(.init(key: "order", value: order.json)) }
+            if let effects = restated.effects { members.append(.init(key: "effects", value: effects.json)) }
+        }
         return members
     }
 
@@ -111,6 +119,14 @@ public struct WireChanges: Hashable, Sendable {
         case let .integer(value)?: observedAt = value
         default: throw .invalidField("at", "expected an integer (microseconds since 1970)")
         }
+        switch fields.value("restated") {
+        case nil, .bool(false)?: restated = nil
+        case .bool(true)?:
+            restated = WireRestatement(
+                order: try fields.value("order").map { json throws(WireDecodingError) in try WireOrder(json: json, columns: nil) },
+                effects: try fields.value("effects").map { json throws(WireDecodingError) in try WireEffects(json: json, columns: nil) })
+        default: throw .invalidField("restated", "expected a boolean")
+        }
     }
 
     /// Arrays of `width` non-negative integers followed by a value.
@@ -123,5 +139,20 @@ public struct WireChanges: Hashable, Sendable {
             result.append((try _Fields.integers(parts.prefix(width), key), try WireValue(json: parts[width])))
         }
         return result
+    }
+}
+
+/// What the answer to `arguments` states of the new list, in place of what the client held: its
+/// order and its mutations' effects (each `nil` when not stated).
+public struct WireRestatement: Hashable, Sendable {
+    /// How the server orders the new list.
+    public var order: WireOrder?
+    /// How the published mutations change the new list.
+    public var effects: WireEffects?
+
+    /// A restatement.
+    public init(order: WireOrder?, effects: WireEffects?) {
+        self.order = order
+        self.effects = effects
     }
 }

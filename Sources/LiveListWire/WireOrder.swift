@@ -35,7 +35,8 @@ public struct WireOrder: Hashable, Sendable {
 
     var json: JSONValue { .array(terms.map(\.json)) }
 
-    init(json: JSONValue, columns: Int) throws(WireDecodingError) {
+    /// `columns`: how many the list has (`nil` when the message does not say: a `changes`).
+    init(json: JSONValue, columns: Int?) throws(WireDecodingError) {
         guard case let .array(terms) = json, !terms.isEmpty else { throw .invalidField("order", "expected a non-empty array of terms") }
         self.terms = []
         for term in terms { self.terms.append(try WireOrderTerm(json: term, columns: columns)) }
@@ -172,12 +173,12 @@ public struct WireOrderTerm: Hashable, Sendable {
         return .object(members)
     }
 
-    init(json: JSONValue, columns: Int) throws(WireDecodingError) {
+    init(json: JSONValue, columns: Int?) throws(WireDecodingError) {
         guard case let .object(members) = json else { throw .invalidField("order", "expected term objects") }
         func member(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
         switch member("column") {
         case .null?: column = nil
-        case let .integer(index)? where index >= 0 && index < Int64(columns): column = Int(index)
+        case let .integer(index)? where index >= 0 && index < Int64(columns ?? Int(Int32.max)): column = Int(index)
         default: throw .invalidField("order", "a term's column must be an index into columns, or null")
         }
         guard case let .bool(descending)? = member("descending"), case let .bool(nullsFirst)? = member("nullsFirst") else {
