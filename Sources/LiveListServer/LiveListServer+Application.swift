@@ -64,7 +64,10 @@ extension LiveListServer: Service {
         }
         let inner = Application(router: router, server: server,
                                 configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livelist"),
-                                onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
+                                onServerRunning: { [self] channel in
+                                    await onRunning(channel.localAddress?.port ?? port)
+                                    for line in await mutationEffectsReport() { logger.info("\(line)") }
+                                }, logger: logger)
         return _LiveListApplication(inner: inner, liveList: self)
     }
 

@@ -131,6 +131,8 @@ public final class LiveListServer: Sendable {
     public let metrics: LiveListMetrics
     /// The live queries failing now.
     let failures = _FailingQueries()
+    /// The published mutations' effects, as the engine states them (read once).
+    let statedEffects = _StatedEffects()
     /// Set once shutdown begins: readiness says so.
     private let shuttingDown = NIOLockedValueBox(false)
 
@@ -148,6 +150,29 @@ public final class LiveListServer: Sendable {
         self.logger = logger
         registry = _HubRegistry(mutationSlots: configuration.maximumConcurrentMutations)
         metrics = LiveListMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry())
+    }
+
+    /// What each published mutation's statements do, as the engine states them for clients (a
+    /// reset's `effects`, from which clients show a mutation's pending rows without the app
+    /// describing them), or why it states none: the start-up report. Read from the database once,
+    /// on the first call or the first subscription.
+    public func mutationEffects() async -> [String: MutationEffects] {
+        await statedEffects.catalog(engine: engine, mutations: mutations)
+    }
+
+    /// One line per published mutation, in name order: the tables on which clients show its
+    /// pending rows without the app describing them, or why they show none. The server logs them
+    /// when it starts; `livelist serve` prints them.
+    public func mutationEffectsReport() async -> [String] {
+        await mutationEffects().sorted { $0.key < $1.key }.map { name, effects in
+            switch effects {
+            case let .stated(statements):
+                let tables = statements.reduce(into: [String]()) { if !$0.contains($1.table) { $0.append($1.table) } }
+                return "mutation \(name): clients derive its pending rows on lists of \(tables.joined(separator: ", "))"
+            case let .unstated(reason):
+                return "mutation \(name): no derived pending rows (\(reason))"
+            }
+        }
     }
 
     /// Adds `GET path` (the WebSocket endpoint), the health checks (`GET path/health`,

@@ -164,6 +164,20 @@ public struct QueryParameter: Sendable, Hashable {
     public var name: String
     /// What it accepts.
     public var type: ValueType
+
+    /// The storage classes of the values it may take (a NULL default adds NULL): what an engine
+    /// needs to state a statement's effect exactly.
+    package var valueClasses: Set<ValueClass> {
+        var classes: Set<ValueClass> = switch type {
+        case .integer: [.integer]
+        case .real: [.integer, .real]
+        case .text: [.text]
+        case .blob: [.blob]
+        case .any: Set(ValueClass.allCases)
+        }
+        if defaultValue == .null { classes.insert(.null) }
+        return classes
+    }
     /// Its value when a client gives none (`nil`: required). A `.null` default makes a
     /// parameter of any type optional; another default its type does not accept refuses the
     /// requests that rely on it.

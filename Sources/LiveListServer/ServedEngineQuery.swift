@@ -17,6 +17,8 @@ extension ServedEngineQuery {
     public var events: AsyncStream<LiveQueryEvent<SQLValue>> { live.events }
     /// The order the live query states on its columns.
     public var order: ResultOrder? { live.order }
+    /// The table, identity and filter the live query states.
+    public var source: ResultSource? { live.source }
 
     /// The state once every commit made before the call is in the live query's result.
     public func upToDate() async throws -> ListStateID? { try await live.upToDate().stateID }

@@ -13,6 +13,10 @@ public protocol ServedLiveQuery: Sendable {
     /// How the query orders its result, stated on its columns, when the engine can (`nil`
     /// otherwise, the default): sent with every `reset`.
     var order: ResultOrder? { get }
+    /// The rows' table, identity and filter, when the engine states them exactly (`nil`
+    /// otherwise, the default): with the published mutations' effects, sent with every `reset`
+    /// as `effects`.
+    var source: ResultSource? { get }
     /// The values of `rows` of a delivered result, exactly as that result holds them: a row whose
     /// content changed since is left out (its update reloads it), and so is a row that is gone.
     func values(of rows: [LiveRow<SQLValue>]) async throws -> [SQLValue: [SQLValue]]
@@ -65,6 +69,8 @@ extension ServedLiveQuery {
     public var positionsName: String? { nil }
     /// No order stated: clients place no row themselves.
     public var order: ResultOrder? { nil }
+    /// No source stated: clients derive no pending rows.
+    public var source: ResultSource? { nil }
 
     /// Results numbered by the server.
     public func position(of result: LiveResult<SQLValue>) -> UInt64? { nil }
@@ -107,11 +113,18 @@ public protocol LiveQueryEngine: Sendable {
     /// How the engine's change capture keeps up with the database, from what it measured last:
     /// what the server's readiness and metrics report. Returns at once (no round trip).
     func changeCapture() async -> ChangeCaptureStatus
+    /// What `mutation`'s statements do, stated exactly (``LiveQueryCore/MutationEffects``), for
+    /// clients to show its effect before its answer; read once per mutation, when the server
+    /// first needs it.
+    func effects(of mutation: PublishedMutation) async -> MutationEffects
 }
 
 extension LiveQueryEngine {
     /// Following, nothing measured: an engine that captures changes in process.
     public func changeCapture() async -> ChangeCaptureStatus { .following }
+
+    /// No effects stated: clients show only the pending rows their apps describe.
+    public func effects(of mutation: PublishedMutation) async -> MutationEffects { .unstated(.engineStatesNone) }
 
     /// No mutations: every one is refused with `unknownMutation`.
     public func perform(_ request: MutationRequest) async throws -> MutationOutcome {

@@ -111,7 +111,9 @@ final class _Connection: @unchecked Sendable {
             return
         }
         guard let window = checkedWindow(request.window, sub: sub) else { return }
-        let subscriber = _Subscriber(sub: sub, outbox: outbox) { [weak self] ended in
+        let effects = server.mutations.isEmpty ? nil
+            : _ListEffects(catalog: await server.mutationEffects(), mutations: server.mutations, claims: claims?.values)
+        let subscriber = _Subscriber(sub: sub, outbox: outbox, effects: effects) { [weak self] ended in
             Task { await self?.ended(ended) }
         }
         let key = _HubKey(name: query.name, arguments: arguments)

@@ -103,7 +103,9 @@ extension _HubLoop {
         let positions = transition.missing(window: window, held: from.window)
         let (rows, failed) = await readRows(at: Set(positions), in: result)
         if failed { retry([subscriber]) }
-        let message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
+        var message = transition.message(from: from.version, to: version, rows: positions.compactMap { rows[$0] }, observedAt: nil)
+        // The new arguments' list may order and filter otherwise: the client takes these in place of its own.
+        message.restated = WireRestatement(order: query.order.flatMap(WireOrder.init), effects: subscriber.effects?.wire(for: query.source))
         subscriber.send(body: ServerMessage.changes(message).encodedBody(), version: version)
     }
 
@@ -160,7 +162,7 @@ extension _HubLoop {
         }
         let message = WireReset(sub: 0, version: version, reason: reason, columns: query.columnNames, sections: sections,
                                 window: WireWindow(subscription.window), rows: window.compactMap { rows[$0] },
-                                order: query.order.flatMap(WireOrder.init))
+                                order: query.order.flatMap(WireOrder.init), effects: subscriber.effects?.wire(for: query.source))
         subscriber.send(body: ServerMessage.reset(message).encodedBody(), isReset: true, version: version)
     }
 }

@@ -6,12 +6,15 @@ final class _Subscriber: Sendable {
     /// The client's number for it.
     let sub: Int
     let outbox: _Outbox
+    /// What its connection's lists are told of the mutations (`nil`: nothing).
+    let effects: _ListEffects?
     /// Tells the connection that the hub ended the subscription (its number is free again).
     private let onEnd: @Sendable (_Subscriber) -> Void
 
-    init(sub: Int, outbox: _Outbox, onEnd: @escaping @Sendable (_Subscriber) -> Void = { _ in }) {
+    init(sub: Int, outbox: _Outbox, effects: _ListEffects? = nil, onEnd: @escaping @Sendable (_Subscriber) -> Void = { _ in }) {
         self.sub = sub
         self.outbox = outbox
+        self.effects = effects
         self.onEnd = onEnd
     }
 

@@ -116,6 +116,7 @@ struct ServeCommand: ParsableCommand {
             let app = server.application(host: host, port: port, demoPage: demo) { bound in
                 var line = "livelist serve: ws://\(host):\(bound)/live (\(queries.map(\.name).sorted().joined(separator: ", ")))\n"
                 if demo { line += "livelist serve: the live list in a browser: http://\(host):\(bound)/\n" }
+                for report in await server.mutationEffectsReport() { line += "livelist serve: \(report)\n" }
                 FileHandle.standardOutput.write(Data(line.utf8))
             }
             do {
