@@ -47,6 +47,11 @@ extension RemoteListModel {
         }
         version = message.to
         lastObservedAt = message.observedAt ?? lastObservedAt
+        if let restated = message.restated {
+            // The answer to new arguments: the new list's order and effects replace the old ones.
+            order = restated.order
+            effects = restated.effects
+        }
         let kept = pruned(known, count: shell.count)
         state = RemoteListState(keys: keys, counts: counts, known: kept, stateID: nextStateID())
         // A row that stayed but whose identity the client learns only now (it slid into the window)

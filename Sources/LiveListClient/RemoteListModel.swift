@@ -15,7 +15,11 @@ public struct RemoteListModel: Sendable {
     public private(set) var columns: [String] = []
     /// How the server orders the list, when it states it (the last reset's `order`): compare a
     /// row it has not sent with the rows held to find where it will stand.
-    public private(set) var order: WireOrder?
+    public internal(set) var order: WireOrder?
+    /// How the server's published mutations change the list, when it states it (the last reset's
+    /// `effects`, or the answer to new arguments'): what a mutation the app describes no effect
+    /// for shows while it waits (``RemoteMutator/mutate(_:arguments:showingIn:expecting:)``).
+    public internal(set) var effects: WireEffects?
     /// The window the server sends rows for.
     public private(set) var window: Range<Int> = 0..<0
     /// When the server saw the last commit applied, in microseconds since 1970 on its clock
@@ -124,7 +128,7 @@ public struct RemoteListModel: Sendable {
         }
         return WireReset(sub: sub, version: version, reason: lastResetReason ?? .subscribed, columns: columns,
                          sections: zip(state.keys, state.counts).map { WireSection(key: $0, count: $1) },
-                         window: WireWindow(window), rows: rows, order: order)
+                         window: WireWindow(window), rows: rows, order: order, effects: effects)
     }
 
     /// Takes in a list held before (``heldList(sub:)``) as a first state.
@@ -145,6 +149,7 @@ public struct RemoteListModel: Sendable {
     private mutating func receive(_ reset: WireReset) -> Output {
         columns = reset.columns
         order = reset.order
+        effects = reset.effects
         lastResetReason = reset.reason
         window = reset.window.range ?? 0..<0
         requestedWindow = nil
@@ -193,6 +198,17 @@ public struct RemoteListModel: Sendable {
         var changes = ListChanges()
         changes.itemReloads = reloads
         return .changes(Changeset(changes: changes, from: before, to: state), loaded: loaded)
+    }
+
+    /// The rows held, by identity: their values for their current content (`nil`: not loaded).
+    /// - Complexity: O(w) for a window of w rows.
+    var heldRows: [WireValue: [WireValue]?] {
+        var rows: [WireValue: [WireValue]?] = [:]
+        for row in state.known.values {
+            guard case let .row(id) = row.id else { continue }
+            rows[id] = record(for: row)?.values
+        }
+        return rows
     }
 
     /// Keeps the rows of the window (and of a window asked for) and their records.

@@ -198,6 +198,15 @@ public final class RemoteLiveQuery {
         return id
     }
 
+    /// Shows `changes` derived from the server's stated effects: all of them, each as stated, or
+    /// none (a row whose place is not known among the rows held would not be where the commit
+    /// puts it).
+    func showDerived(_ changes: [PendingChange]) -> PendingChangesID {
+        let id = overlay.add(changes, exact: true)
+        reshow(through: nil)
+        return id
+    }
+
     /// Takes back the pending changes `id`: the list shows the server's rows in their place, in
     /// one changeset.
     public func withdrawPending(_ id: PendingChangesID) {

@@ -50,6 +50,10 @@ public final class RemoteMutator {
     /// The most mutations that may wait for an answer (the server answers for a client's latest
     /// 1,000 numbers); past it, ``mutate(_:arguments:showingIn:expecting:)`` throws.
     public static let maximumPending = 1_000
+    /// Whether a mutation shows, on the lists the app gives it no effect for, the effect the
+    /// server states for it (a reset's `effects`): on by default. See
+    /// ``mutate(_:arguments:showingIn:expecting:)``.
+    public var derivesPendingEffects = true
 
     private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
     /// Started or stopped, and a resend after busy answers waiting or not.
@@ -116,6 +120,7 @@ public final class RemoteMutator {
                 let mutation = pending.add(name: name, arguments: arguments, waiter: continuation)
                 number = mutation.id
                 show(effects, forMutation: mutation.id)
+                if derivesPendingEffects { showDerived(name, arguments: arguments, in: lists, besides: effects, forMutation: mutation.id) }
                 do {
                     try onPendingChange?()
                 } catch {
@@ -137,7 +142,7 @@ public final class RemoteMutator {
             if let number { withdrawEffects(ofMutation: number) }
             throw error
         }
-        await waitForCommit(of: mutated, in: lists + effects.map(\.list))
+        await waitForCommit(of: mutated, in: lists + (number.flatMap { shownEffects[$0]?.map(\.list) } ?? []))
         if let number { withdrawEffects(ofMutation: number) }
         return mutated
     }
@@ -165,6 +170,25 @@ public final class RemoteMutator {
         guard !effects.isEmpty, pending.entries.contains(where: { $0.mutation.id == id }) else { return }
         for effect in effects {
             shownEffects[id, default: []].append((effect.list, effect.changes, effect.list.showPending(effect.changes)))
+        }
+    }
+
+    /// Shows on the session's lists and `named` — those the app gave no effect for in `given` —
+    /// what mutation `name` with `arguments` does to each, as the server states it.
+    private func showDerived(_ name: String, arguments: [String: WireValue], in named: [RemoteLiveQuery], besides given: [PendingEffect],
+                             forMutation id: Int64) {
+        var candidates: [RemoteLiveQuery] = []
+        for list in session.lists + named where !candidates.contains(where: { $0 === list }) && !given.contains(where: { $0.list === list }) {
+            candidates.append(list)
+        }
+        let views = candidates.compactMap { list in
+            list.model.effects.map { (list, _DerivedEffects.List(effects: $0, columns: list.model.columns, rows: list.model.heldRows)) }
+        }
+        for (list, view) in views {
+            let others = views.filter { $0.0 !== list }.map(\.1)
+            guard case let .success(changes)? = _DerivedEffects.changes(name, arguments: arguments, list: view, others: others),
+                  !changes.isEmpty else { continue }
+            shownEffects[id, default: []].append((list, changes, list.showDerived(changes)))
         }
     }
 

@@ -183,6 +183,9 @@ public final class RemoteSession {
         member.session(received: message, on: connection)
     }
 
+    /// The lists made on this session and started.
+    var lists: [RemoteLiveQuery] { liveMembers().compactMap { $0 as? RemoteLiveQuery } }
+
     private func liveMembers() -> [any _SessionMember] {
         members.compactMap { $0.member.value }
     }

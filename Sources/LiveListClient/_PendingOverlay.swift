@@ -14,6 +14,10 @@ struct _PendingOverlay {
     struct Entry {
         let id: PendingChangesID
         let changes: [PendingChange]
+        /// Shown only when every change shows as stated (an insert placed, an update at its
+        /// sorted place): a derived effect, which must equal what the commit will show or show
+        /// nothing.
+        var exact = false
     }
 
     /// One server state with the changes laid over it.
@@ -62,10 +66,10 @@ struct _PendingOverlay {
     var isEmpty: Bool { entries.isEmpty }
 
     /// Lays `changes` over the list, after those shown before.
-    mutating func add(_ changes: [PendingChange]) -> PendingChangesID {
+    mutating func add(_ changes: [PendingChange], exact: Bool = false) -> PendingChangesID {
         lastID += 1
         let id = PendingChangesID(value: lastID)
-        entries.append(Entry(id: id, changes: changes))
+        entries.append(Entry(id: id, changes: changes, exact: exact))
         return id
     }
 
@@ -103,40 +107,52 @@ struct _PendingOverlay {
         let placer = _Placer(server: server, region: region, order: model.order)
         let columnIndex = Dictionary(model.columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         for entry in entries {
+            var laid = slots
+            var asStated = true
             for change in entry.changes {
-                Self.apply(change, to: &slots, held: held, columns: model.columns, columnIndex: columnIndex, placer: placer)
+                asStated = Self.apply(change, to: &laid, held: held, columns: model.columns, columnIndex: columnIndex, placer: placer) && asStated
             }
+            if asStated || !entry.exact { slots = laid }
         }
         return finish(slots, server: server, region: region, stateID: stateID)
     }
 
+    /// Lays `change` over `slots`; `false` when it could not show as stated (an insert whose
+    /// place is not known, an update that stays where it is for want of its sorted place, a row
+    /// held without values).
+    @discardableResult
     private static func apply(_ change: PendingChange, to slots: inout [_OverlaySlot], held: Set<WireValue>, columns: [String],
-                              columnIndex: [String: Int], placer: _Placer) {
+                              columnIndex: [String: Int], placer: _Placer) -> Bool {
         switch change {
         case let .insert(id, values, placement):
-            guard !held.contains(id), !slots.contains(where: { $0.id == id }) else { return }
+            guard !held.contains(id), !slots.contains(where: { $0.id == id }) else { return true }
             let row = columns.map { values[$0] ?? .null }
-            guard let (index, section) = placer.place(id, row, placement, among: slots) else { return }
+            guard let (index, section) = placer.place(id, row, placement, among: slots) else { return false }
             slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: index)
+            return true
         case let .update(id, values):
-            guard let index = slots.firstIndex(where: { $0.id == id }), let held = slots[index].values else { return }
+            guard let index = slots.firstIndex(where: { $0.id == id }) else { return true }
+            guard let held = slots[index].values else { return false }
             // A row held with fewer values than columns (a broken server, a damaged offline file)
             // reads the missing ones as NULL, as its order does: an update may name any column.
             let old = held + Array(repeating: .null, count: max(0, columns.count - held.count))
             var row = old
             for (name, value) in values { if let column = columnIndex[name] { row[column] = value } }
-            guard row != old else { return }
+            guard row != old else { return true }
             var slot = slots.remove(at: index)
-            if let (target, section) = placer.place(id, row, .sorted, among: slots), target != index || section != slot.section {
+            let place = placer.place(id, row, .sorted, among: slots)
+            if let (target, section) = place, target != index || section != slot.section {
                 slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: target)
             } else {
                 slot.values = row
                 slot.isPending = true
                 slots.insert(slot, at: index)
             }
+            return place != nil
         case let .delete(id):
-            guard let index = slots.firstIndex(where: { $0.id == id }) else { return }
+            guard let index = slots.firstIndex(where: { $0.id == id }) else { return true }
             slots.remove(at: index)
+            return true
         }
     }
 
@@ -182,7 +198,16 @@ struct _PendingOverlay {
             }
         }
         lastRecords = records
-        let displayed = RemoteListState(keys: server.keys, counts: counts, known: known, stateID: stateID())
+        // A section whose every row a pending change took away is gone, as the server will send it.
+        var keys = server.keys
+        if keys != [.null] {
+            changes.sectionDeletes = counts.indices.filter { counts[$0] == 0 && server.counts[$0] > 0 }
+            for section in changes.sectionDeletes.reversed() {
+                keys.remove(at: section)
+                counts.remove(at: section)
+            }
+        }
+        let displayed = RemoteListState(keys: keys, counts: counts, known: known, stateID: stateID())
         for (offset, slot) in slots.enumerated() where slot.serverPosition == nil {
             if let path = displayed.path(ofPosition: region.lowerBound + offset) { changes.itemInserts.append(path) }
         }
@@ -202,6 +227,7 @@ struct _PendingOverlay {
         var back = ListChanges()
         back.itemDeletes = old.changes.itemInserts
         back.itemInserts = old.changes.itemDeletes
+        back.sectionInserts = old.changes.sectionDeletes
         let mapping = PathMapping(old.changes)
         back.itemReloads = old.changes.itemReloads.compactMap { mapping.newPath(ofOld: $0) }
         var changes = back
@@ -230,6 +256,7 @@ struct _PendingOverlay {
         result.itemDeletes.removeAll { movedFrom.contains($0) }
         result.itemInserts.removeAll { movedTo.contains($0) }
         result.itemMoves.sort { $0.to < $1.to }
+        dropStandingMoves(&result)
         // A reload of a row that shows the same identity and version after (a pending row taken
         // back and laid again as it was) would replace its cell for nothing.
         if !result.itemReloads.isEmpty {
@@ -240,6 +267,26 @@ struct _PendingOverlay {
             }.sorted()
         }
         return result
+    }
+}
+
+extension _PendingOverlay {
+    /// Drops each move whose row ends where the other changes carry it anyway (a pending row
+    /// replaced in place by the server's, taken back and laid again): the row stays, reloaded
+    /// when its version changed, and no cell travels for nothing.
+    /// - Complexity: O(m · c log c) for m moves among c changes.
+    static func dropStandingMoves(_ changes: inout ListChanges) {
+        var index = 0
+        while index < changes.itemMoves.count {
+            let move = changes.itemMoves[index]
+            var trial = changes
+            trial.itemMoves.remove(at: index)
+            if PathMapping(trial).newPath(ofOld: move.from) == move.to {
+                changes = trial
+            } else {
+                index += 1
+            }
+        }
     }
 }
 
