@@ -77,6 +77,17 @@ public struct PostgresEngine: LiveQueryEngine {
         try await writer.perform(request)
     }
 
+    /// What `mutation`'s statements do, read from the catalog (the tables' column types,
+    /// defaults, collations and triggers): stated when each is a single-row INSERT … VALUES, an
+    /// UPDATE … SET … WHERE or a DELETE … WHERE whose conditions compare columns of integer,
+    /// boolean, text or `bytea` types with values or parameters as sent. A SQLite mutation's code
+    /// states nothing.
+    public func effects(of mutation: PublishedMutation) async -> MutationEffects {
+        guard case let .statements(statements) = mutation.definition else { return .unstated(.notStatements) }
+        let parameters = Dictionary(mutation.parameters.map { ($0.name, $0.valueClasses) }, uniquingKeysWith: { first, _ in first })
+        return await database.mutationEffects(of: statements.map(\.sql), parameters: parameters)
+    }
+
     /// The replication stream's state and its lag behind PostgreSQL's WAL, as
     /// ``PostgresLiveDatabase/replicationStatus`` measured them last.
     public func changeCapture() async -> ChangeCaptureStatus {

@@ -132,6 +132,7 @@ struct _PostgresPlanner<ID: LiveIdentity> {
         var plan: _PostgresPlan
         if let incremental, shapes.isEmpty {
             plan = try make(incremental, parsed, roles: roles, columns: columns, version: versionText)
+            plan.layout.resultSource = await statedSource(incremental, parsed, roles: roles, columns: columns)
         } else {
             plan = try await refetched(sql, parsed, roles: roles, columns: columns, identity: identityText, section: sectionText,
                                  reason: .request(grouped ? groupShapes + shapes : shapes))
