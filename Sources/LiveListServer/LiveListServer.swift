@@ -160,15 +160,28 @@ public final class LiveListServer: Sendable {
         await statedEffects.catalog(engine: engine, mutations: mutations)
     }
 
-    /// One line per published mutation, in name order: the tables on which clients show its
-    /// pending rows without the app describing them, or why they show none. The server logs them
+    /// One line per published mutation, in name order: the tables on which clients may show its
+    /// pending rows without the app describing them, with the values it sets that the engine
+    /// cannot state, or why clients show none. The server logs them
     /// when it starts; `livelist serve` prints them.
     public func mutationEffectsReport() async -> [String] {
         await mutationEffects().sorted { $0.key < $1.key }.map { name, effects in
             switch effects {
             case let .stated(statements):
                 let tables = statements.reduce(into: [String]()) { if !$0.contains($1.table) { $0.append($1.table) } }
-                return "mutation \(name): clients derive its pending rows on lists of \(tables.joined(separator: ", "))"
+                var unstated: [String] = []
+                for statement in statements {
+                    let values: [String: RowOperand?] = switch statement {
+                    case let .insert(_, values): values
+                    case let .update(_, _, set): set
+                    case .delete: [:]
+                    }
+                    for (column, operand) in values.sorted(by: { $0.key < $1.key }) where operand == nil && !unstated.contains(column) {
+                        unstated.append(column)
+                    }
+                }
+                let caveat = unstated.isEmpty ? "" : "; values not stated: \(unstated.joined(separator: ", ")) (a list showing one derives nothing)"
+                return "mutation \(name): stated on \(tables.joined(separator: ", "))\(caveat)"
             case let .unstated(reason):
                 return "mutation \(name): no derived pending rows (\(reason))"
             }

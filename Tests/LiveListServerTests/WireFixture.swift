@@ -27,6 +27,16 @@ func eventually(_ what: String, seconds: Double = 30, _ condition: () throws -> 
     }
 }
 
+/// ``eventually(_:seconds:_:)`` for a condition that awaits (a database read).
+@MainActor
+func eventuallyAsync(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TimeLimitExceeded(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
 /// A `livelist` server on a loopback port over a fresh SQLite file with a change log, publishing
 /// the inbox query; stopped by ``stop()``.
 final class WireFixture: Sendable {
