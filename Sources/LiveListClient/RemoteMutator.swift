@@ -93,6 +93,11 @@ public final class RemoteMutator {
     /// deleted and inserted). When the mutation is refused the lists take the change back in one
     /// changeset; after ``stop()`` it stays shown, as the mutation stays pending (``effects(ofMutation:)``).
     ///
+    /// The lists `expecting` does not name — the session's and those of `showingIn` — show the
+    /// effect the server states for the mutation (``RemoteListModel/effects``, with
+    /// ``derivesPendingEffects``): what its statements do to the rows each list holds, shown
+    /// whole or not at all, so that the commit lands in place.
+    ///
     /// ```swift
     /// import LiveListClient
     /// import LiveListWire

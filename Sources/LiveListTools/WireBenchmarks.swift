@@ -274,15 +274,15 @@ final class WireServer: Sendable {
         self.running = running
     }
 
-    /// Serves the `items` query (and `mutations`) over `pool` on a free loopback port.
-    static func start(_ pool: DatabasePool, mutations: [PublishedMutation] = []) throws -> WireServer {
+    /// Serves the `items` query (and `queries`, `mutations`) over `pool` on a free loopback port.
+    static func start(_ pool: DatabasePool, queries: [PublishedQuery] = [], mutations: [PublishedMutation] = []) throws -> WireServer {
         var logger = Logger(label: "bench.server")
         logger.logLevel = .warning
         // The whole index before the first reset, so that no "rest of the first fetch" update lands
         // among the timed commits (the figures are for a warm live query; the cold open is extra).
         let server = LiveListServer(database: pool, queries: [
             PublishedQuery(name: "items", sql: WireBenchmarks.sql, version: "version"),
-        ], mutations: mutations, options: LiveQueryOptions(dataVersionPollInterval: nil, firstScreenRows: nil), logger: logger)
+        ] + queries, mutations: mutations, options: LiveQueryOptions(dataVersionPollInterval: nil, firstScreenRows: nil), logger: logger)
         let serverLogger = logger
         return try waitFor { try await start(server, logger: serverLogger) }
     }
