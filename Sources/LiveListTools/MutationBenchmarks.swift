@@ -85,17 +85,7 @@ public enum MutationBenchmarks {
         _ = EndToEndBenchmarks.attach(presenter)
         let clock = ContinuousClock()
         let seen = Seen()
-        list.onEvent = { event in
-            let start = clock.now
-            cells.receive(event)
-            guard case .changes = event else { return }
-            seen.at = clock.now
-            seen.changesets += 1
-            if seen.first == nil {
-                seen.first = seen.at
-                seen.firstMain = start.duration(to: clock.now)
-            }
-        }
+        watch(list, cells: cells, clock: clock, seen: seen)
         list.start()
         let mutator = RemoteMutator(session: session, client: "bench")
         // The arrangement before one connection per client: a mutator on a connection of its own,
@@ -159,6 +149,22 @@ public enum MutationBenchmarks {
         let fresh = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE flag = 1") ?? 0 }
         try pump(seconds: 10, "\(name): the list catches up") { list.model.state.count == fresh }
         return result(figures, name: name, runs: runs, rows: rows, inResult: fresh)
+    }
+
+    /// Hands `list`'s events to `cells`, noting in `seen` when each changeset was applied.
+    @MainActor
+    static func watch(_ list: RemoteLiveQuery, cells: ListCellSource<RemoteSection, RemoteRow, RemoteRecord>, clock: ContinuousClock, seen: Seen) {
+        list.onEvent = { event in
+            let start = clock.now
+            cells.receive(event)
+            guard case .changes = event else { return }
+            seen.at = clock.now
+            seen.changesets += 1
+            if seen.first == nil {
+                seen.first = seen.at
+                seen.firstMain = start.duration(to: clock.now)
+            }
+        }
     }
 
     /// A row of the window the list holds with its values, and the name of another one: renamed
