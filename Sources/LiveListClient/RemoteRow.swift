@@ -1,9 +1,11 @@
 import ListDiff
 import LiveListWire
 
-/// A row of a remote list as a presenter sees it: its identity — the server's, or, while its
-/// window has not arrived, a stand-in for its position — a content version kept by the client
-/// (it changes when the server reloads the row), and whether it shows the app's pending change.
+/// A row of a remote list as a presenter sees it — the ``ListDiff/ListRow`` a local list's rows
+/// are, with a ``RemoteRowID``: its identity — the server's, or, while its window has not
+/// arrived, a stand-in for its position — a content version kept by the client (it changes when
+/// the server reloads the row; a pending row's has its top bit set), and whether it shows the
+/// app's pending change.
 ///
 /// A cell is given the row at its current version with its content
 /// (`CellContent.record(row, record)`), so it reads ``isPending`` from there, with no second
@@ -26,19 +28,9 @@ import LiveListWire
 ///     }
 /// }
 /// ```
-public struct RemoteRow: ListElement, Hashable, Sendable {
-    /// The row's identity.
-    public var id: RemoteRowID
-    /// Changes whenever the row's content does, pending or not: a row that a pending change
-    /// shows, or that the commit turns back into the server's, is reloaded.
-    public var version: UInt64
+public typealias RemoteRow = ListRow<RemoteRowID>
 
-    /// Creates a row. A version with its top bit set (``pendingVersions``) is a pending row's.
-    public init(id: RemoteRowID, version: UInt64) {
-        self.id = id
-        self.version = version
-    }
-
+extension RemoteRow {
     /// Whether the row shows the app's pending change (``PendingChange``) — added or changed by
     /// a mutation the server has not answered yet — rather than the server's values: a cell may
     /// dim it. A row is this at its version, for good: the row a list shows after the commit (or
@@ -80,17 +72,9 @@ public enum RemoteRowID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A section of a remote list: its key (the section column's value; `null` for a list without
-/// sections).
-public struct RemoteSection: ListElement, Hashable, Sendable {
-    /// The section's key.
-    public var id: WireValue
-
-    /// Creates a section.
-    public init(id: WireValue) {
-        self.id = id
-    }
-}
+/// A section of a remote list — the ``ListDiff/ListSection`` a local list's sections are, keyed
+/// by a ``WireValue``: the section column's value (`null` for a list without sections).
+public typealias RemoteSection = ListSection<WireValue>
 
 /// What a loaded remote row's cell shows: the query's columns and their values, exactly as the
 /// database returned them at the list's version — or, for a row the app's pending change adds or

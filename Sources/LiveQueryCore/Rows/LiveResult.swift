@@ -5,6 +5,7 @@ import ListDiff
 /// materializing the rows. It is the ``SectionedList`` a list view's data source reads.
 ///
 /// ```swift
+/// import ListDiff
 /// import LiveQuery
 ///
 /// func firstPage(of result: LiveResult<Int64>) -> [Int64] {
