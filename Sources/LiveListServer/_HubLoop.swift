@@ -12,7 +12,7 @@ final class _HubLoop {
     /// One commit's changes, kept for resuming clients: the changes and the shape of the
     /// result they lead from — not the result (its rows would pin a copy of every node the
     /// commit changed, kilobytes a commit on a large list).
-    final class Buffered {
+    final class Buffered: _Weighed {
         /// The version the changeset leads from.
         let from: UInt64
         /// The identity of the state the changes lead from (positioned versions ask the query
@@ -73,9 +73,7 @@ final class _HubLoop {
     private var announced: WireVersion?
     /// The changesets kept for resuming clients, oldest first (references: dropping the first
     /// moves a pointer per entry).
-    private(set) var buffer: [Buffered] = []
-    /// The bytes the buffer holds (see `Buffered.bytes`).
-    private(set) var bufferBytes = 0
+    private(set) var kept: _ResumeBuffer<Buffered>
     /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
     var observedAt: Int64?
     var subscriptions: [ObjectIdentifier: Subscription] = [:] {
@@ -109,7 +107,11 @@ final class _HubLoop {
         self.onTerminal = onTerminal
         self.schedule = schedule
         payloads = _PayloadCache(query: query, capacity: configuration.payloadCacheRows)
+        kept = _ResumeBuffer(maximumCount: configuration.resumeBufferSize, maximumBytes: configuration.resumeBufferBytes)
     }
+
+    /// The changesets kept for resuming clients, oldest first.
+    var buffer: [Buffered] { kept.entries }
 
     /// The version of the current result (the first result's before it is there).
     var version: WireVersion { announced ?? WireVersion(epoch: versions.epoch, sequence: 0) }
@@ -212,9 +214,8 @@ final class _HubLoop {
     /// The subscribers left when the live query stops get `queryClosed`; what it kept for
     /// resume goes.
     func finish() {
-        gauge.add(changesets: -buffer.count, bytes: -bufferBytes)
-        buffer = []
-        bufferBytes = 0
+        let delta = kept.removeAll()
+        gauge.add(changesets: delta.changesets, bytes: delta.bytes)
         for subscription in subscriptions.values {
             subscription.subscriber.end(.queryClosed, "the live query stopped")
         }
@@ -263,17 +264,8 @@ final class _HubLoop {
     /// `resumeBufferSize` changesets or `resumeBufferBytes` bytes (a single entry larger than
     /// the byte limit is not kept: a client behind it gets a reset).
     private func keep(_ entry: Buffered) {
-        buffer.append(entry)
-        bufferBytes += entry.bytes
-        var dropped = 0, droppedBytes = 0
-        while dropped < buffer.count,
-              buffer.count - dropped > configuration.resumeBufferSize || bufferBytes > configuration.resumeBufferBytes {
-            bufferBytes -= buffer[dropped].bytes
-            droppedBytes += buffer[dropped].bytes
-            dropped += 1
-        }
-        if dropped > 0 { buffer.removeFirst(dropped) }
-        gauge.add(changesets: 1 - dropped, bytes: entry.bytes - droppedBytes)
+        let delta = kept.keep(entry)
+        gauge.add(changesets: delta.changesets, bytes: delta.bytes)
     }
 
     /// The bytes a changeset's positions take.
