@@ -2,7 +2,7 @@
 // server states") in Web/livelist.js, under Node's test runner: node --test Tests/Web/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Connection, ListModel, LiveQuery, MutationError, Mutator, PendingEffect, Real, deriveEffects, parseEffects, resolvePending } from '../../Web/livelist.js';
+import { Connection, ListModel, LiveQuery, MutationError, Mutator, PendingEffect, ProtocolError, Real, deriveEffects, parseEffects, resolvePending } from '../../Web/livelist.js';
 import { FakeSocket } from './support.mjs';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -54,7 +54,7 @@ const remove = [{ delete: { key: { arg: 'id' }, where: [{ column: 'sender', op: 
 // ---------------------------------------------------------------------------------------------
 // Reading `effects`
 
-test('A reset\'s effects are read, kept across changes of one epoch, written back by heldList, and dropped by changes to another epoch', () => {
+test('A reset\'s effects are read, kept across changes (of any epoch), and written back by heldList', () => {
   const effects = inboxEffects('work', { send, rename, remove });
   const list = model({ rows: inbox, effects });
   assert.deepEqual([...list.effects.mutations.keys()], ['send', 'rename', 'remove']);
@@ -68,13 +68,48 @@ test('A reset\'s effects are read, kept across changes of one epoch, written bac
   const restored = new ListModel();
   restored.receive(held);
   assert.deepEqual(restored.effects, list.effects);
+  const stated = list.effects, order = list.order;
   list.receive({ sub: 1, type: 'changes', from: 'e:1', to: 'e:2' });
-  assert.notEqual(list.effects, null, 'the same live query: they stand');
-  // Changes to another epoch answer new arguments: the filter bound the old ones.
+  assert.equal(list.effects, stated, 'the same live query: they stand');
+  // Changes to another epoch that restate nothing (not the answer to arguments): they stand too.
   list.receive({ sub: 1, type: 'changes', from: 'e:2', to: 'f:7' });
+  assert.equal(list.effects, stated);
+  assert.equal(list.order, order);
+  list.receive({ sub: 1, type: 'changes', from: 'f:7', to: 'f:8', restated: false });
+  assert.equal(list.effects, stated, '"restated":false restates nothing');
+});
+
+test('The changes that answer arguments (restated) replace the list\'s order and effects with theirs; one absent is none', () => {
+  const list = model({ rows: inbox, effects: inboxEffects('work', { send, rename, remove }) });
+  // New arguments: the archive, sorted by sender descending, with its own mutations (same epoch or not).
+  const archiveEffects = inboxEffects('archive', { unarchive });
+  const bySender = [{ column: 1, descending: true, nullsFirst: false }, identity];
+  list.receive({ sub: 1, type: 'changes', from: 'e:1', to: 'e:2', restated: true, order: bySender, effects: archiveEffects });
+  assert.deepEqual([...list.effects.mutations.keys()], ['unarchive']);
+  assert.deepEqual(list.effects.filter[0].operand, { kind: 'value', value: 'archive' });
+  assert.deepEqual(list.order.map(({ column, descending }) => [column, descending]), [[1, true], [null, false]]);
+  assert.deepEqual(list.heldList().effects, archiveEffects, 'heldList writes the new ones back');
+  assert.deepEqual(list.heldList().order.map(({ column }) => column), [1, null]);
+  assert.equal(deriveEffects(list, 'send', { id: 9, sender: 'Z', subject: 'b' }).notStated, true, 'the old mutations are gone');
+  assert.deepEqual(deriveEffects(list, 'unarchive', { id: 3 }).effects, [{ delete: { id: 3 } }], 'the new filter decides: back to work, out of the archive');
+  // Restated without effects: none; without order: none (only the one stated stays).
+  list.receive({ sub: 1, type: 'changes', from: 'e:2', to: 'g:1', restated: true, order: bySender });
   assert.equal(list.effects, null);
   assert.equal(list.heldList().effects, undefined);
-  assert.deepEqual(deriveEffects(list, 'send', { id: 9, sender: 'Z', subject: 'b' }), { effects: [], stopped: null, notStated: true });
+  assert.notEqual(list.order, null);
+  list.receive({ sub: 1, type: 'changes', from: 'g:1', to: 'g:2', restated: true, effects: archiveEffects });
+  assert.equal(list.order, null);
+  assert.equal(list.heldList().order, undefined);
+  assert.notEqual(list.effects, null);
+  list.receive({ sub: 1, type: 'changes', from: 'g:2', to: 'g:3', restated: true });
+  assert.deepEqual([list.order, list.effects], [null, null]);
+  // Unreadable ones are none, as a reset's are; a restated that is not a boolean is malformed, and changes nothing.
+  list.receive({ sub: 1, type: 'changes', from: 'g:3', to: 'g:4', restated: true, order: [{ column: 9, descending: false, nullsFirst: true }, identity],
+    effects: { ...archiveEffects, filter: 'x' } });
+  assert.deepEqual([list.order, list.effects], [null, null]);
+  assert.throws(() => list.receive({ sub: 1, type: 'changes', from: 'g:4', to: 'g:5', restated: 1, order: bySender }), (error) => error instanceof ProtocolError);
+  assert.equal(list.version, 'g:4');
+  assert.equal(list.order, null);
 });
 
 test('Malformed effects leave the reset standing without them (as an unreadable order); one unreadable mutation is left out alone', () => {

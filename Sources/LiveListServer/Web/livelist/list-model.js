@@ -33,6 +33,9 @@ import { PathMapping, Sections, pathKey } from './positions.js';
  * @property {Array<[section: number, item: number, id: WireValue]>} reloads
  * @property {WireRow[]} rows
  * @property {number | null} at
+ * @property {{order: unknown, effects: unknown} | null} restated the new list's `order` and
+ *   `effects` as they came (each undefined when not stated) when the changes answer `arguments`
+ *   (`"restated":true`), else null
  */
 
 /** @typedef {{key: string, id: Value, stamp: number}} KnownRow */
@@ -147,7 +150,20 @@ export function parseChanges(message) {
     reloads: identified(message.reloads, 2, 'reloads'),
     rows: parseRows(message.rows),
     at: typeof message.at === 'number' ? message.at : null,
+    restated: parseRestated(message),
   };
+}
+
+/**
+ * What the answer to `arguments` restates of the new list: its `order` and `effects` as they came
+ * (each undefined when not stated), or null when the changes do not answer `arguments`.
+ * @param {any} message
+ * @returns {{order: unknown, effects: unknown} | null}
+ */
+function parseRestated(message) {
+  if (message.restated === undefined || message.restated === false) return null;
+  if (message.restated !== true) throw new ProtocolError('restated: expected a boolean', 'malformed');
+  return { order: message.order, effects: message.effects };
 }
 
 /**
@@ -155,8 +171,9 @@ export function parseChanges(message) {
  * version, the window the server sends rows for, the identities and values of the window's rows,
  * the list's order when the last reset stated it (`order`, for `compareRows`; else null), and what
  * the server's mutations do to it when the reset stated that (`effects`, for `deriveEffects`; else
- * null). `receive(message)` applies one message and says what changed; a message that cannot be
- * applied throws a ProtocolError and changes nothing.
+ * null), both replaced by the `changes` that answers `arguments` (`"restated":true`).
+ * `receive(message)` applies one message and says what changed; a message that cannot be applied
+ * throws a ProtocolError and changes nothing.
  */
 export class ListModel {
   constructor() {
@@ -165,9 +182,9 @@ export class ListModel {
     this.version = null;
     /** @type {string[]} */
     this.columns = [];
-    /** @type {import('./order.js').Order | null} the reset's order (parseOrder), or null: not stated */
+    /** @type {import('./order.js').Order | null} the order the last reset (or restatement) stated (parseOrder), or null: not stated */
     this.order = null;
-    /** @type {import('./effects.js').ListEffects | null} the reset's effects (parseEffects), or null: not stated */
+    /** @type {import('./effects.js').ListEffects | null} the effects the last reset (or restatement) stated (parseEffects), or null: not stated */
     this.effects = null;
     /** @type {unknown} the reset's `effects` as it came, while `effects` is not null (heldList writes it back) */
     this.statedEffects = undefined;
@@ -446,11 +463,12 @@ export class ListModel {
     }
     this.version = changes.to;
     if (changes.at !== null) this.lastObservedAt = changes.at;
-    // Changes to another epoch move the list to another live query (the answer to `arguments`):
-    // the effects, whose filter binds the old arguments, are no longer the list's.
-    if (changes.from.split(':')[0] !== changes.to.split(':')[0]) {
-      this.effects = null;
-      this.statedEffects = undefined;
+    // The answer to new arguments restates the list's order and effects (one absent: none), as
+    // the new arguments may sort and filter otherwise; read as a reset's are.
+    if (changes.restated) {
+      this.order = parseOrder(changes.restated.order, this.columns.length);
+      this.effects = parseEffects(changes.restated.effects, this.columns.length);
+      this.statedEffects = this.effects ? structuredClone(changes.restated.effects) : undefined;
     }
     const oldSections = old;
     this.sections = sections;
