@@ -6,7 +6,7 @@ import {
   DisplayedTransition, ListModel, LiveQuery, MutationError, Mutator, PendingEffect, Real, compareRows, identityKey, resolvePending,
   serverPositionMapping,
 } from '../../Web/livelist.js';
-import { FakeSocket, generator, lis, testSeed } from './support.mjs';
+import { FakeSocket, generator, sectionChanges, testSeed } from './support.mjs';
 
 const seed = testSeed();
 console.log(`pending rows seed: ${seed}`);
@@ -55,49 +55,9 @@ function rowsMessage(sections, version, window) {
 }
 
 
-/**
- * The changes from list `old` to `now` (sections of rows) in UIKit's conventions, as a server
- * sends them: sections and rows that keep their relative order stay, the others move; rows of
- * deleted or inserted sections are deleted and inserted; a row whose values changed is reloaded.
- */
+/** The changes from list `old` to `now` (sections of rows), as a server sends them (see sectionChanges). */
 function changesBetween(old, now) {
-  const changes = { sectionDeletes: [], sectionInserts: [], sectionMoves: [], deletes: [], inserts: [], moves: [], reloads: [] };
-  const oldIndex = new Map(old.map((s, i) => [JSON.stringify(s.key), i]));
-  const newIndex = new Map(now.map((s, i) => [JSON.stringify(s.key), i]));
-  old.forEach((s, i) => { if (!newIndex.has(JSON.stringify(s.key))) changes.sectionDeletes.push(i); });
-  now.forEach((s, i) => { if (!oldIndex.has(JSON.stringify(s.key))) changes.sectionInserts.push([i, s.key]); });
-  const surviving = now.filter((s) => oldIndex.has(JSON.stringify(s.key)));
-  const kept = lis(surviving.map((s) => oldIndex.get(JSON.stringify(s.key))));
-  surviving.forEach((s, j) => { if (!kept.has(j)) changes.sectionMoves.push([oldIndex.get(JSON.stringify(s.key)), newIndex.get(JSON.stringify(s.key))]); });
-  const oldPath = new Map(), newPath = new Map(), oldContent = new Map();
-  old.forEach((s, si) => s.rows.forEach((r, ri) => { oldPath.set(r.id, [si, ri]); oldContent.set(r.id, JSON.stringify(valuesOf(r))); }));
-  now.forEach((s, si) => s.rows.forEach((r, ri) => newPath.set(r.id, [si, ri])));
-  const sectionGone = (si) => !newIndex.has(JSON.stringify(old[si].key));
-  const sectionNew = (si) => !oldIndex.has(JSON.stringify(now[si].key));
-  const moved = new Set();
-  for (const s of surviving) {
-    const osi = oldIndex.get(JSON.stringify(s.key));
-    const staying = s.rows.filter((r) => oldPath.has(r.id) && oldPath.get(r.id)[0] === osi);
-    const order = lis(staying.map((r) => oldPath.get(r.id)[1]));
-    staying.forEach((r, j) => { if (!order.has(j)) moved.add(r.id); });
-    for (const r of s.rows) if (oldPath.has(r.id) && oldPath.get(r.id)[0] !== osi && !sectionGone(oldPath.get(r.id)[0])) moved.add(r.id);
-  }
-  const reinserted = new Set();
-  for (const [id, [si, ri]] of oldPath) {
-    const target = newPath.get(id);
-    if (!target || sectionGone(si) || sectionNew(target[0])) {
-      changes.deletes.push([si, ri]);
-      if (target) reinserted.add(id);
-      continue;
-    }
-    if (moved.has(id)) changes.moves.push([si, ri, target[0], target[1], id]);
-    if (JSON.stringify(valuesOf(now[target[0]].rows[target[1]])) !== oldContent.get(id)) changes.reloads.push([si, ri, id]);
-  }
-  for (const [id, [si, ri]] of newPath) {
-    const source = oldPath.get(id);
-    if (!source || sectionGone(source[0]) || sectionNew(si)) changes.inserts.push([si, ri, id]);
-  }
-  return { changes, reinserted };
+  return sectionChanges(old, now, { contentOf: (row) => JSON.stringify(valuesOf(row)) });
 }
 
 function changesMessage(old, now, from, to, window) {
@@ -363,34 +323,47 @@ function naiveDisplayed(sections, window, groups, kind) {
     const index = work.findIndex((r) => ('first' in placement ? r.section >= section : r.section > section));
     return { index: index < 0 ? work.length : index, section };
   }
-  const work = all.slice(start, end);
+  let work = all.slice(start, end), dropped = 0;
   for (const group of groups) {
-    for (const effect of group) {
+    // An exact group (derived effects) is laid on a copy, kept only when every effect showed as stated.
+    const laid = group.exact ? [...work] : work;
+    let asStated = true;
+    for (const effect of group.effects) {
       if (effect.insert) {
         const { id, values, placement = 'sorted' } = effect.insert;
-        if (held.has(keyOf(id)) || work.some((r) => r.key === keyOf(id))) continue;
+        if (held.has(keyOf(id)) || laid.some((r) => r.key === keyOf(id))) continue;
         const row = { key: keyOf(id), id, values: columns.map((c) => (c in values ? values[c] : null)), pending: true, inserted: true };
-        const at = place(row, placement, work);
-        if (at) work.splice(at.index, 0, { ...row, section: at.section });
+        const at = place(row, placement, laid);
+        if (at) laid.splice(at.index, 0, { ...row, section: at.section });
+        else asStated = false;
       } else if (effect.update) {
         const { id, values } = effect.update;
-        const index = work.findIndex((r) => r.key === keyOf(id));
-        if (index < 0) continue;
-        const old = work[index];
+        const index = laid.findIndex((r) => r.key === keyOf(id));
+        if (index < 0) {
+          if (held.has(keyOf(id))) asStated = false;   // held, and an earlier effect took it out
+          continue;
+        }
+        const old = laid[index];
         const next = columns.map((c, i) => (c in values ? values[c] : old.values[i]));
         if (next.every((v, i) => v === old.values[i])) continue;
-        work.splice(index, 1);
-        const at = place({ ...old, values: next }, 'sorted', work);
-        if (at && (at.index !== index || at.section !== old.section)) work.splice(at.index, 0, { ...old, values: next, section: at.section, pending: true });
-        else work.splice(index, 0, { ...old, values: next, pending: true });
+        laid.splice(index, 1);
+        const at = place({ ...old, values: next }, 'sorted', laid);
+        if (!at) asStated = false;
+        if (at && (at.index !== index || at.section !== old.section)) laid.splice(at.index, 0, { ...old, values: next, section: at.section, pending: true });
+        else laid.splice(index, 0, { ...old, values: next, pending: true });
       } else {
-        const index = work.findIndex((r) => r.key === keyOf(effect.delete.id));
-        if (index >= 0) work.splice(index, 1);
+        const index = laid.findIndex((r) => r.key === keyOf(effect.delete.id));
+        if (index >= 0) laid.splice(index, 1);
+        else if (held.has(keyOf(effect.delete.id))) asStated = false;
       }
     }
+    if (group.exact && asStated) work = laid;
+    if (group.exact && !asStated) dropped += 1;
   }
   const rows = [...all.slice(0, start), ...work, ...all.slice(end)];
-  return { rows, start, regionCount: work.length, keys, counts: keys.map((_, s) => rows.filter((r) => r.section === s).length) };
+  // A section the effects emptied is gone (a list without sections keeps its one section).
+  const shownSections = keys.map((_, s) => s).filter((s) => !sectioned || rows.some((r) => r.section === s));
+  return { rows, start, regionCount: work.length, dropped, keys: shownSections.map((s) => keys[s]), counts: shownSections.map((s) => rows.filter((r) => r.section === s).length) };
 }
 
 function randomValue(random) {
@@ -524,9 +497,9 @@ function checkTransition(transition, before, after, reinserted, context) {
   }
 }
 
-test('Random server transitions, windows and pending effects: the displayed list is the naive one, and every transition leads to it (seeded)', () => {
+test('Random server transitions, windows and pending effects (exact or not): the displayed list is the naive one, and every transition leads to it (seeded)', () => {
   const random = generator(seed + 7n);
-  let checks = 0, pendingShown = 0, absorbedByCommits = 0;
+  let checks = 0, pendingShown = 0, absorbedByCommits = 0, exactDropped = 0, sectionsEmptied = 0;
   for (let round = 0; round < 300; round++) {
     const kind = ['sectioned', 'flat', 'unordered'][random(3)];
     let id = 0;
@@ -546,13 +519,14 @@ test('Random server transitions, windows and pending effects: the displayed list
       const action = random(10);
       let server = null, reinserted = new Set(), reset = false;
       if (action < 3) {
-        const pendingIds = [...groups.values()].flat().filter((e) => e.insert).map((e) => e.insert.id);
-        groups.set(`g${nextGroup++}`, randomGroup(random, flat(sections).filter((_, p) => p >= window[0] - 2 && p < window[1] + 2), nextId, pendingIds));
+        const pendingIds = [...groups.values()].flatMap((g) => g.effects).filter((e) => e.insert).map((e) => e.insert.id);
+        const group = randomGroup(random, flat(sections).filter((_, p) => p >= window[0] - 2 && p < window[1] + 2), nextId, pendingIds);
+        groups.set(`g${nextGroup++}`, { effects: group, exact: random(2) === 0 });
       } else if (action < 5) {
         if (groups.size) groups.delete([...groups.keys()][random(groups.size)]);
       } else if (action < 8) {
         // A commit: others', and perhaps one of the pending groups' (the server applied it).
-        const committed = groups.size && random(2) ? [...groups.values()][random(groups.size)] : null;
+        const committed = groups.size && random(2) ? [...groups.values()][random(groups.size)].effects : null;
         const nextRows = randomCommit(random, rows, nextId, committed);
         const nextSections = layout(nextRows, kind);
         const { message, reinserted: again } = changesMessage(sections, nextSections, `e:${version}`, `e:${version + 1}`, window);
@@ -575,19 +549,23 @@ test('Random server transitions, windows and pending effects: the displayed list
         model.receive(resetMessage(sections, `e:${version}`, window, kind));
       }
       const groupList = [...groups.values()];
-      const next = resolvePending(model, groupList.map((g) => g.map((e) => new PendingEffect(e))), displayed);
+      const next = resolvePending(model, groupList.map((g) => ({ effects: g.effects.map((e) => new PendingEffect(e)), exact: g.exact })), displayed);
       const nextExpected = naiveDisplayed(sections, window, groupList, kind);
       checkDisplayed(next, nextExpected, model, groupList, context);
       if (!reset) checkTransition(new DisplayedTransition(displayed, next, server), expected, nextExpected, reinserted, context);
       if (next.hasPending) pendingShown += 1;
+      exactDropped += nextExpected.dropped;
+      if (nextExpected.keys.length < model.sections.length) sectionsEmptied += 1;
       if (displayed.hasPending && !next.hasPending && groups.size) absorbedByCommits += 1;
       displayed = next;
       expected = nextExpected;
       checks += 1;
     }
   }
-  console.log(`pending rows: ${checks} steps checked, ${pendingShown} with pending rows shown, ${absorbedByCommits} where commits absorbed every effect`);
+  console.log(`pending rows: ${checks} steps checked, ${pendingShown} with pending rows shown, ${absorbedByCommits} where commits absorbed every effect, `
+    + `${exactDropped} exact groups not shown, ${sectionsEmptied} with a section emptied`);
   assert.ok(pendingShown > checks / 5, 'the random effects show often enough to test something');
+  assert.ok(exactDropped > checks / 20 && sectionsEmptied > 5, 'exact groups and emptied sections often enough');
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import { Connection } from './connection.js';
 /** @typedef {import('./list-model.js').HeldList} HeldList */
 /** @typedef {import('./pending-overlay.js').DisplayedList} DisplayedList */
 /** @typedef {import('./pending-overlay.js').EffectInput} EffectInput */
+/** @typedef {import('./pending-overlay.js').PendingGroup} PendingGroup */
 
 /**
  * A LiveQuery's options; without a Connection, also those of the one it makes for itself.
@@ -110,7 +111,7 @@ export class LiveQuery {
     this.awaitingSubscription = false;
     /** @type {Record<string, unknown> | null} the arguments before new ones not answered yet */
     this.acceptedArgs = null;
-    /** @type {Map<string, PendingEffect[]>} key → effects, in the order added */
+    /** @type {Map<string, PendingGroup>} key → effects ({effects, exact}), in the order added */
     this.pendingEffects = new Map();
     /** @type {DisplayedList} */
     this.displayed = resolvePending(this.model, []);
@@ -230,13 +231,16 @@ export class LiveQuery {
   /**
    * Shows `effects` (`{insert}`, `{update}`, `{delete}`: see PendingEffect) at once over the list,
    * marked pending, after those added before, until `removePending(key)`. Throws a TypeError for
-   * an effect that is not one (and shows none of them).
+   * an effect that is not one (and shows none of them). With `exact` (the effects the server
+   * states, derived), they show only when every one of them shows as stated — each insert and
+   * updated row at its place, each row it changes or deletes among the rows held — else none.
    * @param {string} key
    * @param {ReadonlyArray<EffectInput | PendingEffect>} effects
+   * @param {{exact?: boolean}} options
    */
-  addPending(key, effects) {
+  addPending(key, effects, { exact = false } = {}) {
     const checked = effects.map((effect) => new PendingEffect(effect));
-    this.pendingEffects.set(key, checked);
+    this.pendingEffects.set(key, { effects: checked, exact });
     this.#redisplay();
   }
 

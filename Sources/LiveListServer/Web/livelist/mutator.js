@@ -97,14 +97,18 @@ export function effectForm(effect) {
  * `stop()` the effects stay shown, as their mutations stay pending.
  *
  * A list on the mutator's connection that the app gives no effect for shows the effect the
- * server states: when the list's last reset carried `effects` naming the mutation, `mutate`
- * computes from the rows the client holds what the mutation's statements will do to the list
- * (docs/PROTOCOL.md, "Effects the server states"; see deriveEffects) — the rows it inserts into
- * the list, changes, or takes out — and shows that as the app's effects are shown, with the same
- * lifetime (`effects(id)` reads them back; an OfflineStore keeps them). An update may bring in a
- * row another list of the connection, or of the call's `effects`, holds. A list whose app gives an
- * effect shows only the app's; nothing known (an argument missing, a column the lists do not show)
- * shows nothing. The option `deriveEffects: false` (or the property) turns it off.
+ * server states: when the list's last reset (or the `changes` that answered its new arguments)
+ * stated `effects` naming the mutation, `mutate` computes from the rows the client holds what the
+ * mutation's statements will do to the list (docs/PROTOCOL.md, "Effects the server states"; see
+ * deriveEffects) — the rows it inserts into the list, changes, or takes out — and shows that as
+ * the app's effects are shown, with the same lifetime (`effects(id)` reads them back; an
+ * OfflineStore keeps them, and shows them again after a page load as the app's), but whole or not
+ * at all: when one of them would not show as the commit will (an insert or a moved row whose place
+ * is not among the rows held, a row held that the window lacks), none of them shows on that list
+ * until the commit does. An update may bring in a row another list of the connection, or of the
+ * call's `effects`, holds. A list whose app gives an effect shows only the app's; nothing known
+ * (an argument missing, a column the lists do not show) shows nothing. The option
+ * `deriveEffects: false` (or the property) turns it off.
  */
 export class Mutator {
   static maximumPending = 1000;
@@ -126,7 +130,7 @@ export class Mutator {
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.resendTimer = null;
     this.stopped = false;
-    /** @type {Map<number, Array<{list: LiveQuery, effects: PendingEffect[]}>>} mutation number → effects shown, one entry a list */
+    /** @type {Map<number, Array<{list: LiveQuery, effects: PendingEffect[], exact: boolean}>>} mutation number → effects shown, one entry a list (exact: derived) */
     this.shownEffects = new Map();
     /**
      * Called whenever `nextId` or `pendingMutations` change: synchronously after a mutation is
@@ -208,9 +212,9 @@ export class Mutator {
       }
       // Checked before anything is numbered or sent (a TypeError rejects the call).
       const byList = effectsByList(effects);
-      if (this.deriveEffects) this.#derive(name, args, byList);
+      const derived = this.deriveEffects ? this.#derive(name, args, byList) : new Set();
       const mutation = this.pending.add(name, args, { resolve, reject });
-      this.#show(byList, mutation.id);
+      this.#show(byList, mutation.id, derived);
       this.#pendingChanged();
       if (this.open) this.connection.send(mutation); else this.start();
     });
@@ -245,9 +249,11 @@ export class Mutator {
    * Adds to `byList` the effects the resets of the connection's lists state for mutation `name`
    * with `args`, on each list the app gives no effect for: computed from the rows the lists hold
    * now (an update may bring in a row another of them, or a list of the app's effects, holds).
+   * Returns the lists it added effects for: they show them whole or not at all (exact).
    * @param {string} name
    * @param {Record<string, unknown>} args
    * @param {Map<LiveQuery, PendingEffect[]>} byList
+   * @returns {Set<LiveQuery>}
    */
   #derive(name, args, byList) {
     const lists = this.connection.lists;
@@ -260,6 +266,7 @@ export class Mutator {
       if (effects.length > 0) derived.set(list, effects.map((effect) => new PendingEffect(effect)));
     }
     for (const [list, effects] of derived) byList.set(list, effects);
+    return new Set(derived.keys());
   }
 
   /**
@@ -269,20 +276,28 @@ export class Mutator {
   #key(id) { return `${this.client}#${id}`; }
 
   /**
+   * Shows `byList` for mutation `id`, after what it shows already; the lists of `derived` show
+   * theirs exactly (whole or not at all). The app's effects given later for a list that shows
+   * derived ones take their place: a list the app gives an effect for shows only the app's.
    * @param {Map<LiveQuery, PendingEffect[]>} byList
    * @param {number} id
+   * @param {ReadonlySet<LiveQuery>} [derived]
    */
-  #show(byList, id) {
+  #show(byList, id, derived = new Set()) {
     if (byList.size === 0) return;
     const shown = this.shownEffects.get(id) ?? [];
     for (const [list, effects] of byList) {
+      const exact = derived.has(list);
       let entry = shown.find((candidate) => candidate.list === list);
       if (!entry) {
-        entry = { list, effects: [] };
+        entry = { list, effects: [], exact };
         shown.push(entry);
+      } else if (entry.exact && !exact) {
+        entry.effects = [];
+        entry.exact = false;
       }
       entry.effects.push(...effects);
-      list.addPending(this.#key(id), entry.effects);
+      list.addPending(this.#key(id), entry.effects, { exact: entry.exact });
     }
     this.shownEffects.set(id, shown);
   }

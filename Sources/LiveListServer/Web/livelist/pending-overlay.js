@@ -84,6 +84,13 @@ export class PendingEffect {
 const sortedPlacement = Object.freeze({ edge: 'sorted' });
 
 /**
+ * One mutation's effects on one list, as `resolvePending` lays them: `exact` (the effects the
+ * server states, derived) laid only when every one of them shows as stated, else none of them;
+ * otherwise (the app's) each as far as it can show. A bare array of effects is a group not exact.
+ * @typedef {{readonly effects: readonly PendingEffect[], readonly exact: boolean}} PendingGroup
+ */
+
+/**
  * Where a pending row stands among the rows held (the region: the server's positions
  * `start ..< end`, the window within the list), exactly or not at all (null).
  */
@@ -165,39 +172,45 @@ class Placer {
 }
 
 /**
- * Lays `effect` over `slots` (the region's rows as the earlier effects left them).
+ * Lays `effect` over `slots` (the region's rows as the earlier effects left them). Returns whether
+ * it shows as stated: false for an insert whose place is not known, an update that stays where it
+ * is for want of its sorted place, and an update or a delete of a row the server's list holds
+ * that is not among `slots` (outside the window, or taken out by an earlier effect) or held
+ * without its values. An effect the server's list shows already shows as stated.
  * @param {PendingEffect} effect
  * @param {Slot[]} slots
  * @param {Set<string>} held the keys of the rows the server's list holds
  * @param {string[]} columns
  * @param {Map<string, number>} columnIndex
  * @param {Placer} placer
+ * @returns {boolean}
  */
 function applyEffect(effect, slots, held, columns, columnIndex, placer) {
   const effectValues = effect.values ?? new Map();
   switch (effect.kind) {
     case 'insert': {
       // The server's list shows it already, or an earlier effect did.
-      if (held.has(effect.key) || slots.some((slot) => slot.key === effect.key)) return;
+      if (held.has(effect.key) || slots.some((slot) => slot.key === effect.key)) return true;
       const values = columns.map((name) => effectValues.get(name) ?? null);
       const place = placer.place(effect.id, values, effect.placement ?? sortedPlacement, slots);
-      if (!place) return;
+      if (!place) return false;
       slots.splice(place.index, 0, { key: effect.key, id: effect.id, values, section: place.section, serverPosition: null, pending: true });
-      return;
+      return true;
     }
     case 'update': {
       const index = slots.findIndex((slot) => slot.key === effect.key);
-      if (index < 0 || slots[index].values === null) return;
+      if (index < 0) return !held.has(effect.key);
+      if (slots[index].values === null) return false;
       // A row held with fewer values than columns (a broken server, a damaged offline copy) reads
       // the missing ones as NULL, as its order does: an update may name any column.
-      const held = /** @type {Value[]} */ (slots[index].values);
-      const old = [...held, ...Array(Math.max(0, columns.length - held.length)).fill(null)];
+      const given = /** @type {Value[]} */ (slots[index].values);
+      const old = [...given, ...Array(Math.max(0, columns.length - given.length)).fill(null)];
       const values = [...old];
       for (const [name, value] of effectValues) {
         const column = columnIndex.get(name);
         if (column !== undefined) values[column] = value;
       }
-      if (sameValues(values, old)) return;
+      if (sameValues(values, old)) return true;
       const [slot] = slots.splice(index, 1);
       const place = placer.place(slot.id, values, sortedPlacement, slots);
       if (place && (place.index !== index || place.section !== slot.section)) {
@@ -205,27 +218,31 @@ function applyEffect(effect, slots, held, columns, columnIndex, placer) {
       } else {
         slots.splice(index, 0, { ...slot, values, pending: true });   // its place is not among the rows held: it stays
       }
-      return;
+      return place !== null;
     }
     default: {
       const index = slots.findIndex((slot) => slot.key === effect.key);
-      if (index >= 0) slots.splice(index, 1);
+      if (index < 0) return !held.has(effect.key);
+      slots.splice(index, 1);
+      return true;
     }
   }
 }
 
 /**
- * The list `model` holds with `effects` (lists of PendingEffect, one per mutation, in mutation
- * order) laid over the rows it holds, as a DisplayedList. An effect does nothing when the
- * server's list shows it already (an insert of an identity held, an update or delete of one not
- * held, an update to the values the row has) or when its exact place is not among the rows held;
- * a later effect sees the earlier ones. `previous` (the last DisplayedList) keeps pending rows'
- * stamps while their values stay.
+ * The list `model` holds with `effects` (one group per mutation, in mutation order: a
+ * PendingGroup, or an array of PendingEffect) laid over the rows it holds, as a DisplayedList. An
+ * effect does nothing when the server's list shows it already (an insert of an identity held, an
+ * update or delete of one not held, an update to the values the row has) or when its exact place
+ * is not among the rows held; a later effect sees the earlier ones. An `exact` group shows whole
+ * or not at all: when one of its effects would not show as stated (see applyEffect), none does.
+ * `previous` (the last DisplayedList) keeps pending rows' stamps while their values stay.
  *
  * Cost: O(w + k) for w rows in the window and k known, plus, per effect, O(log w) comparisons
- * and an O(w) search and splice of the window's array — never O(list size).
+ * and an O(w) search and splice of the window's array, and per exact group an O(w) copy — never
+ * O(list size).
  * @param {ListModel} model
- * @param {Iterable<readonly PendingEffect[]>} effects
+ * @param {Iterable<readonly PendingEffect[] | PendingGroup>} effects
  * @param {DisplayedList | null} [previous]
  * @returns {DisplayedList}
  */
@@ -233,9 +250,11 @@ export function resolvePending(model, effects, previous = null) {
   const count = model.count;
   const start = Math.min(Math.max(0, model.window[0]), count);
   const end = Math.max(start, Math.min(model.window[1], count));
-  const lists = [...effects].filter((list) => list.length > 0);
-  if (lists.length === 0 || model.version === null) return new DisplayedList(model, start, end, null, null);
-  const slots = regionSlots(model, start, end);
+  /** @type {PendingGroup[]} */
+  const groups = [...effects].map((group) => (Array.isArray(group) ? { effects: group, exact: false } : /** @type {PendingGroup} */ (group)))
+    .filter((group) => group.effects.length > 0);
+  if (groups.length === 0 || model.version === null) return new DisplayedList(model, start, end, null, null);
+  let slots = regionSlots(model, start, end);
   /** @type {Set<string>} */
   const held = new Set();
   for (const row of model.known.values()) held.add(row.key);
@@ -243,7 +262,17 @@ export function resolvePending(model, effects, previous = null) {
   /** @type {Map<string, number>} */
   const columnIndex = new Map();
   model.columns.forEach((name, index) => { if (!columnIndex.has(name)) columnIndex.set(name, index); });
-  for (const list of lists) for (const effect of list) applyEffect(effect, slots, held, model.columns, columnIndex, placer);
+  for (const group of groups) {
+    if (!group.exact) {
+      for (const effect of group.effects) applyEffect(effect, slots, held, model.columns, columnIndex, placer);
+      continue;
+    }
+    // Laid on a copy, kept only when every effect showed as stated.
+    const laid = [...slots];
+    let asStated = true;
+    for (const effect of group.effects) asStated = applyEffect(effect, laid, held, model.columns, columnIndex, placer) && asStated;
+    if (asStated) slots = laid;
+  }
   if (slots.length === end - start && !slots.some((slot) => slot.pending)) return new DisplayedList(model, start, end, null, null);
   return new DisplayedList(model, start, end, slots, previous);
 }
@@ -256,7 +285,8 @@ let lastPendingStamp = 0;
  * ({key, id, values, stamp, pending} or null), `positionOf(key)`, `version`, `columns`, `order`.
  * The effects touch only the region — the server's window within the list, positions
  * `regionStart ..< regionStart + regionCount` — so rows before it keep their positions and rows
- * after it shift by `count - model.count`.
+ * after it shift by `count - model.count`; a section whose every row they took away is not in
+ * `sections` (a list without sections keeps its one, keyed null).
  */
 export class DisplayedList {
   /**
@@ -289,7 +319,15 @@ export class DisplayedList {
         counts[section] -= 1;
       }
       for (const slot of slots) counts[slot.section] += 1;
-      this.sections = new Sections(model.sections.keys, counts);
+      // A section whose every row an effect took away is gone, as the server's list will have no
+      // empty section (a list without sections, one keyed null, stays as it is).
+      const keys = model.sections.keys;
+      if ((keys.length !== 1 || keys[0] !== null) && counts.includes(0)) {
+        const kept = counts.flatMap((rows, section) => (rows > 0 || model.sections.counts[section] === 0 ? [section] : []));
+        this.sections = new Sections(kept.map((section) => keys[section]), kept.map((section) => counts[section]));
+      } else {
+        this.sections = new Sections(keys, counts);
+      }
     }
     // The rows shown in the region; pending ones keep their stamp while their values do not change.
     const previousPending = previous?.pendingRecords ?? new Map();
