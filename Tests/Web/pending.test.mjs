@@ -279,6 +279,28 @@ test('A pending row that the server\'s changes bring becomes the server\'s row: 
   assert.equal(again.row(4).stamp, before.row(4).stamp);
 });
 
+test('A row an effect moved into another section stays in place when the commit deletes its old section (and inserts it again)', () => {
+  const rows = [{ id: 30, sec: 3, val: 0 }, { id: 31, sec: 3, val: 10 }, { id: 20, sec: 2, val: 0 }];
+  const model = modelOf(rows, 'sectioned', [0, 100]);
+  const group = effects([{ update: { id: 20, values: { sec: 3, val: 5 } } }]);
+  const before = resolvePending(model, group);
+  assert.deepEqual(shown(before), [[30, false], [20, true], [31, false]]);
+  assert.deepEqual([before.sections.keys, before.sections.counts], [[3], [3]], 'section 2, emptied, is gone');
+  // The commit: section 2 deleted, so its row is deleted and inserted (never moved) by the server's changes.
+  const now = [rows[0], rows[1], { id: 20, sec: 3, val: 5 }];
+  const { message } = changesMessage(layout(rows, 'sectioned'), layout(now, 'sectioned'), 'e:1', 'e:2', [0, 100]);
+  assert.deepEqual([message.sectionDeletes, message.deletes, message.inserts], [[1], [[1, 0]], [[0, 1, 20]]]);
+  const output = model.receive(message);
+  const after = resolvePending(model, group, before);
+  assert.equal(after.hasPending, false);
+  const transition = new DisplayedTransition(before, after, serverPositionMapping(output.oldSections, model.sections, output.mapping));
+  for (let position = 0; position < 3; position++) {
+    assert.equal(transition.newPosition(position), position, `row ${position} stays`);
+    assert.equal(transition.oldPosition(position), position);
+  }
+  assert.equal(after.row(1).pending, false);
+});
+
 // ---------------------------------------------------------------------------------------------
 // Random server transitions and random effects against a naive computation (seeded)
 

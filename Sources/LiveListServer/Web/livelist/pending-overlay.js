@@ -493,7 +493,9 @@ function regionSlots(model, start, end) {
  * `oldPosition(new)` pair the rows that stay (a position of neither is deleted, or inserted).
  * A row an effect inserted pairs with the row of its identity on the other side — the server's
  * row its commit brought, or the pending row again — so that it moves or changes as the same
- * row, never deleted and inserted. Each lookup is O(log) (the server's mapping).
+ * row, never deleted and inserted; so does a row an effect changed that both sides show in their
+ * region (the server's changes delete and insert a row whose section goes or comes, where the
+ * list shown may keep it in place). Each lookup is O(log) (the server's mapping).
  */
 export class DisplayedTransition {
   /**
@@ -539,8 +541,7 @@ export class DisplayedTransition {
 function pair(position, list, other, map) {
   if (!(Number.isInteger(position) && position >= 0 && position < list.count)) return null;
   const key = list.regionKey(position);
-  // A row an effect inserted, on either side, pairs by its identity.
-  if (key !== null && (list.inserted.has(key) || other.inserted.has(key))) return other.regionPositionOf(key);
+  if (key !== null && byIdentity(key, list, other)) return other.regionPositionOf(key);
   const server = list.toServer(position);
   if (server === null) return null;
   const target = map(server);
@@ -548,6 +549,18 @@ function pair(position, list, other, map) {
   const shown = other.fromServer(target);
   if (shown === null || shown >= other.count) return null;
   const otherKey = other.regionKeyOfServer(target);
-  if (otherKey !== null && (list.inserted.has(otherKey) || other.inserted.has(otherKey))) return null;   // paired by identity
+  if (otherKey !== null && byIdentity(otherKey, list, other)) return null;   // paired by identity
   return shown;
+}
+
+/**
+ * Whether the row `key` pairs by its identity between `a` and `b` (either way round): a row an
+ * effect inserted on either side, or one an effect changed on either side that both regions show.
+ * @param {string} key
+ * @param {DisplayedList} a
+ * @param {DisplayedList} b
+ */
+function byIdentity(key, a, b) {
+  if (a.inserted.has(key) || b.inserted.has(key)) return true;
+  return (a.pendingRecords.has(key) || b.pendingRecords.has(key)) && a.regionPositionOf(key) !== null && b.regionPositionOf(key) !== null;
 }
