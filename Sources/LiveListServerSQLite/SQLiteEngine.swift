@@ -29,7 +29,9 @@ public struct SQLiteEngine: LiveQueryEngine {
                 }
                 request = made
             } else if let sql = try query.sql(for: arguments) {
-                request = LiveQueryRequest(sql: sql.text, arguments: Self.statementArguments(sql.arguments), identity: sql.identity, as: SQLValue.self,
+                // Text holding NUL goes into the SQL as a literal of its bytes: GRDB would bind its part before the NUL.
+                let (text, bound) = ExactArguments.inliningText(sql: sql.text, arguments: sql.arguments.mapValues(\.sql))
+                request = LiveQueryRequest(sql: text, arguments: Self.statementArguments(bound), identity: sql.identity, as: SQLValue.self,
                                            section: sql.section, version: sql.version)
             } else {
                 throw WireError(sub: nil, code: .queryFailed, message: "query \"\(query.name)\" has no definition")
@@ -47,9 +49,9 @@ public struct SQLiteEngine: LiveQueryEngine {
 extension SQLiteEngine {
     /// `:name` placeholders' values as GRDB binds them (a name a statement does not use is left
     /// unbound; one it uses and lacks fails it with `missing statement argument`).
-    static func statementArguments(_ arguments: [String: WireValue]) -> StatementArguments {
+    static func statementArguments(_ arguments: [String: SQLValue]) -> StatementArguments {
         var bound: [String: (any DatabaseValueConvertible)?] = [:]
-        for (name, value) in arguments { bound[name] = value.sql.databaseValue }
+        for (name, value) in arguments { bound[name] = value.databaseValue }
         return StatementArguments(bound)
     }
 }

@@ -54,4 +54,42 @@ struct WireArgumentsTests {
         client.remote.stop()
         await fixture.stop()
     }
+
+    @Test("The changes that answer new arguments restate the new list's order and effects: the filter the client derives pending rows with is the new one")
+    @MainActor
+    func argumentsRestateEffects() async throws {
+        let fixture = try await WireFixture.start(rows: 60, seed: 8, mutations: DerivedEffectsTests.mutations)
+        let client = WireClient(url: fixture.url, viewportRows: 12, window: 0..<80)
+        try await eventually("first state") { try client.matches(fixture.select()) && client.remote.model.effects != nil }
+        #expect(client.remote.model.effects?.filter == [WireCondition(column: "folder", test: .equal, operand: .value(.text("inbox")))])
+        client.remote.setArguments(["folder": .text("archive")])
+        try await eventually("the archive") { try client.matches(fixture.select(folder: "archive")) }
+        #expect(client.remote.resetsReceived == 1, "answered by changes, not a reset")
+        #expect(client.remote.model.effects?.filter == [WireCondition(column: "folder", test: .equal, operand: .value(.text("archive")))])
+        #expect(client.remote.model.order != nil)
+        client.remote.stop()
+        await fixture.stop()
+    }
+
+    @Test("An argument holding NUL is the whole text: the list holds the rows of that folder, not of its part before the NUL")
+    @MainActor
+    func argumentWithNUL() async throws {
+        let fixture = try await WireFixture.start(rows: 20, seed: 9)
+        try await fixture.pool.write { db in
+            try db.execute(sql: "UPDATE message SET folder = CAST(X'696E00626F78' AS TEXT) WHERE id % 3 = 0")   // "in\0box"
+            try db.execute(sql: "UPDATE message SET folder = 'in' WHERE id % 3 = 1")
+        }
+        let exact = try await fixture.pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM message WHERE folder = CAST(X'696E00626F78' AS TEXT) ORDER BY day DESC, sender, id")
+        }
+        #expect(!exact.isEmpty)
+        let remote = RemoteLiveQuery(url: fixture.url, query: "inbox", arguments: ["folder": .text("in\u{0}box")], window: 0..<100)
+        remote.start()
+        try await eventually("the folder's rows") {
+            let state = remote.model.state
+            return state.count == exact.count && (0..<state.count).map { state.row(at: $0).id } == exact.map { .row(.integer($0)) }
+        }
+        remote.stop()
+        await fixture.stop()
+    }
 }

@@ -42,3 +42,25 @@ extension Database {
         try statement.execute()
     }
 }
+
+/// A SELECT's text arguments that GRDB cannot bind whole — text holding NUL, or not valid UTF-8 —
+/// written into the SQL as literals of their bytes (`CAST(X'…' AS TEXT)`), so the query reads the
+/// argument given, not its part before the NUL.
+package enum ExactArguments {
+    /// `sql` with each `:name`, `@name` or `$name` placeholder of such an argument replaced by its
+    /// literal, and the arguments left to bind.
+    /// - Complexity: O(n) for n bytes of SQL.
+    package static func inliningText(sql: String, arguments: [String: SQLValue]) -> (sql: String, arguments: [String: SQLValue]) {
+        let inlined = arguments.filter { _, value in
+            if case let .text(text) = value { return text.bytes.contains(0) || !text.isValidUTF8 }
+            return false
+        }
+        guard !inlined.isEmpty, let tokens = _SQLTokenizer.tokens(sql) else { return (sql, arguments) }
+        var bytes = Array(sql.utf8)
+        for token in tokens.reversed() where token.kind == .parameter {
+            guard let first = token.text.first, first != "?", let value = inlined[String(token.text.dropFirst())] else { continue }
+            bytes.replaceSubrange(token.range, with: Array(value.sqlLiteral.utf8))
+        }
+        return (String(decoding: bytes, as: UTF8.self), arguments.filter { inlined[$0.key] == nil })
+    }
+}
