@@ -119,7 +119,7 @@ struct _PendingOverlay {
 
     /// Lays `change` over `slots`; `false` when it could not show as stated (an insert whose
     /// place is not known, an update that stays where it is for want of its sorted place, a row
-    /// held without values).
+    /// held without values, or held outside the window).
     @discardableResult
     private static func apply(_ change: PendingChange, to slots: inout [_OverlaySlot], held: Set<WireValue>, columns: [String],
                               columnIndex: [String: Int], placer: _Placer) -> Bool {
@@ -131,7 +131,8 @@ struct _PendingOverlay {
             slots.insert(_OverlaySlot(id: id, values: row, section: section, serverPosition: nil, isPending: true), at: index)
             return true
         case let .update(id, values):
-            guard let index = slots.firstIndex(where: { $0.id == id }) else { return true }
+            // A row held outside the window (a window asked for) changes where it cannot be shown.
+            guard let index = slots.firstIndex(where: { $0.id == id }) else { return !held.contains(id) }
             guard let held = slots[index].values else { return false }
             // A row held with fewer values than columns (a broken server, a damaged offline file)
             // reads the missing ones as NULL, as its order does: an update may name any column.
@@ -150,7 +151,7 @@ struct _PendingOverlay {
             }
             return place != nil
         case let .delete(id):
-            guard let index = slots.firstIndex(where: { $0.id == id }) else { return true }
+            guard let index = slots.firstIndex(where: { $0.id == id }) else { return !held.contains(id) }
             slots.remove(at: index)
             return true
         }
