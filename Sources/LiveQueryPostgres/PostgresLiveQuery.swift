@@ -158,7 +158,7 @@ public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
     /// `await` this to see the write in the list.
     public func upToDate() async throws(PostgresLiveQueryError) -> LiveResult<ID> {
         try await database.engine.catchUp()
-        if !runner.restLock.withLock({ runner.isWhole }) {
+        if !runner.isWhole {
             await runner.waitForWholeResult()
             try await database.engine.catchUp()
         }

@@ -333,7 +333,7 @@ actor _PostgresDatabaseRunner {
 
     /// A lane hands `runner` back: it is told, in order, what happened while it was read apart.
     func handBack(_ runner: any _PostgresQueryFollowing) {
-        runner.isDetached = false
+        runner.reattach()
         for what in heldForLane.removeValue(forKey: ObjectIdentifier(runner)) ?? [] { what.tell(runner) }
     }
 

@@ -22,10 +22,12 @@ protocol _PostgresQueryFollowing: AnyObject, Sendable {
     /// apart (`_RefetchLane`), so that the others' updates never wait behind its reads.
     var refetches: Bool { get }
     /// Whether it is being read apart: no round applies it meanwhile.
-    var isDetached: Bool { get set }
+    var isDetached: Bool { get }
     /// Takes what it is to be read apart for (the commits absorbed, the tracker's decision), now:
     /// commits absorbed later wait for the next time.
     func detach()
+    /// Its lane hands it back: the rounds apply it again.
+    func reattach()
     /// Its read apart was cut (the lane's connection went): what it took is read again by a
     /// round, whole, without a failure told.
     func abandonApply()

@@ -10,10 +10,10 @@ extension _PostgresQueryRunner {
     func absorb(_ commit: _DecodedCommit, relations: _KnownRelations) {
         let read = plan.relationsRead
         let end = commit.endLSN.value
-        if tracker.isBuilding { buildTouch = end }
+        if tracker.isBuilding { restLock.withLock { firstFetch.touched(at: end) } }
         var entry = _AbsorbedCommit(end: end)
         defer { work.absorb(entry, reshaped: !commit.reshaped.isDisjoint(with: read)) }
-        positionsLock.withLock { if positions.pendingFrom == nil { positions.pendingFrom = end } }
+        positionsLock.withLock { if deliveries.positions.pendingFrom == nil { deliveries.positions.pendingFrom = end } }
         guard tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)

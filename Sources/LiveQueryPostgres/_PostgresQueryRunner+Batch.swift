@@ -67,33 +67,30 @@ extension _PostgresQueryRunner {
     func takeBatched() -> Bool {
         guard !work.hasLookups else { return false }
         let taken = takeWork(commits: work.takeCommits())
-        guard case .reread = taken.action else {
+        guard case .reread = taken.action, takenWork.batch(taken) else {
             giveBack(taken)
             return false
         }
-        batchedWork = taken
         return true
     }
 
     var batchedRows: Int {
-        guard case let .reread(rows) = batchedWork?.action else { return 0 }
+        guard case let .reread(rows) = takenWork.batched?.action else { return 0 }
         return rows.count
     }
 
     var batchRow: (arguments: [SQLValue], identities: [String]) {
-        guard case let .reread(rows) = batchedWork?.action else { return (request.argumentValues ?? [], []) }
+        guard case let .reread(rows) = takenWork.batched?.action else { return (request.argumentValues ?? [], []) }
         return (request.argumentValues ?? [], rows.compactMap { keys.value(of: $0) }.map(Self.text(of:)))
     }
 
     func giveBackBatched() {
-        if let taken = batchedWork { giveBack(taken) }
-        batchedWork = nil
+        if let taken = takenWork.takeBatched() { giveBack(taken) }
     }
 
     func finishBatched(_ rows: [_ReadRow], round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
-        guard let taken = batchedWork else { return true }
-        batchedWork = nil
-        defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
+        guard let taken = takenWork.takeBatched() else { return true }
+        defer { positionsLock.withLock { deliveries.positions.pendingFrom = work.pendingFrom } }
         let reads = _PrefetchedReads(entries: _PostgresRows.entries(rows, plan, &keys))
         if rows.count <= _PostgresRows.contentsKept { keep(rows) }
         return try await finishApply(taken, round: round, session, guarded: false, start: .now, prefetched: reads)

@@ -24,7 +24,10 @@ final class _BuilderSink: @unchecked Sendable {
 /// snapshot the first screen was read in (exported to a connection of its own), and completed in
 /// a later round with the commits absorbed meanwhile, re-read in that round's snapshot.
 extension _PostgresQueryRunner {
-    var hasRest: Bool { restLock.withLock { rest != nil } }
+    var hasRest: Bool { restLock.withLock { firstFetch.rest != nil } }
+
+    /// Whether the result is whole (not a first screen waiting for the rest).
+    var isWhole: Bool { restLock.withLock { firstFetch.isWhole } }
 
     /// Reads the whole result on `session` (a transaction that imported the first screen's
     /// snapshot), commits and closes it, keeps the rows for the next round and calls `then`.
@@ -49,7 +52,7 @@ extension _PostgresQueryRunner {
             }
             _ = try? await session.execute("COMMIT")
             try? await session.connection.close()
-            restLock.withLock { rest = outcome }
+            restLock.withLock { firstFetch.arrived(outcome) }
             then()
         }
     }
@@ -58,7 +61,7 @@ extension _PostgresQueryRunner {
     /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole,
     /// which holds from the last commit that touched the query since it opened.
     func completeFirstFetch(round: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) {
-        guard let outcome = restLock.withLock({ rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
+        guard case let (outcome, holdsFrom)? = restLock.withLock({ firstFetch.rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
         var reads = _PrefetchedReads(entries: [])
         var builder: _IndexBuilder?
         var failure: PostgresLiveQueryError?
@@ -92,37 +95,27 @@ extension _PostgresQueryRunner {
         }
         if let failure { tracker.reportFailure(LiveQueryError(failure)) }
         if builder == nil { _ = work.failed(at: .now) }
-        // Commits lost meanwhile (a failure) leave the start unknown: the round's position then.
-        pending = builder == nil ? nil : .read(from: tracker.state.isBehind ? round : buildTouch ?? openedFrom)
-        tracker.finishBuild(builder, reads)
-        pending = nil
-        restLock.withLock {
-            rest = nil
-            isWhole = true
+        if builder != nil {
+            // Commits lost meanwhile (a failure) leave the start unknown: the round's position then.
+            delivering(.read(from: tracker.state.isBehind ? round : holdsFrom)) { tracker.finishBuild(builder, reads) }
+        } else {
+            tracker.finishBuild(builder, reads)
         }
-        if builder == nil { positionsLock.withLock { positions.failed(heldThrough: nil) } }
+        if builder == nil { positionsLock.withLock { deliveries.positions.failed(heldThrough: nil) } }
         finishWaiting()
     }
 
     /// Returns once the result is whole (or the query stopped).
     func waitForWholeResult() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready: Bool = restLock.withLock {
-                if isWhole { return true }
-                restWaiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+            let queued = restLock.withLock { firstFetch.wait(continuation) }
+            if !queued { continuation.resume() }
         }
     }
 
     /// Wakes whoever waits for the whole result (it is whole, or the query stopped).
     func finishWaiting() {
-        let waiting = restLock.withLock {
-            isWhole = true
-            defer { restWaiters = [] }
-            return restWaiters
-        }
+        let waiting = restLock.withLock { firstFetch.complete() }
         for waiter in waiting { waiter.resume() }
     }
 }

@@ -7,20 +7,12 @@ import PostgresNIO
 /// One open query's following: its plan, tracker and row keys, and the commit positions its
 /// results hold at. `@unchecked Sendable`: every method but the readers below runs for the engine
 /// actor, one round at a time (the engine's gate) — or, read apart, for its lane alone, the
-/// engine holding back what it would tell it meanwhile (`_HeldForLane`) — so ``tracker``'s state, ``keys``, ``absorbed``,
-/// ``pending`` and ``lastFailure`` are never touched concurrently (the channel's tap runs there
-/// too, inside the tracker's deliveries); ``positions`` is under `positionsLock` for readers on
+/// engine holding back what it would tell it meanwhile (`_HeldForLane`) — so ``tracker``'s state, ``keys``,
+/// ``work`` and ``takenWork`` are never touched concurrently (the channel's tap runs there too, inside the
+/// tracker's deliveries); ``deliveries`` (the positions) is under `positionsLock` for readers on
 /// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`, the
 /// contents kept from reads in their own lock box.
 final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @unchecked Sendable {
-    /// What the next result delivered stands for.
-    enum PendingPositions {
-        /// The result after a step of commits, the first and last of which end at these positions.
-        case step(first: UInt64, last: UInt64)
-        /// A result read whole, which holds from this position.
-        case read(from: UInt64)
-    }
-
     /// The request, planned again when a table's shape changes.
     let request: PostgresLiveQueryRequest<ID>
     let publishesViaRoot: Bool
@@ -40,44 +32,37 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Past this many rows touched in one round, a refetch is cheaper.
     let refetchThreshold: Int
     let positionsLock = NSLock()
-    var positions = _ResultPositions()
+    /// The positions each delivered result holds at, and what a delivery under way stands for.
+    var deliveries = _PositionedDeliveries()
     /// The contents the query's latest reads carried, by canonical identity, with their tokens
     /// (``keep(_:)``): read by the server's payload reads on other threads.
     let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
     let progress: _EngineProgress
     let positioned: _PositionedChannel<ID>
-    /// What the next delivered result stands for (set before the tracker delivers it).
-    var pending: PendingPositions?
-    /// The end of the last commit that touched the query while its first fetch was read.
-    var buildTouch: UInt64?
-    /// Where the first screen's whole result holds from when no commit touched it meanwhile.
-    let openedFrom: UInt64
-    /// The rest of the first fetch, once read (in the snapshot the first screen was read in), and
-    /// who waits for the whole result; under ``restLock``.
+    /// A first screen's rest — being read (in the snapshot the first screen was read in), or read
+    /// — where the whole result will hold from, and who waits for it; under ``restLock``.
     let restLock = NSLock()
-    var rest: Result<_FirstFetchRest, PostgresLiveQueryError>?
-    var restWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Whether the result is whole (not a first screen waiting for the rest).
-    var isWhole = true
+    var firstFetch: _FirstFetchState<Result<_FirstFetchRest, PostgresLiveQueryError>, CheckedContinuation<Void, Never>>
     /// Grouped by the base table's key: per aggregated table (by role), the group of each of its
     /// rows that belongs to a group the result holds.
     var childLinks: [Int: _ChildLinks] = [:]
-    /// The work taken for a batch of re-reads (`_PostgresQueryRunner+Batch.swift`).
-    var batchedWork: Work?
+    /// The work taken for a batch of re-reads (`_PostgresQueryRunner+Batch.swift`), or for reading
+    /// the query apart on a lane.
+    var takenWork = _TakenWork<Work>.none
 
     /// The latest position the query announced: the end of the last commit that touched its
     /// tables and that its latest result includes.
-    var version: PostgresLSN { PostgresLSN(positionsLock.withLock { positions.latest }) }
+    var version: PostgresLSN { PostgresLSN(positionsLock.withLock { deliveries.positions.latest }) }
 
     /// The position a delivered result is the query's result at.
     func position(of state: ListStateID) -> PostgresLSN? {
-        positionsLock.withLock { positions.position(of: state) }.map(PostgresLSN.init)
+        positionsLock.withLock { deliveries.positions.position(of: state) }.map(PostgresLSN.init)
     }
 
     /// Whether a delivered result is the query's result at `position`.
     func holds(_ state: ListStateID, at position: PostgresLSN) -> Bool {
         let followed = progress.applied
-        return positionsLock.withLock { positions.holds(state, at: position.value, followed: followed) }
+        return positionsLock.withLock { deliveries.positions.holds(state, at: position.value, followed: followed) }
     }
 
     var relationsRead: Set<UInt32> { plan.relationsRead }
@@ -87,9 +72,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     var refetches: Bool { plan.refetchReason != nil }
 
     /// Whether it is being read apart (by the engine's refetch lane): no round applies it meanwhile.
-    var isDetached = false
-    /// What it is read apart for, taken when it was detached.
-    private var detachedWork: Work?
+    var isDetached: Bool { takenWork.isDetached }
 
     var needsRound: Bool {
         if isDetached { return false }
@@ -109,7 +92,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
         self.progress = progress
         storedPlan = plan
         self.refetchThreshold = refetchThreshold
-        openedFrom = holdsFrom
         var keys = _RowKeys(integerKeys: plan.integerKeys)
         var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
         // Only a SELECT written by the plan may take a LIMIT; a refetched one is read whole.
@@ -129,35 +111,23 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                                channel: EventChannel(initial: initial, callbackQueue: nil, onEvent: nil),
                                statistics: statistics)
         self.keys = keys
-        isWhole = !isBuilding
+        firstFetch = _FirstFetchState(whole: !isBuilding, holdsFrom: holdsFrom)
         // A first screen is not the query's result at any position: only the whole result is.
-        if !isBuilding, let state = initial.stateID { positions.read(state, from: holdsFrom) }
+        if !isBuilding, let state = initial.stateID { deliveries.positions.read(state, from: holdsFrom) }
         positioned = _PositionedChannel(initial: initial, position: isBuilding ? nil : PostgresLSN(holdsFrom))
         childLinks = try await Self.childLinks(plan, groups: entries.compactMap { keys.value(of: $0.rowid) }, session)
         tracker.channel.tap { [weak self] event in self?.tapped(event) }
     }
 
-    /// Records what a delivered result stands for before anyone sees it, and passes it on with its position.
+    /// Records what a delivered result stands for before anyone sees it (what the delivery under
+    /// way, ``delivering(_:shown:_:)``, stands for), and passes it on with its position.
     private func tapped(_ event: LiveQueryEvent<ID>) {
         switch event {
         case .initial:
             break
         case let .update(update):
-            guard let state = update.result.stateID, let pending else {
-                positioned.send(.update(update, position: nil))
-                return
-            }
-            let position: UInt64 = positionsLock.withLock {
-                switch pending {
-                case let .step(first, last):
-                    positions.stepped(to: state, first: first, last: last)
-                    return last
-                case let .read(start):
-                    positions.read(state, from: start)
-                    return start
-                }
-            }
-            positioned.send(.update(update, position: PostgresLSN(position)))
+            let position = positionsLock.withLock { deliveries.delivered(update.result.stateID) }
+            positioned.send(.update(update, position: position.map(PostgresLSN.init)))
         case let .failure(failure):
             positioned.send(.failure(failure))
         }
@@ -165,12 +135,27 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
 
     /// The current result stands again after a step that did not change it.
     private func unchanged(first: UInt64, last: UInt64) {
-        let known: Bool = positionsLock.withLock {
-            guard let state = positions.current else { return false }
-            positions.stepped(to: state, first: first, last: last)
-            return true
-        }
+        let known = positionsLock.withLock { deliveries.unchanged(first: first, last: last) }
         if known { positioned.send(.unchanged(through: PostgresLSN(last))) }
+    }
+
+    /// Has the tracker deliver (`body`) a result that stands for `standsFor`; `shown`: the state
+    /// of the result shown before. Returns what the delivery came to, once the `unchanged` event
+    /// it calls for is sent (a step, or a result read whole, that left the result as it was).
+    @discardableResult
+    func delivering(_ standsFor: _PositionedDeliveries.StandsFor, shown: ListStateID? = nil,
+                    _ body: () throws -> Void) rethrows -> _PositionedDeliveries.Outcome {
+        positionsLock.withLock { deliveries.open(standsFor, shown: shown) }
+        let outcome: _PositionedDeliveries.Outcome
+        do {
+            try body()
+            outcome = positionsLock.withLock { deliveries.close() }
+        } catch {
+            positionsLock.withLock { _ = deliveries.close() }
+            throw error
+        }
+        if case let .unchanged(through) = outcome { positioned.send(.unchanged(through: PostgresLSN(through))) }
+        return outcome
     }
 
     /// Runs `body` in its own savepoint of the round's transaction (when `guarded`), so that a
@@ -218,21 +203,23 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     }
 
     func detach() {
-        isDetached = true
-        detachedWork = takeWork(commits: work.takeCommits())
+        takenWork.detach(takeWork(commits: work.takeCommits()))
+    }
+
+    func reattach() {
+        takenWork.handBack()
     }
 
     func apply(round: UInt64, _ session: _PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
         guard needsRound || isDetached else { return true }
         // Commits absorbed while this one is read apart are held by the engine until it is handed back.
-        defer { positionsLock.withLock { positions.pendingFrom = work.pendingFrom } }
+        defer { positionsLock.withLock { deliveries.positions.pendingFrom = work.pendingFrom } }
         // A query that failed before, or whose tables changed shape, reads guarded.
-        let guarded = guarded || tracker.state.isBehind || needsPlan || detachedWork?.replan == true
+        let guarded = guarded || tracker.state.isBehind || needsPlan || takenWork.detached?.replan == true
         let start = ContinuousClock.now
         let taken: Work
-        if let detached = detachedWork {
+        if let detached = takenWork.takeDetached() {
             taken = detached
-            detachedWork = nil
         } else {
             var commits = work.takeCommits()
             if commits.contains(where: { !$0.lookups.isEmpty }) {
@@ -340,8 +327,7 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result
     /// held until just before `before` (a commit's end), as far as it knows.
     func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
-        pending = nil
-        positionsLock.withLock { positions.failed(heldThrough: before.map { $0 - 1 }) }
+        positionsLock.withLock { deliveries.positions.failed(heldThrough: before.map { $0 - 1 }) }
         if work.failed(at: .now) {
             tracker.reportFailure(LiveQueryError(error))
         } else {
@@ -353,7 +339,6 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// (`_CommitSteps`), or the whole result fetched again. `applied`: the end of the last step applied.
     private func carryOut(_ action: _TrackingState.Action, _ commits: [_AbsorbedCommit], round: UInt64, _ session: _PostgresSession,
                           start: ContinuousClock.Instant, applied: inout UInt64?, prefetched: _PrefetchedReads?) async throws(PostgresLiveQueryError) {
-        defer { pending = nil }
         do {
             switch action {
             case .none:
@@ -391,23 +376,16 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
                 childLinks = links
                 // Following, the refetch is one step of the round's commits; after a failure (commits
                 // may have been missed) the result read holds at the round's position.
-                let following = positionsLock.withLock { positions.isFollowing }
+                let following = positionsLock.withLock { deliveries.positions.isFollowing }
+                let standsFor: _PositionedDeliveries.StandsFor
                 if following, let first = commits.first?.end, let last = commits.last?.end {
-                    pending = .step(first: first, last: last)
+                    standsFor = .step(first: first, last: last)
                 } else {
-                    pending = .read(from: round)
+                    standsFor = .read(from: round)
                 }
-                let before = tracker.channel.latestResult.stateID
-                try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
-                if tracker.channel.latestResult.stateID == before, let before {
-                    // The result came back as it was: it stands at the commits' position.
-                    switch pending {
-                    case let .step(first, last)?: unchanged(first: first, last: last)
-                    case let .read(from)?:
-                        positionsLock.withLock { positions.read(before, from: from) }
-                        positioned.send(.unchanged(through: PostgresLSN(from)))
-                    case nil: break
-                    }
+                // A result that comes back as it was stands at the commits' position.
+                try delivering(standsFor, shown: tracker.channel.latestResult.stateID) {
+                    try tracker.carryOut(action, _PrefetchedReads(entries: entries), start: start)
                 }
                 applied = following ? commits.last?.end ?? round : round
             }
@@ -421,15 +399,12 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     /// Applies one step's rows (their reads among `reads`; a row absent there left the result).
     private func deliver(_ rows: Set<Int64>, _ reads: _PrefetchedReads, step: (first: UInt64, last: UInt64),
                          start: ContinuousClock.Instant) throws {
-        let before = tracker.channel.latestResult.stateID
-        pending = .step(first: step.first, last: step.last)
-        try tracker.applyTouchedRows(rows, reads, start: start)
-        pending = nil
-        if tracker.channel.latestResult.stateID == before { unchanged(first: step.first, last: step.last) }
+        // A step that leaves the result as it was: it stands again at the step's last commit.
+        try delivering(.step(first: step.first, last: step.last)) { try tracker.applyTouchedRows(rows, reads, start: start) }
     }
 
     func abandonApply() {
-        positionsLock.withLock { positions.failed(heldThrough: positions.pendingFrom.map { $0 - 1 }) }
+        positionsLock.withLock { deliveries.positions.failed(heldThrough: deliveries.positions.pendingFrom.map { $0 - 1 }) }
         tracker.state.failed()
         work.clearFailure()
     }
@@ -437,8 +412,8 @@ final class _PostgresQueryRunner<ID: LiveIdentity>: _PostgresQueryFollowing, @un
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64) {
         // Commits may have been missed: nothing is known after `heldThrough` until the result is read again.
         work.forgetCommits()
-        positionsLock.withLock { positions.pendingFrom = nil }
-        positionsLock.withLock { positions.failed(heldThrough: heldThrough) }
+        positionsLock.withLock { deliveries.positions.pendingFrom = nil }
+        positionsLock.withLock { deliveries.positions.failed(heldThrough: heldThrough) }
         tracker.reportFailure(LiveQueryError(error))
     }
 
