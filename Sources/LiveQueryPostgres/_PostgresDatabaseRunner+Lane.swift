@@ -87,15 +87,14 @@ extension _PostgresDatabaseRunner {
 
     /// A lane's connection, opened when closed.
     private func connectedLane(_ number: Int) async throws(PostgresLiveQueryError) -> _PostgresSession {
-        if let lane = laneSessions[number], !lane.connection.isClosed { return lane }
-        laneSessions[number] = nil
+        if let lane = state.session(.lane(number)), !lane.connection.isClosed { return lane }
+        state.drop(.lane(number))
         let opened = try await _PostgresSession.connect(configuration, id: 6 + number, logger: logger, timeout: timeout, aborts: inbox.aborts,
                                                   settings: _ContentsConnection.settings)
-        guard !isClosed else {
+        guard state.adopt(opened, as: .lane(number)) else {
             try? await opened.connection.close()
             throw .connectionClosed
         }
-        laneSessions[number] = opened
         return opened
     }
 }

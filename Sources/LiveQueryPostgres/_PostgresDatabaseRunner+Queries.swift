@@ -33,7 +33,7 @@ extension _PostgresDatabaseRunner {
                     if !opened.isWhole {
                         rest = try await Self.importSnapshot(of: reader, configuration: configuration, logger: logger, timeout: timeout, aborts: aborts)
                     }
-                }
+                }.wentThrough
             } catch {
                 // The snapshot's reader holds a transaction open: it must not outlive a failed open.
                 if let rest { try? await rest.connection.close() }
@@ -63,7 +63,7 @@ extension _PostgresDatabaseRunner {
         while true {
             takeSessionItems()
             if hadSession, isStreaming { return }
-            guard !closed else { throw .connectionClosed }
+            guard !isClosed else { throw .connectionClosed }
             guard ContinuousClock.now < deadline else {
                 if case let .lost(_, error) = inbox.session { throw error }
                 throw .timedOut(sql: "START_REPLICATION", after: timeout)

@@ -7,12 +7,27 @@ extension _PostgresDatabaseRunner {
     static let flushAfter: Duration = .milliseconds(10)
     static let streamWait: Duration = .seconds(10)
 
+    /// What a round came to.
+    enum RoundOutcome: Equatable {
+        /// It applied every commit its snapshot sees.
+        case applied
+        /// It applied the commits before the first one its snapshot does not see yet (committing
+        /// now: its commit record is written, and it becomes visible in a moment).
+        case stoppedAtUnseen
+        /// Its snapshot saw commits out of commit order (or a read failed and aborted its
+        /// transaction): what was taken stays taken, and a new snapshot is needed.
+        case needsSnapshot
+
+        /// Whether the round went through: what its snapshot saw up to its position is applied.
+        var wentThrough: Bool { self != .needsSnapshot }
+    }
+
     /// One round: snapshot, take from the stream the commits it sees, apply them to the queries
     /// they touched, `then` (in the same snapshot, with the round's position and the commits
-    /// taken so far), commit. `false` when the snapshot saw commits
-    /// out of commit order: what was taken stays taken (the next snapshot sees it too), and a new
+    /// taken so far), commit. ``RoundOutcome/needsSnapshot`` when the snapshot saw commits out of
+    /// commit order: what was taken stays taken (the next snapshot sees it too), and a new
     /// snapshot is needed.
-    func round(then: ((UInt64, _CommitLog) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> Bool {
+    func round(then: ((UInt64, _CommitLog) async throws(PostgresLiveQueryError) -> Void)?) async throws(PostgresLiveQueryError) -> RoundOutcome {
         guard hadSession else { throw .connectionClosed }
         let session = try await connectedReader()
         if let missed = streamState.takeMissedCommits() {
@@ -42,13 +57,13 @@ extension _PostgresDatabaseRunner {
             let needed = Self.lastRecordEnd(insert: insert, pageSize: walBlockSize, segmentSize: walSegmentSize)
             // WAL past the flushed end cannot reach the stream until a commit flushes it: force
             // one at once rather than after a wait.
-            guard let through = try await takeCommits(seenBy: snapshot, needed: needed, unflushed: needed > flushedTo) else {
+            guard case let (through, stoppedAtUnseen)? = try await takeCommits(seenBy: snapshot, needed: needed, unflushed: needed > flushedTo) else {
                 try await session.control.execute("ROLLBACK")
-                return false
+                return .needsSnapshot
             }
             guard try await applyRowByRow(round: through, session) else {
                 try await session.control.execute("ROLLBACK")
-                return false
+                return .needsSnapshot
             }
             // Refetched queries apart, on a lane, when one is free, in this snapshot.
             let apart = attention.values.filter { !$0.isDetached && $0.refetches && $0.needsRound }
@@ -60,7 +75,7 @@ extension _PostgresDatabaseRunner {
                 logger.debug("a round's COMMIT failed", metadata: ["error": "\(error)"])
             }
             progress.applied = through
-            return true
+            return stoppedAtUnseen ? .stoppedAtUnseen : .applied
         } catch {
             if !session.connection.isClosed { try? await session.control.execute("ROLLBACK") }
             throw error
@@ -73,11 +88,10 @@ extension _PostgresDatabaseRunner {
     private func applyRowByRow(round through: UInt64, _ session: _PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
         let due = attention.filter { !$0.value.isDetached && !$0.value.refetches && $0.value.needsRound }
         var together: Set<ObjectIdentifier> = []
-        if batchesPaused {
-            batchesPaused = false
-        } else {
+        // After a batch failed, each query reads on its own once: the query that failed it says so itself.
+        if state.roundMayBatch() {
             guard let applied = try await applyInBatches(due, round: through, session) else {
-                batchesPaused = true
+                state.batchFailed()
                 return false
             }
             together = applied
@@ -108,8 +122,10 @@ extension _PostgresDatabaseRunner {
     /// queries it touches, waiting until the stream has brought every commit that ends at or
     /// before `needed` (forcing a flush of the WAL at once when `unflushed`: some of it was not
     /// flushed when the snapshot was taken, else after ``flushAfter``). Returns the position the
-    /// round applies through, or `nil` when the snapshot sees a commit after one it does not see.
-    private func takeCommits(seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN, unflushed: Bool) async throws(PostgresLiveQueryError) -> UInt64? {
+    /// round applies through and whether it stops before a commit its snapshot does not see yet,
+    /// or `nil` when the snapshot sees a commit after one it does not see.
+    private func takeCommits(seenBy snapshot: _PostgresSnapshot, needed: PostgresLSN,
+                             unflushed: Bool) async throws(PostgresLiveQueryError) -> (through: UInt64, stoppedAtUnseen: Bool)? {
         let started = ContinuousClock.now
         var asked: ContinuousClock.Instant?
         var flushed = false
@@ -154,8 +170,7 @@ extension _PostgresDatabaseRunner {
                 // Every commit the snapshot may see is here: through `needed`, or up to the first it
                 // does not see (committing now: its commit record is written, and it becomes
                 // visible in a moment).
-                stoppedAtUnseen = unseen != nil
-                return unseen.map { $0.value - 1 } ?? max(needed.value, lastTaken)
+                return (unseen.map { $0.value - 1 } ?? max(needed.value, lastTaken), unseen != nil)
             }
             let now = ContinuousClock.now
             let waited = started.duration(to: now)
@@ -195,15 +210,15 @@ extension _PostgresDatabaseRunner {
         flushesForced += 1
         do throws(PostgresLiveQueryError) {
             let session: _PostgresSession
-            if let flusher, !flusher.connection.isClosed {
+            if let flusher = state.session(.flusher), !flusher.connection.isClosed {
                 session = flusher
             } else {
                 session = try await openFlusher()
-                guard !isClosed else {
+                // Shut down meanwhile: nothing may outlive it.
+                guard state.adopt(session, as: .flusher) else {
                     try? await session.connection.close()
                     return
                 }
-                flusher = session
             }
             try await session.control.execute("BEGIN READ WRITE")
             try await session.control.execute(Self.flushingStatement)

@@ -20,13 +20,13 @@ actor _PostgresDatabaseRunner {
     let logger: Logger
     let refetchThreshold: Int
     let timeout: Duration
-    /// Runs the queries' SQL: the catalog, the snapshot, the reads.
-    var reader: _PostgresSession?
-    /// Commits a transaction when the WAL a round waits for is written but not flushed (a
-    /// transaction still open wrote it): its flush takes that WAL to the stream.
-    var flusher: _PostgresSession?
-    /// Read refetched queries apart, in a round's exported snapshot (`_PostgresDatabaseRunner+Lane.swift`).
-    var laneSessions: [Int: _PostgresSession] = [:]
+    /// Open or closed; while open, who holds the turn (one round at a time) and who waits for it,
+    /// and the connections it owns: the reader, which runs the queries' SQL (the catalog, the
+    /// snapshot, the reads); the flusher, which commits a transaction when the WAL a round waits
+    /// for is written but not flushed (a transaction still open wrote it), so that its flush takes
+    /// that WAL to the stream; the lanes, which read refetched queries apart in a round's exported
+    /// snapshot (`_PostgresDatabaseRunner+Lane.swift`).
+    var state = _DatabaseRunnerState<_PostgresSession, CheckedContinuation<Bool, Never>>()
     /// The lanes reading now.
     var busyLanes: Set<Int> = []
     /// What the queries read apart are told when their lane hands them back, in order: a query
@@ -65,20 +65,14 @@ actor _PostgresDatabaseRunner {
     /// Statements prepared on the rounds' connection, and prepared statements let go because
     /// their tables changed shape or the server lost them (since it was opened; for the tests).
     var statementsPrepared: (prepares: Int, outdated: Int) { reader?.prepared.counted ?? (0, 0) }
+    /// The reading connection, while the runner keeps one (for the tests).
+    var reader: _PostgresSession? { state.session(.reader) }
     /// What the counters above say, for a test's failure message.
     var diagnostics: String {
         "engine: \(snapshotsTaken) snapshots, \(flushesForced) flushes, \(commitsPassedOver) passed over, \(batchesRead) batches, "
             + "\(sessionsStarted) sessions, \(statementsPrepared.prepares) prepared (\(statementsPrepared.outdated) outdated), "
             + "applied through \(PostgresLSN(progress.applied))"
     }
-    /// Whether the next round reads each query on its own: a batch of re-reads failed in the last
-    /// (`_PostgresDatabaseRunner+Batches.swift`), and the query that failed it says so itself.
-    var batchesPaused = false
-    /// Whether the last round stopped at a commit its snapshot did not see yet.
-    var stoppedAtUnseen = false
-    private var busy = false
-    private var gate: [CheckedContinuation<Void, Never>] = []
-    var closed = false
     /// Whether the publication names a partitioned table's changes by the table.
     var publishesViaRoot = false
     /// Reads rows' contents, beside the rounds.
@@ -108,15 +102,25 @@ actor _PostgresDatabaseRunner {
 
     // MARK: - One round at a time
 
+    /// Takes the turn: at once when it is free, else once those that asked before had theirs
+    /// (``leave()`` hands it on, first come first). Throws once the runner is shut down.
     func enter() async throws(PostgresLiveQueryError) {
-        while busy { await withCheckedContinuation { gate.append($0) } }
-        guard !closed else { throw .connectionClosed }
-        busy = true
+        switch state.enter() {
+        case .granted:
+            return
+        case .refused:
+            throw .connectionClosed
+        case .mustWait:
+            let granted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                if let now = state.wait(continuation) { continuation.resume(returning: now) }
+            }
+            guard granted else { throw .connectionClosed }
+        }
     }
 
+    /// Lets the turn go, to the first that waits for it.
     func leave() {
-        busy = false
-        if !gate.isEmpty { gate.removeFirst().resume() }
+        state.leave()?.resume(returning: true)
     }
 
     /// Checks the server, ensures the publication, starts the stream and waits for its first
@@ -155,15 +159,14 @@ actor _PostgresDatabaseRunner {
 
     /// The reading connection, opened when closed.
     func connectedReader() async throws(PostgresLiveQueryError) -> _PostgresSession {
-        if let reader, !reader.connection.isClosed { return reader }
-        reader = nil
+        if let reader = state.session(.reader), !reader.connection.isClosed { return reader }
+        state.drop(.reader)
         let opened = try await _PostgresSession.connect(configuration, id: 1, logger: logger, timeout: timeout, aborts: inbox.aborts, settings: _ContentsConnection.settings)
         // Shut down meanwhile (the actor takes other calls while it waits): nothing may outlive it.
-        guard !closed else {
+        guard state.adopt(opened, as: .reader) else {
             try? await opened.connection.close()
             throw .connectionClosed
         }
-        reader = opened
         return opened
     }
 
@@ -219,9 +222,10 @@ actor _PostgresDatabaseRunner {
             // Others (an open, a catch-up) get their turn between long runs of rounds.
             if rounds > 1_000 { return .zero }
             do throws(PostgresLiveQueryError) {
-                if try await round(then: nil) {
+                let outcome = try await round(then: nil)
+                if outcome.wentThrough {
                     takeSessionItems()
-                    guard stoppedAtUnseen else {
+                    guard outcome == .stoppedAtUnseen else {
                         attempts = 0
                         continue
                     }
@@ -346,7 +350,7 @@ actor _PostgresDatabaseRunner {
         try await awaitStreaming()
         var caughtUp = false
         for attempt in 0..<100 where !caughtUp {
-            caughtUp = try await round(then: nil)
+            caughtUp = try await round(then: nil).wentThrough
             if !caughtUp { try? await Task.sleep(for: .milliseconds(attempt < 10 ? 1 : 10)) }
         }
         guard caughtUp else { throw .timedOut(sql: "a snapshot that sees the commits in commit order", after: .seconds(1)) }
@@ -363,22 +367,20 @@ actor _PostgresDatabaseRunner {
         stream.confirm(PostgresLSN(progress.applied))
     }
 
-    var isClosed: Bool { closed }
+    var isClosed: Bool { state.isClosed }
 
+    /// Stops: the queries finish, every connection closes, and whoever waits for the turn is
+    /// refused (the holder, if any, finds its connection closed).
     func shutDown() async {
-        closed = true
+        let (sessions, refused) = state.close()
         for runner in runners { deliver(.finish, to: runner) }
         runners = []
         readers = [:]
         attention = [:]
         await stream.stop()
-        for session in [reader, flusher].compactMap({ $0 }) + Array(laneSessions.values) { try? await session.connection.close() }
+        for session in sessions { try? await session.connection.close() }
         await contents.close()
-        reader = nil
-        flusher = nil
-        laneSessions = [:]
-        for waiter in gate { waiter.resume() }
-        gate = []
+        for waiter in refused { waiter.resume(returning: false) }
         inbox.signal()
     }
 
