@@ -10,11 +10,12 @@ import PostgresNIO
 import ScratchPostgres
 import Testing
 
-/// Pending rows the server derives (a reset's `effects`), end to end over SQLite: random
+/// Pending rows the server derives (a reset's `effects`), end to end over SQLite and PostgreSQL: random
 /// mutations the app describes no effect for, each held back on its way to the server while the
 /// lists show what they expect; the expected lists must equal the lists the commit produces (or,
 /// where an effect cannot be shown, the lists before), and the commit must land without a move,
-/// an insert or a delete on a list that showed it.
+/// an insert or a delete on a list that showed it. The same for the web client (livelist.js in
+/// node: `Tests/Web/derived-oracle-client.mjs`), over SQLite and over PostgreSQL.
 @Suite("Derived pending rows", .serialized, .timeLimit(.minutes(3)))
 @MainActor
 struct DerivedEffectsTests {
@@ -130,10 +131,17 @@ struct DerivedEffectsTests {
     @Test("random mutations without an app's effect: each list shows, before the answer, the list the commit produces (or the list before, where it cannot place the row); the commit lands with no move, insert or delete")
     func oracle() async throws {
         let seed = SeededRandomNumberGenerator.testSeed("derived effects")
+        let (fixture, database) = try await Self.sqliteServer(seed: seed)
+        try await Self.run(url: fixture.url, database: database, seed: seed, text: { WireFixture.text(&$0) })
+        await fixture.stop()
+    }
+
+    /// A server over a fresh SQLite file of 30 random messages, publishing the inbox and ``mutations``.
+    static func sqliteServer(seed: UInt64) async throws -> (WireFixture, Database) {
         let fixture = try await WireFixture.start(rows: 30, seed: seed, mutations: Self.mutations)
         let database = Database(select: { folder in try fixture.select(folder: folder).rows.map { Self.wireRow($0) } },
                                 ids: { try await fixture.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") } })
-        try await Self.run(url: fixture.url, database: database, seed: seed, text: { WireFixture.text(&$0) })
+        return (fixture, database)
     }
 
     static let postgresSchema = """
@@ -165,6 +173,20 @@ struct DerivedEffectsTests {
     @Test("the same over PostgreSQL: each list shows, before the answer, the list the commit produces or the list before",
           .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
     func postgresOracle() async throws {
+        try await Self.withPostgresServer { url, database in
+            let seed = SeededRandomNumberGenerator.testSeed("derived effects over PostgreSQL")
+            // PostgreSQL's text holds no NUL: one in twenty texts keeps it, and its mutation is refused.
+            try await Self.run(url: url, database: database, seed: seed, text: { random in
+                let text = WireFixture.text(&random)
+                return random.next(upTo: 20) == 0 ? text : text.replacingOccurrences(of: "\0", with: "")
+            })
+        }
+    }
+
+    /// Runs `body` with a `livelist serve --postgres` process over a fresh database of
+    /// ``postgresSchema``, publishing ``postgresConfiguration``: its URL, and the database read.
+    /// Returns without calling it when the cluster does not start (and is not required).
+    static func withPostgresServer(_ body: @MainActor (_ url: String, _ database: Database) async throws -> Void) async throws {
         guard let cluster = try await PostgresCluster.running() else { return }
         try await PostgresCluster.exclusively {
             let (configuration, writer) = try await PostgresCluster.database(cluster)
@@ -189,12 +211,7 @@ struct DerivedEffectsTests {
                     for try await id in try await writer.query("SELECT id FROM message", logger: PostgresCluster.logger).decode(Int64.self) { ids.append(id) }
                     return ids
                 })
-                let seed = SeededRandomNumberGenerator.testSeed("derived effects over PostgreSQL")
-                // PostgreSQL's text holds no NUL: one in twenty texts keeps it, and its mutation is refused.
-                try await Self.run(url: server.url, database: database, seed: seed, text: { random in
-                    let text = WireFixture.text(&random)
-                    return random.next(upTo: 20) == 0 ? text : text.replacingOccurrences(of: "\0", with: "")
-                })
+                try await body(server.url, database)
             } catch {
                 try? await writer.close()
                 throw error
@@ -293,6 +310,101 @@ struct DerivedEffectsTests {
         // The derivation must show most changes: otherwise the test proves nothing.
         #expect(changedCount > 20 && shownCount * 3 >= changedCount * 2 && pendingRows > 10,
                 "shown \(shownCount) of \(changedCount) changed lists (not shown \(notShown), refused \(refused), pending rows \(pendingRows))")
+    }
+
+    // MARK: The web client
+
+    @Test("the web client (livelist.js in node) over SQLite: random mutations without an app's effect; each list shows, before the answer, the list the commit produces or the list before, and takes the commit with no move, insert or delete",
+          .enabled(if: JSClient.node != nil, "node is not installed"))
+    func webOracle() async throws {
+        let seed = SeededRandomNumberGenerator.testSeed("derived effects, web client")
+        let (fixture, database) = try await Self.sqliteServer(seed: seed)
+        try await Self.runWeb(url: fixture.url, database: database, seed: seed)
+        await fixture.stop()
+    }
+
+    @Test("the web client over PostgreSQL: each list shows, before the answer, the list the commit produces or the list before",
+          .enabled(if: JSClient.node != nil, "node is not installed"),
+          .enabled(if: PostgresCluster.isPresent, "PostgreSQL's server binaries are not installed"))
+    func webPostgresOracle() async throws {
+        try await Self.withPostgresServer { url, database in
+            let seed = SeededRandomNumberGenerator.testSeed("derived effects over PostgreSQL, web client")
+            // PostgreSQL's text holds no NUL: the script keeps it in one text in twenty (refused).
+            try await Self.runWeb(url: url, database: database, seed: seed, flags: ["--no-nul"])
+        }
+    }
+
+    /// Runs `Tests/Web/derived-oracle-client.mjs` (livelist.js's `Connection`, two `LiveQuery`s
+    /// and a `Mutator`) against the server at `url`: `count` random mutations of ``mutations``
+    /// without an app's effect, each list read before the call, right after it (the derived
+    /// effects shown) and once it holds the commit. Expects no violation — a pending list neither
+    /// the list before nor the committed one, or a list that showed the committed one taking it
+    /// with a move, an insert or a delete — enough lists shown, and the lists at the end equal to
+    /// the SELECT.
+    static func runWeb(url: String, database: Database, seed: UInt64, count: Int = 300, flags: [String] = []) async throws {
+        let report = try await runNode(script: "Tests/Web/derived-oracle-client.mjs", arguments: [url, "\(seed)", "\(count)"] + flags, seconds: 90)
+        func number(_ key: String, in object: JSONValue? = report) -> Int {
+            guard case let .integer(value)? = object?[key] else { return -1 }
+            return Int(value)
+        }
+        let (changed, shown, notShown, violations) = (number("changed"), number("shown"), number("notShown"), number("violations"))
+        let (refused, pendingRows) = (number("refused"), number("pendingRows"))
+        let perList = ["inbox", "archive"].map { folder in
+            "\(folder) \(number("shown", in: report["lists"]?[folder]))/\(number("changed", in: report["lists"]?[folder]))"
+        }
+        print("derived effects, web client: shown \(shown) of \(changed) changed lists (\(perList.joined(separator: ", "))), not shown \(notShown), refused \(refused) of \(count) (\(number("refusedShown")) lists showed one\(report["refusedShownCalls"].flatMap { $0 == .array([]) ? nil : ": \($0.serialized)" } ?? "")), pending rows \(pendingRows)")
+        #expect(report["stated"] == .array(["add", "archive", "draft", "edit", "later", "remove", "rename", "restore"]), "\(report["stated"]?.serialized ?? "")")
+        #expect(violations == 0, "\(violations) violations, the first: \(report["firstViolations"]?.serialized ?? "")")
+        #expect(number("unknownRows") == 0, "a list showed a row it does not know while a mutation was pending")
+        // The derivation must show most changes: otherwise the test proves nothing.
+        #expect(changed > 20 && shown * 3 >= changed * 2 && pendingRows > 10,
+                "shown \(shown) of \(changed) changed lists (not shown \(notShown), refused \(refused), pending rows \(pendingRows))")
+        for folder in ["inbox", "archive"] {
+            // Compared as JSON: text code point for code point (a Swift String compares canonically).
+            let selected = JSONValue.array(try await database.select(folder).map { .array($0.map(\.json)) })
+            let matches = report["final"]?[folder] == selected
+            #expect(matches, """
+                the web client's \(folder) at the end is not the SELECT
+                shown:    \(report["final"]?[folder]?.serialized ?? "none")
+                selected: \(selected.serialized)
+                """)
+        }
+    }
+
+    /// Runs `script` (a path from the package's root) in node with `arguments`, for at most
+    /// `seconds`, and reads the last line it prints: a JSON object without `error`. Its output goes
+    /// to a file, which never fills as a pipe would.
+    static func runNode(script: String, arguments: [String], seconds: Double) async throws -> JSONValue {
+        let node = try #require(JSClient.node)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let output = NSTemporaryDirectory() + "livelist-node-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: output + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: output + ".err", contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: output + ".out")
+            try? FileManager.default.removeItem(atPath: output + ".err")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = ["--experimental-websocket", "--no-warnings", root.appendingPathComponent(script).path] + arguments
+        process.standardOutput = FileHandle(forWritingAtPath: output + ".out")
+        process.standardError = FileHandle(forWritingAtPath: output + ".err")
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                throw TimeLimitExceeded(what: "node \(script)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let printed = (try? String(contentsOfFile: output + ".out", encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
+        let line = printed.split(separator: "\n").last.map(String.init) ?? ""
+        guard process.terminationStatus == 0, let report = try? JSONParser.parse(Array(line.utf8)), case .object = report, report["error"] == nil else {
+            throw JSClient.NodeFailed(status: process.terminationStatus, output: line + (errors.isEmpty ? "" : "\n" + errors))
+        }
+        return report
     }
 
     /// A fixture row (text as bytes) as the client holds it.
