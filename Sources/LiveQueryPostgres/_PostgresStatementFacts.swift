@@ -6,7 +6,7 @@ extension _PostgresToken {
     /// placeholders and `$n` parameters by name (`"$1"`), plain `'…'` strings and numbers as
     /// values, `true` and `false` as 1 and 0 (as booleans are sent); a cast, an `E'…'` or
     /// dollar-quoted string is `other` (not stated). `nil` when PostgreSQL's lexer would refuse it.
-    static func statementTokens(_ sql: String) -> [StatementToken]? {
+    package static func statementTokens(_ sql: String) -> [StatementToken]? {
         guard let tokens = try? _PostgresSQLTokenizer.tokens(sql) else { return nil }
         let bytes = Array(sql.utf8)
         var result: [StatementToken] = []
