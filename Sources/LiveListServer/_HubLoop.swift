@@ -67,15 +67,11 @@ final class _HubLoop {
         if case let .following(result) = phase { return result }
         return nil
     }
-    var sequence: UInt64 = 0
-    /// The version every subscriber holds: the one the last message for the current result named
-    /// (stored, never worked out again, so every `changes` starts where the last one ended).
-    private var announced: WireVersion?
     /// The changesets kept for resuming clients, oldest first (references: dropping the first
     /// moves a pointer per entry).
     private(set) var kept: _ResumeBuffer<Buffered>
-    /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
-    var observedAt: Int64?
+    /// The version the subscribers hold, the changesets counted, the last commit's time.
+    private(set) var clock: _HubVersionState
     var subscriptions: [ObjectIdentifier: Subscription] = [:] {
         didSet { groups = nil }
     }
@@ -108,19 +104,23 @@ final class _HubLoop {
         self.schedule = schedule
         payloads = _PayloadCache(query: query, capacity: configuration.payloadCacheRows)
         kept = _ResumeBuffer(maximumCount: configuration.resumeBufferSize, maximumBytes: configuration.resumeBufferBytes)
+        clock = _HubVersionState(epoch: versions.epoch, isPositioned: versions.isPositioned)
     }
+
+    /// The changesets delivered so far.
+    var sequence: UInt64 { clock.sequence }
+    /// When the live query saw the last commit, in microseconds since 1970 (the `at` of changes).
+    var observedAt: Int64? { clock.observedAt }
 
     /// The changesets kept for resuming clients, oldest first.
     var buffer: [Buffered] { kept.entries }
 
     /// The version of the current result (the first result's before it is there).
-    var version: WireVersion { announced ?? WireVersion(epoch: versions.epoch, sequence: 0) }
+    var version: WireVersion { clock.version }
 
     /// The version of a result the engine delivered: its position (positioned), or the number of
     /// changesets so far (counted).
-    func version(at position: UInt64?) -> WireVersion {
-        WireVersion(epoch: versions.epoch, sequence: versions.isPositioned ? position ?? 0 : sequence)
-    }
+    func version(at position: UInt64?) -> WireVersion { clock.version(at: position) }
 
     func handle(_ input: _Hub.Input) async {
         await apply(input)
@@ -227,7 +227,7 @@ final class _HubLoop {
         case let .initial(initial, position):
             let deferred: [_Hub.Input] = if case let .awaitingFirstResult(waiting) = phase { waiting } else { [] }
             phase = .following(initial)
-            announced = version(at: position)
+            clock.started(at: position)
             for input in deferred { await handle(input) }
         case let .unchanged(position):
             await announce(WireVersion(epoch: versions.epoch, sequence: position), observedAt: Int64(Date().timeIntervalSince1970 * 1_000_000))
@@ -237,10 +237,8 @@ final class _HubLoop {
             phase = .following(update.result)
             if let passed = old.stateID { pendingSyncs.passed(passed) }
             let latency = update.latency.components
-            observedAt = Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000 - latency.attoseconds / 1_000_000_000_000
-            let from = sequence
-            sequence += 1
-            announced = version(at: position)
+            let from = clock.advanced(to: position, observedAt: Int64(Date().timeIntervalSince1970 * 1_000_000) - latency.seconds * 1_000_000
+                                          - latency.attoseconds / 1_000_000_000_000)
             keep(Buffered(from: from, fromState: old.stateID, old: old.shape, changes: update.changeset.changes,
                           bytes: 96 + old.shape.bytesNotShared(with: update.result.shape) + Self.bytes(of: update.changeset.changes)))
             await publish(update.changeset.changes, old: old.shape, from: fromVersion)
@@ -334,10 +332,7 @@ final class _HubLoop {
     /// versions): a `changes` without changes, so a client knows it is caught up with a commit
     /// that left its list as it was. Nothing when `later` is not after the version they hold.
     func announce(_ later: WireVersion, observedAt: Int64?) async {
-        guard versions.isPositioned, result != nil, let held = announced, later.epoch == held.epoch, later.sequence > held.sequence else { return }
-        announced = later
-        if let observedAt { self.observedAt = observedAt }
-        guard let result, !subscriptions.isEmpty else { return }
+        guard let result, let held = clock.announce(later, observedAt: observedAt), !subscriptions.isEmpty else { return }
         let groups = self.groups ?? makeGroups()
         self.groups = groups
         var missing: [Range<Int>: [Int]] = [:]
