@@ -3,7 +3,7 @@ import LiveQueryCore
 
 /// The published mutations' effects as the engine states them, read once — when the server
 /// first needs them (its start-up report, or the first subscription) — and kept: the schema they
-/// read is the one the server serves.
+/// read is the one the server serves. A read that failed (the database away) is not kept.
 actor _StatedEffects {
     private var catalog: [String: MutationEffects]?
     private var reading: Task<[String: MutationEffects], Never>?
@@ -20,7 +20,10 @@ actor _StatedEffects {
         }
         reading = task
         let read = await task.value
-        catalog = read
+        reading = nil
+        // A schema that could not be read (the database away at start) is read again next time.
+        let unread = read.values.contains { if case .unstated(.schemaUnreadable) = $0 { true } else { false } }
+        if !unread { catalog = read }
         return read
     }
 }
