@@ -1,24 +1,21 @@
-import Foundation
 import ListDiff
 
 /// Counts the reads made through ``CountingList``s, for tests that a cost does not grow with the
 /// list: "a one-row change reads a bounded number of rows, whatever the list's size".
 ///
-/// `@unchecked Sendable`: `count` is only read and written under `lock`.
-public final class ReadCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
+public final class ReadCounter: Sendable {
+    private let count = Locked(0)
 
     /// Creates a counter at zero.
     public init() {}
 
     /// The reads so far; set it to 0 before the work to measure.
     public var reads: Int {
-        get { lock.withLock { count } }
-        set { lock.withLock { count = newValue } }
+        get { count.withLock { $0 } }
+        set { count.withLock { $0 = newValue } }
     }
 
-    func increment() { lock.withLock { count += 1 } }
+    func increment() { count.withLock { $0 += 1 } }
 }
 
 /// A list that forwards to `base` and counts every read of a count, a section, an item or a
