@@ -1,4 +1,4 @@
-import Foundation
+import ListDiff
 
 /// The frames between a connection's socket and the list, at most `capacity` of them waiting:
 /// the socket is read only as fast as the list takes frames, so a client that falls behind
@@ -10,15 +10,18 @@ import Foundation
 /// task and a hop between the socket and the list for every frame. This is the one bounded buffer
 /// with back-pressure the client needs, in one lock.
 ///
-/// `@unchecked Sendable`: every stored property is read and written under `lock` only.
-final class _FrameQueue: @unchecked Sendable {
-    private let lock = NSLock()
+/// The waiting frames and both sides' continuations are one `Locked` value.
+final class _FrameQueue: Sendable {
+    private struct State {
+        var frames: [String] = []
+        var head = 0
+        var end: (any Error)??
+        var consumer: CheckedContinuation<String?, any Error>?
+        var producer: CheckedContinuation<Void, Never>?
+    }
+
     private let capacity: Int
-    private var frames: [String] = []
-    private var head = 0
-    private var end: (any Error)??
-    private var consumer: CheckedContinuation<String?, any Error>?
-    private var producer: CheckedContinuation<Void, Never>?
+    private let state = Locked(State())
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -26,13 +29,13 @@ final class _FrameQueue: @unchecked Sendable {
 
     /// Queues a frame; waits while `capacity` frames wait already (the socket's reader only).
     func push(_ frame: String) async {
-        let handed = lock.withLock { () -> CheckedContinuation<String?, any Error>? in
-            guard end == nil else { return nil }
-            if let consumer {
-                self.consumer = nil
+        let handed = state.withLock { state -> CheckedContinuation<String?, any Error>? in
+            guard state.end == nil else { return nil }
+            if let consumer = state.consumer {
+                state.consumer = nil
                 return consumer
             }
-            frames.append(frame)
+            state.frames.append(frame)
             return nil
         }
         if let handed {
@@ -40,9 +43,9 @@ final class _FrameQueue: @unchecked Sendable {
             return
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wait = lock.withLock { () -> Bool in
-                guard end == nil, frames.count - head >= capacity else { return false }
-                producer = continuation
+            let wait = state.withLock { state -> Bool in
+                guard state.end == nil, state.frames.count - state.head >= capacity else { return false }
+                state.producer = continuation
                 return true
             }
             if !wait { continuation.resume() }
@@ -51,10 +54,10 @@ final class _FrameQueue: @unchecked Sendable {
 
     /// Ends the frames: after those queued, the consumer gets `nil`, or `error`.
     func finish(throwing error: (any Error)? = nil) {
-        let (consumer, producer) = lock.withLock { () -> (CheckedContinuation<String?, any Error>?, CheckedContinuation<Void, Never>?) in
-            if end == nil { end = .some(error) }
-            defer { self.consumer = nil; self.producer = nil }
-            return (self.consumer, self.producer)
+        let (consumer, producer) = state.withLock { state -> (CheckedContinuation<String?, any Error>?, CheckedContinuation<Void, Never>?) in
+            if state.end == nil { state.end = .some(error) }
+            defer { state.consumer = nil; state.producer = nil }
+            return (state.consumer, state.producer)
         }
         producer?.resume()
         if let consumer {
@@ -65,23 +68,23 @@ final class _FrameQueue: @unchecked Sendable {
     /// The next frame, waiting for it; `nil` at the end (the consumer only).
     func next() async throws -> String? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
-            let (answer, producer) = lock.withLock { () -> (Result<String?, any Error>?, CheckedContinuation<Void, Never>?) in
-                if head < frames.count {
-                    let frame = frames[head]
-                    head += 1
-                    if head > 64, head * 2 > frames.count {
-                        frames.removeFirst(head)
-                        head = 0
+            let (answer, producer) = state.withLock { state -> (Result<String?, any Error>?, CheckedContinuation<Void, Never>?) in
+                if state.head < state.frames.count {
+                    let frame = state.frames[state.head]
+                    state.head += 1
+                    if state.head > 64, state.head * 2 > state.frames.count {
+                        state.frames.removeFirst(state.head)
+                        state.head = 0
                     }
-                    let producer = frames.count - head < capacity ? self.producer : nil
-                    if producer != nil { self.producer = nil }
+                    let producer = state.frames.count - state.head < capacity ? state.producer : nil
+                    if producer != nil { state.producer = nil }
                     return (.success(frame), producer)
                 }
-                if let end {
+                if let end = state.end {
                     if let error = end { return (.failure(error), nil) }
                     return (.success(nil), nil)
                 }
-                consumer = continuation
+                state.consumer = continuation
                 return (nil, nil)
             }
             producer?.resume()

@@ -1,13 +1,10 @@
-import Foundation
+import ListDiff
 
 /// Whether an attempt's opening handshake was answered before it was given up: exactly one of
 /// the two wins.
-///
-/// `@unchecked Sendable`: `state` is read and written under `lock` only.
-final class _Handshake: @unchecked Sendable {
+final class _Handshake: Sendable {
     private enum State { case waiting, open, givenUp }
-    private let lock = NSLock()
-    private var state = State.waiting
+    private let state = Locked(State.waiting)
 
     /// The handshake was answered: `true` unless the attempt was given up first.
     func open() -> Bool { settle(as: .open) }
@@ -16,7 +13,7 @@ final class _Handshake: @unchecked Sendable {
     func giveUp() -> Bool { settle(as: .givenUp) }
 
     private func settle(as outcome: State) -> Bool {
-        lock.withLock {
+        state.withLock { state in
             guard state == .waiting else { return false }
             state = outcome
             return true
