@@ -9,15 +9,14 @@ import NIOCore
 /// server's limits, and the routing of requests to the shared live queries. Requests are handled
 /// in the order they arrive; a bad request gets a typed error and changes nothing.
 ///
-/// `@unchecked Sendable`: `subscriptions` is read and written under `lock` only (the read loop
-/// changes it; a hub's overflow callback reads it).
-final class _Connection: @unchecked Sendable {
+/// `subscriptions` is a `Locked` value: the read loop changes it, a hub's overflow callback
+/// reads it.
+final class _Connection: Sendable {
     let server: LiveListServer
     let claims: LiveListClaims?
     let logger: Logger
     let outbox: _Outbox
-    private let lock = NSLock()
-    private var subscriptions: [Int: (hub: _Hub, subscriber: _Subscriber)] = [:]
+    private let subscriptions = Locked<[Int: (hub: _Hub, subscriber: _Subscriber)]>([:])
 
     init(server: LiveListServer, claims: LiveListClaims?, logger: Logger) {
         self.server = server
@@ -45,7 +44,7 @@ final class _Connection: @unchecked Sendable {
         switch message {
         case let .subscribe(subscription): await subscribe(subscription, badArguments: badArguments)
         case let .window(sub, window):
-            guard let entry = lock.withLock({ subscriptions[sub] }) else {
+            guard let entry = subscriptions.withLock({ $0[sub] }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
                 return nil
             }
@@ -53,7 +52,7 @@ final class _Connection: @unchecked Sendable {
             entry.hub.send(.window(entry.subscriber, range))
         case let .arguments(sub, arguments): await change(sub, to: arguments, badArguments: badArguments)
         case let .sync(sub, id):
-            guard let entry = lock.withLock({ subscriptions[sub] }) else {
+            guard let entry = subscriptions.withLock({ $0[sub] }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
                 return nil
             }
@@ -78,7 +77,7 @@ final class _Connection: @unchecked Sendable {
                 server.metrics.mutationAnswered(.unavailable, since: arrived)
             }
         case let .unsubscribe(sub):
-            guard let entry = lock.withLock({ subscriptions.removeValue(forKey: sub) }) else {
+            guard let entry = subscriptions.withLock({ $0.removeValue(forKey: sub) }) else {
                 fail(sub, .unknownSubscription, "no subscription \(sub)")
                 return nil
             }
@@ -89,7 +88,7 @@ final class _Connection: @unchecked Sendable {
 
     private func subscribe(_ request: WireSubscription, badArguments: String?) async {
         let sub = request.sub
-        let (count, isOpen) = lock.withLock { (subscriptions.count, subscriptions[sub] != nil) }
+        let (count, isOpen) = subscriptions.withLock { ($0.count, $0[sub] != nil) }
         guard !isOpen else {
             fail(sub, .duplicateSubscription, "subscription \(sub) is open")
             return
@@ -121,7 +120,7 @@ final class _Connection: @unchecked Sendable {
             let hub = try await server.registry.subscribe(key, subscriber, window: window, resume: request.resume) { [server] in
                 try await server.openHub(key, query: query)
             }
-            lock.withLock { subscriptions[sub] = (hub, subscriber) }
+            subscriptions.withLock { $0[sub] = (hub, subscriber) }
         } catch let error as WireError {
             fail(sub, error.code, error.message)
         } catch {
@@ -133,7 +132,7 @@ final class _Connection: @unchecked Sendable {
     /// to the live query of the new arguments, which sends one changeset from the list the client
     /// holds. Bad arguments get a typed error and change nothing.
     private func change(_ sub: Int, to requested: [String: WireValue], badArguments: String?) async {
-        guard let entry = lock.withLock({ subscriptions[sub] }) else {
+        guard let entry = subscriptions.withLock({ $0[sub] }) else {
             fail(sub, .unknownSubscription, "no subscription \(sub)")
             return
         }
@@ -160,14 +159,14 @@ final class _Connection: @unchecked Sendable {
                                                      idleTimeout: server.configuration.idleTimeout) { [server] in
                 try await server.openHub(key, query: query)
             }
-            lock.withLock { subscriptions[sub] = (hub, entry.subscriber) }
+            subscriptions.withLock { $0[sub] = (hub, entry.subscriber) }
             // Frames dropped while it moved (a slow client) are asked for again from the new hub.
             if outbox.isAwaitingReset(sub) { hub.send(.resync([entry.subscriber], .slowClient)) }
         } catch let error as WireError {
-            lock.withLock { _ = subscriptions.removeValue(forKey: sub) }
+            subscriptions.withLock { _ = $0.removeValue(forKey: sub) }
             fail(sub, error.code, error.message)
         } catch {
-            lock.withLock { _ = subscriptions.removeValue(forKey: sub) }
+            subscriptions.withLock { _ = $0.removeValue(forKey: sub) }
             fail(sub, .queryClosed, "the query of the new arguments could not open: \(error)")
         }
     }
@@ -254,7 +253,7 @@ final class _Connection: @unchecked Sendable {
     /// For every subscription of the connection, the state holding every commit made before the
     /// call (its hub looks, as for `sync`). A subscription whose look fails is left out.
     private func statesHoldingCommits() async -> [(sub: Int, entry: (hub: _Hub, subscriber: _Subscriber), state: ListStateID?)] {
-        let entries = lock.withLock { subscriptions }
+        let entries = subscriptions.withLock { $0 }
         guard !entries.isEmpty else { return [] }
         return await withTaskGroup(of: (Int, (hub: _Hub, subscriber: _Subscriber), ListStateID?)?.self) { group in
             for (sub, entry) in entries {
@@ -300,7 +299,7 @@ final class _Connection: @unchecked Sendable {
 
     /// Frames of `subs` were dropped: each gets a reset from its hub.
     private func overflowed(_ subs: [Int]) {
-        let entries = lock.withLock { subs.compactMap { subscriptions[$0] } }
+        let entries = subscriptions.withLock { subscriptions in subs.compactMap { subscriptions[$0] } }
         logger.notice("slow client: frames dropped", metadata: ["subscriptions": "\(subs)"])
         for entry in entries { entry.hub.send(.resync([entry.subscriber], .slowClient)) }
     }
@@ -308,7 +307,7 @@ final class _Connection: @unchecked Sendable {
     /// The hub ended a subscription (the query closed, or a resume it could not serve): its
     /// number is free again.
     private func ended(_ subscriber: _Subscriber) async {
-        let entry = lock.withLock { () -> (hub: _Hub, subscriber: _Subscriber)? in
+        let entry = subscriptions.withLock { subscriptions -> (hub: _Hub, subscriber: _Subscriber)? in
             guard let entry = subscriptions[subscriber.sub], entry.subscriber === subscriber else { return nil }
             subscriptions[subscriber.sub] = nil
             return entry
@@ -320,7 +319,7 @@ final class _Connection: @unchecked Sendable {
     /// Ends every subscription and drops the mutations waiting (the socket closed).
     func closeAll() async {
         server.registry.mutationScheduler.close(ObjectIdentifier(self))
-        let entries = lock.withLock { () -> [(hub: _Hub, subscriber: _Subscriber)] in
+        let entries = subscriptions.withLock { subscriptions -> [(hub: _Hub, subscriber: _Subscriber)] in
             let entries = Array(subscriptions.values)
             subscriptions = [:]
             return entries
