@@ -1,4 +1,4 @@
-import Foundation
+import ListDiff
 
 /// What a live query has done so far: how many updates each path produced and how many rows it
 /// read from SQLite. A test asserts on these to check that a one-row write costs one row.
@@ -15,17 +15,14 @@ public struct LiveQueryStatistics: Sendable, Equatable {
 }
 
 /// The statistics of one query, written on the writer's queue and read anywhere.
-///
-/// `@unchecked Sendable`: `value` is only touched under `lock`.
-package final class _StatisticsBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = LiveQueryStatistics()
+package final class _StatisticsBox: Sendable {
+    private let value = Locked(LiveQueryStatistics())
 
     package init() {}
 
-    package var current: LiveQueryStatistics { lock.withLock { value } }
+    package var current: LiveQueryStatistics { value.withLock { $0 } }
 
     package func update(_ body: (inout LiveQueryStatistics) -> Void) {
-        lock.withLock { body(&value) }
+        value.withLock { body(&$0) }
     }
 }

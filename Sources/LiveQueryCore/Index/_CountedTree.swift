@@ -1,4 +1,4 @@
-import Foundation
+import ListDiff
 
 /// An element of a counted tree: rows weigh 1, sections weigh their row count, so the tree
 /// answers both "the n-th element" and "the element that holds the n-th unit of weight".
@@ -31,11 +31,10 @@ struct _NoLeafTracker<Element>: _LeafTracker {
 /// place only by it; publishing a snapshot moves the tree to a new epoch, so every node a
 /// snapshot can reach is never written again.
 enum _Epoch {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var last: UInt64 = 0
+    private static let last = Locked<UInt64>(0)
 
     static func next() -> UInt64 {
-        lock.withLock {
+        last.withLock { last in
             last += 1
             return last
         }

@@ -47,8 +47,7 @@ package final class _LiveIndex: @unchecked Sendable {
     /// The identity type's name, for the summary.
     private let identityType: String
 
-    private static let sourceLock = NSLock()
-    nonisolated(unsafe) private static var lastSource: UInt64 = 0
+    private static let lastSource = Locked<UInt64>(0)
 
     private struct MapTracker: _LeafTracker {
         var map: _RowidMap
@@ -67,9 +66,9 @@ package final class _LiveIndex: @unchecked Sendable {
 
     /// Builds the index of the rows `builder` gathered.
     package init(builder: _IndexBuilder, identityType: String = "SQLValue", isComplete: Bool = true) {
-        source = Self.sourceLock.withLock {
-            Self.lastSource += 1
-            return Self.lastSource
+        source = Self.lastSource.withLock { last in
+            last += 1
+            return last
         }
         layout = builder.layout
         canonicalIdentity = builder.canonicalIdentity
