@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ListDiff
 import LiveQueryCore
 
 /// The rows the query re-read at its latest commits, as GRDB rows laid out for the request's
@@ -10,17 +11,20 @@ import LiveQueryCore
 /// were read at; at most ``limit`` rows (past it, it starts over), so a consumer a few commits
 /// behind still finds its rows, and memory stays bounded whatever the commits touch.
 ///
-/// `@unchecked Sendable`: `keeping` and `kept` are only accessed under `lock`; the rows are
-/// copies (`Row.copy()`), whose values never change once made, so they are decoded outside the
-/// lock on any thread.
+/// `@unchecked Sendable`: `keeping` and `kept` are one `Locked` value, only touched under its lock
+/// (GRDB's `Row` is not Sendable, so neither is the box); the rows are copies (`Row.copy()`), whose
+/// values never change once made, so they are decoded outside the lock on any thread.
 final class _CommittedRows: @unchecked Sendable {
     /// Rows kept at most.
     static let limit = 1_000
 
     private let canonical: _IdentityCanonicalizer
-    private let lock = NSLock()
-    private var keeping = false
-    private var kept: [SQLValue: (token: UInt64, row: Row)] = [:]
+    private struct State {
+        var keeping = false
+        var kept: [SQLValue: (token: UInt64, row: Row)] = [:]
+    }
+
+    private let state = Locked(State())
 
     /// Keeps rows by `canonical` identity, the form a `LiveRow`'s identity value has.
     init(canonical: @escaping _IdentityCanonicalizer) {
@@ -28,11 +32,11 @@ final class _CommittedRows: @unchecked Sendable {
     }
 
     /// Whether rows are kept: from the first ``startKeeping()`` on.
-    var isKeeping: Bool { lock.withLock { keeping } }
+    var isKeeping: Bool { state.withLock { $0.keeping } }
 
     /// Keeps the rows of the commits from now on.
     func startKeeping() {
-        lock.withLock { keeping = true }
+        state.withLock { $0.keeping = true }
     }
 
     /// Keeps `read`, rows re-read at a commit (copies), by identity (as stored) and token.
@@ -41,24 +45,24 @@ final class _CommittedRows: @unchecked Sendable {
     func keep(_ read: [(identity: SQLValue, token: UInt64, row: Row)]) {
         guard !read.isEmpty else { return }
         let read = read.suffix(Self.limit).map { (canonical($0.identity) ?? $0.identity, $0.token, $0.row) }
-        lock.withLock {
-            if kept.count + read.count > Self.limit { kept.removeAll(keepingCapacity: true) }
-            for (identity, token, row) in read { kept[identity] = (token, row) }
+        state.withLock { state in
+            if state.kept.count + read.count > Self.limit { state.kept.removeAll(keepingCapacity: true) }
+            for (identity, token, row) in read { state.kept[identity] = (token, row) }
         }
     }
 
     /// Forgets every row: another request lays its rows out differently, at the same tokens.
     func removeAll() {
-        lock.withLock { kept.removeAll() }
+        state.withLock { $0.kept.removeAll() }
     }
 
     /// The kept rows of `wanted` held at the very token each is asked at.
     ///
     /// - Complexity: O(wanted).
     func rows<ID: LiveIdentity>(of wanted: [LiveRow<ID>]) -> [(id: ID, row: Row)] {
-        lock.withLock {
+        state.withLock { state in
             wanted.compactMap { wanted in
-                guard let held = kept[wanted.id.identityValue], held.token == wanted.version else { return nil }
+                guard let held = state.kept[wanted.id.identityValue], held.token == wanted.version else { return nil }
                 return (wanted.id, held.row)
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ListDiff
 import LiveQueryCore
 
 /// Runs a live query's check for other connections' commits on the writer's queue soon after
@@ -8,12 +9,15 @@ import LiveQueryCore
 /// commit is visible only once the writer has updated the shared-memory index, which raises no
 /// file event.
 ///
-/// `@unchecked Sendable`: `scheduled` and `monitor` are only touched under `lock`; every other
+/// `@unchecked Sendable`: `scheduled` and `monitor` are one `Locked` value; every other
 /// property is set once in `init` (`core` is a weak reference, read atomically).
 final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var scheduled = false
-    private var monitor: _FileChangeMonitor?
+    private struct State {
+        var scheduled = false
+        var monitor: _FileChangeMonitor?
+    }
+
+    private let state = Locked(State())
     private weak var core: _SQLiteQueryRunner<ID>?
     private let writer: any DatabaseWriter
     private let fileIdentity: _DatabaseFileIdentity?
@@ -32,13 +36,13 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         guard let monitor else { return nil }
         // Under the lock: the monitor runs already, and its first event may call `schedule()`
         // on its own queue before `init` returns (ThreadSanitizer saw the race).
-        lock.withLock { self.monitor = monitor }
+        state.withLock { $0.monitor = monitor }
     }
 
     func schedule(recheck: Int = 0) {
-        let proceed = lock.withLock {
-            guard !scheduled, monitor != nil else { return false }
-            scheduled = true
+        let proceed = state.withLock { state in
+            guard !state.scheduled, state.monitor != nil else { return false }
+            state.scheduled = true
             return true
         }
         guard proceed else { return }
@@ -46,9 +50,9 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         let now = _DatabaseFileIdentity.of(path)
         guard now == fileIdentity else {
             // Called from the monitor's queue: stop it from elsewhere.
-            let monitor = lock.withLock {
-                defer { self.monitor = nil }
-                return self.monitor
+            let monitor = state.withLock { state in
+                defer { state.monitor = nil }
+                return state.monitor
             }
             DispatchQueue.global().async { monitor?.stop() }
             stopQuery(now == nil ? .databaseGone("\(path) was removed") : .databaseReplaced(path: path))
@@ -56,7 +60,7 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
         }
         writer.asyncWriteWithoutTransaction { [weak self] db in
             guard let self else { return }
-            lock.withLock { scheduled = false }
+            state.withLock { $0.scheduled = false }
             guard let core, !core.channel.isFinished else { return }
             if let delay = _RecheckSchedule.delay(after: recheck) {
                 let (seconds, attoseconds) = delay.components
@@ -76,9 +80,9 @@ final class _ExternalChangeWatch<ID: LiveIdentity>: @unchecked Sendable {
     }
 
     func stop() {
-        let monitor = lock.withLock {
-            defer { self.monitor = nil }
-            return self.monitor
+        let monitor = state.withLock { state in
+            defer { state.monitor = nil }
+            return state.monitor
         }
         monitor?.stop()
     }

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ListDiff
 import LiveQueryCore
 
 /// Calls `onChange` soon after the database file, its WAL or its rollback journal is written:
@@ -12,11 +13,10 @@ import LiveQueryCore
 /// commits are noticed within milliseconds instead of at the next poll. `nil` where the platform
 /// offers neither; polling `PRAGMA data_version` stays the fallback either way.
 ///
-/// `@unchecked Sendable`: its only mutable state is `sources`, set in `init` and read by `stop()`
-/// under `lock`; event handlers run on `queue` and touch nothing else.
+/// `@unchecked Sendable`: its only mutable state is `sources`, a `Locked` value set in `init` and
+/// taken by `stop()`; event handlers run on `queue` and touch nothing else.
 final class _FileChangeMonitor: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sources: [any DispatchSourceProtocol] = []
+    private let sources = Locked<[any DispatchSourceProtocol]>([])
     private let queue = DispatchQueue(label: "livelist.file-change-monitor")
 
     init?(path: String, onChange: @escaping @Sendable () -> Void) {
@@ -56,7 +56,7 @@ final class _FileChangeMonitor: @unchecked Sendable {
         }
         source.setCancelHandler { close(descriptor) }
         source.resume()
-        sources = [source]
+        sources.withLock { $0 = [source] }
         #elseif canImport(Darwin)
         // The directory (the WAL and the journal come and go), and the files that exist now.
         for target in [directory, path, path + "-wal"] {
@@ -66,9 +66,9 @@ final class _FileChangeMonitor: @unchecked Sendable {
             source.setEventHandler { onChange() }
             source.setCancelHandler { close(descriptor) }
             source.resume()
-            sources.append(source)
+            sources.withLock { $0.append(source) }
         }
-        guard !sources.isEmpty else { return nil }
+        guard !sources.withLock({ $0.isEmpty }) else { return nil }
         #else
         return nil
         #endif
@@ -76,15 +76,15 @@ final class _FileChangeMonitor: @unchecked Sendable {
 
     /// Stops watching; no call to `onChange` starts after it returns.
     func stop() {
-        let sources = lock.withLock {
-            defer { self.sources = [] }
-            return self.sources
+        let sources = self.sources.withLock { sources in
+            defer { sources = [] }
+            return sources
         }
         for source in sources { source.cancel() }
         queue.sync {}
     }
 
     deinit {
-        for source in sources { source.cancel() }
+        for source in sources.withLock({ $0 }) { source.cancel() }
     }
 }

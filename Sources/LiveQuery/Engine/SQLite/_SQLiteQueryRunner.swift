@@ -9,8 +9,8 @@ import LiveQueryCore
 /// them to its ``_LiveTracker``, the engine-independent core, which turns them into a changeset at
 /// commit with this runner's reads (``_SQLiteReads``).
 ///
-/// `@unchecked Sendable`: every mutable property (and the tracker's state) is only accessed on
-/// the database writer's serial queue — GRDB calls the observer methods and the trigger function
+/// `@unchecked Sendable`: every mutable property (and the tracker's state) but the `Locked`
+/// `summary` is only accessed on the database writer's serial queue — GRDB calls the observer methods and the trigger function
 /// there, and `LiveQuery` reaches the core only through the writer's access methods.
 final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecked Sendable {
     private(set) var plan: QueryPlan
@@ -22,13 +22,12 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
     var statistics: _StatisticsBox { tracker.statistics }
 
     /// How the current request is followed, readable from any thread.
-    private let summaryLock = NSLock()
-    private var currentSummary: (path: LiveUpdatePath, notes: [String])
-    var summary: (path: LiveUpdatePath, notes: [String]) { summaryLock.withLock { currentSummary } }
+    private let currentSummary: Locked<(path: LiveUpdatePath, notes: [String])>
+    var summary: (path: LiveUpdatePath, notes: [String]) { currentSummary.withLock { $0 } }
 
     func publishSummary() {
         let notes = plan.notes + (changeLogStatus.map { [$0.note] } ?? [])
-        summaryLock.withLock { currentSummary = (plan.updatePath, notes) }
+        currentSummary.withLock { $0 = (plan.updatePath, notes) }
     }
 
     var lastDataVersion: Int?
@@ -54,7 +53,7 @@ final class _SQLiteQueryRunner<ID: LiveIdentity>: TransactionObserver, @unchecke
     init(plan: QueryPlan, db: Database, options: LiveQuery<ID>.Options, channelFactory: (LiveResult<ID>) -> EventChannel<ID>) throws(LiveQueryError) {
         self.plan = plan
         self.options = options
-        currentSummary = (plan.updatePath, plan.notes)
+        currentSummary = Locked((plan.updatePath, plan.notes))
         let canonical = Self.canonicalizer()
         let statistics = _StatisticsBox()
         // Where other connections' commits are looked for from: read before the fetch, so that one
