@@ -42,7 +42,7 @@ import ListDiff
 /// (``RowLoader``) fails a row alone — a record that does not decode — and the rest of its page
 /// shows: ``rowFailure(atPosition:)`` says why, with a retry. Thread-safe; callbacks arrive on an
 /// arbitrary thread.
-public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sendable {
+public final class RowCache<ID: LiveIdentity, Content: Sendable>: Sendable {
     /// Loads the content of rows by identity; rows missing from the answer no longer exist.
     public typealias Loader = @Sendable ([ID]) async throws -> [ID: Content]
     /// Loads the content of rows by identity, row by row: a row's failure (a record that does not
@@ -85,25 +85,8 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     public let maximumPages: Int
     private let loader: RowLoader
     private let committed: CommittedLoader?
-    // Everything below is guarded by `lock`; `@unchecked Sendable` rests on that.
-    private let lock = NSLock()
-    private var result: LiveResult<ID>?
-    private var entries: [ID: Entry] = [:]
-    /// identity → last use, kept apart from the (generic) entries so that touching and evicting
-    /// rows never copies their content.
-    private var lastUse: [ID: Int] = [:]
-    private var inFlight: [Int: [ID: UInt64]] = [:]     // page → rows being loaded, at the versions asked for
-    private var failures: [Int: LoadFailure] = [:]
-    /// Rows whose load failed on their own, at the version that failed.
-    private var rowFailures: [ID: (version: UInt64, failure: LoadFailure)] = [:]
-    private var visible: Range<Int> = 0..<0
-    private var tick = 0
-    private var stats = Statistics()
-    private var callback: (@Sendable ([ID]) -> Void)?
-    private var stateCallback: (@Sendable () -> Void)?
-    /// Loads in flight, removed as each finishes, so an app that never waits keeps no history.
-    private var tasks: [Int: Task<Void, Never>] = [:]
-    private var nextTask = 0
+    /// Everything the cache changes, one `Locked` value.
+    private let state = Locked(State())
 
     /// Creates a cache that loads rows with `loader`: a page's load succeeds or fails whole.
     /// `committed`, when given, makes the rows an update changed from what the engine read at
@@ -125,21 +108,21 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
 
     /// Called with the identities of rows that just loaded (on an arbitrary thread).
     public var onRowsLoaded: (@Sendable ([ID]) -> Void)? {
-        get { lock.withLock { callback } }
-        set { lock.withLock { callback = newValue } }
+        get { state.withLock { $0.callback } }
+        set { state.withLock { $0.callback = newValue } }
     }
 
     /// Called when a page or the list changes state (loading, failed…), on an arbitrary thread.
     public var onStateChanged: (@Sendable () -> Void)? {
-        get { lock.withLock { stateCallback } }
-        set { lock.withLock { stateCallback = newValue } }
+        get { state.withLock { $0.stateCallback } }
+        set { state.withLock { $0.stateCallback = newValue } }
     }
 
     /// The counters so far.
-    public var statistics: Statistics { lock.withLock { stats } }
+    public var statistics: Statistics { state.withLock { $0.stats } }
 
     /// The number of rows held.
-    public var cachedRowCount: Int { lock.withLock { entries.count } }
+    public var cachedRowCount: Int { state.withLock { $0.entries.count } }
 
     /// Follows a new result: positions change, cached content stays (by identity); rows whose
     /// version changed become stale.
@@ -147,11 +130,11 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// - Complexity: O(1) (and O(f log n) for f rows that failed on their own): positions are
     ///   read from the new result when asked for.
     public func update(result: LiveResult<ID>) {
-        lock.withLock {
-            self.result = result
-            failures = [:]
+        state.withLock { state in
+            state.result = result
+            state.failures = [:]
             // A failed row that left the list is forgotten (O(failed rows × log n)).
-            if !rowFailures.isEmpty { rowFailures = rowFailures.filter { result.position(of: $0.key) != nil } }
+            if !state.rowFailures.isEmpty { state.rowFailures = state.rowFailures.filter { result.position(of: $0.key) != nil } }
         }
     }
 
@@ -194,52 +177,52 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
                 if let position = result.position(of: before.item(at: path).id), let row = result.row(at: position) { changed.append(row) }
             }
         }
-        let wanted = lock.withLock { () -> [LiveRow<ID>] in
+        let wanted = state.withLock { state -> [LiveRow<ID>] in
             // Rows cached at an older version, and rows within a page of what the list shows: the
             // ones a cell is about to read. Others load with their page if ever shown.
-            let near = max(0, visible.lowerBound - pageSize) ..< visible.upperBound + pageSize
+            let near = max(0, state.visible.lowerBound - pageSize) ..< state.visible.upperBound + pageSize
             var seen: Set<ID> = []
             return changed.filter { row in
-                guard seen.insert(row.id).inserted, !isSettled(row) else { return false }
-                if entries[row.id] != nil { return true }
+                guard seen.insert(row.id).inserted, !state.isSettled(row) else { return false }
+                if state.entries[row.id] != nil { return true }
                 return result.position(of: row.id).map(near.contains) ?? false
             }
         }
         guard !wanted.isEmpty else { return }
         let made = committed(wanted)
         guard !made.isEmpty else { return }
-        lock.withLock {
-            tick += 1
+        state.withLock { state in
+            state.tick += 1
             for row in wanted {
                 guard let answer = made[row.id] else { continue }
                 switch answer {
                 case let .success(content):
-                    entries[row.id] = Entry(version: row.version, content: content)
-                    rowFailures[row.id] = nil
-                    lastUse[row.id] = tick
-                    stats.rowsFromCommits += 1
+                    state.entries[row.id] = Entry(version: row.version, content: content)
+                    state.rowFailures[row.id] = nil
+                    state.lastUse[row.id] = state.tick
+                    state.stats.rowsFromCommits += 1
                 case let .failure(error):
-                    stats.failedRows += 1
+                    state.stats.failedRows += 1
                     let id = row.id
-                    rowFailures[id] = (row.version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
+                    state.rowFailures[id] = (row.version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
                 }
             }
-            evictIfNeeded()
+            state.evictIfNeeded(pageSize: pageSize, maximumPages: maximumPages)
         }
     }
 
     /// The list's state: loading until a result is known, then empty or loaded.
     public var listState: LoadState {
-        lock.withLock {
-            guard let result else { return .loading }
+        state.withLock { state in
+            guard let result = state.result else { return .loading }
             return result.count == 0 ? .empty : .loaded
         }
     }
 
     /// The state of the section at `index` of the current result.
     public func sectionState(_ index: Int) -> LoadState {
-        lock.withLock {
-            guard let result else { return .loading }
+        state.withLock { state in
+            guard let result = state.result else { return .loading }
             guard index >= 0, index < result.sectionCount else { return .empty }
             return result.itemCount(inSection: index) == 0 ? .empty : .loaded
         }
@@ -247,30 +230,7 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
 
     /// The state of page `page` (positions `page * pageSize ..< (page + 1) * pageSize`).
     public func pageState(_ page: Int) -> PageState {
-        lock.withLock { pageStateLocked(page) }
-    }
-
-    private func pageStateLocked(_ page: Int) -> PageState {
-        if let failure = failures[page] { return .failed(failure) }
-        if inFlight[page] != nil { return .loading }
-        guard let result else { return .notLoaded }
-        let rows = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
-        if rows.isEmpty { return .loaded }
-        return rows.allSatisfy { isSettled($0) } ? .loaded : .notLoaded
-    }
-
-    /// Whether `row` is held at its version, or failed on its own at it (it is not loaded again
-    /// until it changes or is retried).
-    private func isSettled(_ row: LiveRow<ID>) -> Bool {
-        entries[row.id]?.version == row.version || rowFailures[row.id]?.version == row.version
-    }
-
-    /// Whether the current result holds row `id` at `version`.
-    ///
-    /// - Complexity: O(log n).
-    private func isCurrent(_ id: ID, version: UInt64) -> Bool {
-        guard let result, let position = result.position(of: id) else { return false }
-        return result.row(at: position)?.version == version
+        state.withLock { $0.pageState(page, pageSize: pageSize) }
     }
 
     /// Why the row at flat `position` failed to load on its own (its record does not decode), with
@@ -278,8 +238,8 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     ///
     /// - Complexity: O(log n).
     public func rowFailure(atPosition position: Int) -> LoadFailure? {
-        lock.withLock {
-            guard let row = result?.row(at: position), let failed = rowFailures[row.id], failed.version == row.version else { return nil }
+        state.withLock { state in
+            guard let row = state.result?.row(at: position), let failed = state.rowFailures[row.id], failed.version == row.version else { return nil }
             return failed.failure
         }
     }
@@ -291,17 +251,17 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     ///   the pages within `prefetch` of it (each page is one index descent and a walk of its rows);
     ///   independent of how many rows are cached.
     public func rows(in range: Range<Int>, prefetch: Int = 0) -> [RowSlot<ID, Content>] {
-        let (slots, loads) = lock.withLock { () -> ([RowSlot<ID, Content>], [(page: Int, ids: [ID])]) in
-            guard let result else { return ([], []) }
+        let (slots, loads) = state.withLock { state -> ([RowSlot<ID, Content>], [(page: Int, ids: [ID])]) in
+            guard let result = state.result else { return ([], []) }
             let clamped = range.clamped(to: 0..<result.count)
-            visible = clamped
-            tick += 1
+            state.visible = clamped
+            state.tick += 1
             var slots: [RowSlot<ID, Content>] = []
             slots.reserveCapacity(clamped.count)
             for row in result.rows(in: clamped) {
-                if let entry = entries[row.id], entry.version == row.version {
-                    lastUse[row.id] = tick
-                    stats.cacheHits += 1
+                if let entry = state.entries[row.id], entry.version == row.version {
+                    state.lastUse[row.id] = state.tick
+                    state.stats.cacheHits += 1
                     slots.append(.loaded(row, entry.content))
                 } else {
                     slots.append(.placeholder(row))
@@ -311,25 +271,25 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
             var loads: [(page: Int, ids: [ID])] = []
             guard !wanted.isEmpty else { return (slots, loads) }
             for page in (wanted.lowerBound / pageSize)...((wanted.upperBound - 1) / pageSize) {
-                guard inFlight[page] == nil, failures[page] == nil else { continue }
-                let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
+                guard state.inFlight[page] == nil, state.failures[page] == nil else { continue }
+                let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !state.isSettled($0) }
                 guard !missing.isEmpty else { continue }
                 let ids = missing.map(\.id)
-                inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
-                stats.pageQueries += 1
+                state.inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+                state.stats.pageQueries += 1
                 loads.append((page, ids))
             }
             return (slots, loads)
         }
         for load in loads { start(load.page, ids: load.ids) }
-        if !loads.isEmpty { lock.withLock { stateCallback }?() }
+        if !loads.isEmpty { state.withLock { $0.stateCallback }?() }
         return slots
     }
 
     /// The content of row `id` if it is cached at `version`.
     public func content(of id: ID, version: UInt64) -> Content? {
-        lock.withLock {
-            guard let entry = entries[id], entry.version == version else { return nil }
+        state.withLock { state in
+            guard let entry = state.entries[id], entry.version == version else { return nil }
             return entry.content
         }
     }
@@ -337,21 +297,21 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
     /// Waits until every load started so far has finished (tests, benchmarks, first screen).
     public func waitForLoads() async {
         while true {
-            let pending = lock.withLock { Array(tasks.values) }
+            let pending = state.withLock { Array($0.tasks.values) }
             if pending.isEmpty { return }
             for task in pending { await task.value }
         }
     }
 
     /// Loads in flight now.
-    public var loadsInFlight: Int { lock.withLock { tasks.count } }
+    public var loadsInFlight: Int { state.withLock { $0.tasks.count } }
 
     private func start(_ page: Int, ids: [ID]) {
         // The task is registered before it can finish, under the lock it removes itself with.
-        lock.withLock {
-            let number = nextTask
-            nextTask += 1
-            tasks[number] = Task { [weak self] in
+        state.withLock { state in
+            let number = state.nextTask
+            state.nextTask += 1
+            state.tasks[number] = Task { [weak self] in
                 guard let self else { return }
                 do {
                     let loaded = try await loader(ids)
@@ -359,17 +319,17 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
                 } catch {
                     fail(page, ids: ids, error: error)
                 }
-                _ = lock.withLock { self.tasks.removeValue(forKey: number) }
+                _ = self.state.withLock { $0.tasks.removeValue(forKey: number) }
             }
         }
     }
 
     private func finish(_ page: Int, ids: [ID], loaded: [ID: Result<Content, any Error>]) {
-        let (announce, callback, stateCallback) = lock.withLock { () -> ([ID], (@Sendable ([ID]) -> Void)?, (@Sendable () -> Void)?) in
-            let versions = inFlight[page] ?? [:]
-            inFlight[page] = nil
-            failures[page] = nil
-            tick += 1
+        let (announce, callback, stateCallback) = state.withLock { state -> ([ID], (@Sendable ([ID]) -> Void)?, (@Sendable () -> Void)?) in
+            let versions = state.inFlight[page] ?? [:]
+            state.inFlight[page] = nil
+            state.failures[page] = nil
+            state.tick += 1
             var announce: [ID] = []
             for id in ids {
                 guard let answer = loaded[id], let version = versions[id] else { continue }
@@ -377,86 +337,129 @@ public final class RowCache<ID: LiveIdentity, Content: Sendable>: @unchecked Sen
                 case let .success(content):
                     // A row an update held meanwhile at the version the result shows is newer
                     // than this page's answer: it stays.
-                    if let held = entries[id], held.version != version, isCurrent(id, version: held.version) { continue }
+                    if let held = state.entries[id], held.version != version, state.isCurrent(id, version: held.version) { continue }
                     // Stored at the version the page asked for: if the row changed meanwhile, it is
                     // stale and reloads with the next request.
-                    entries[id] = Entry(version: version, content: content)
-                    rowFailures[id] = nil
-                    lastUse[id] = tick
+                    state.entries[id] = Entry(version: version, content: content)
+                    state.rowFailures[id] = nil
+                    state.lastUse[id] = state.tick
                 case let .failure(error):
-                    stats.failedRows += 1
-                    rowFailures[id] = (version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
+                    state.stats.failedRows += 1
+                    state.rowFailures[id] = (version, LoadFailure(error, retry: { [weak self] in self?.retryRow(id) }))
                 }
                 announce.append(id)
             }
-            stats.rowsLoaded += announce.count(where: { rowFailures[$0] == nil })
-            evictIfNeeded()
-            return (announce, self.callback, self.stateCallback)
+            state.stats.rowsLoaded += announce.count(where: { state.rowFailures[$0] == nil })
+            state.evictIfNeeded(pageSize: pageSize, maximumPages: maximumPages)
+            return (announce, state.callback, state.stateCallback)
         }
         if !announce.isEmpty { callback?(announce) }
         stateCallback?()
     }
 
     private func fail(_ page: Int, ids: [ID], error: any Error) {
-        let stateCallback = lock.withLock { () -> (@Sendable () -> Void)? in
-            inFlight[page] = nil
-            stats.failedQueries += 1
-            failures[page] = LoadFailure(error, retry: { [weak self] in self?.retry(page) })
-            return self.stateCallback
+        let stateCallback = state.withLock { state -> (@Sendable () -> Void)? in
+            state.inFlight[page] = nil
+            state.stats.failedQueries += 1
+            state.failures[page] = LoadFailure(error, retry: { [weak self] in self?.retry(page) })
+            return state.stateCallback
         }
         stateCallback?()
     }
 
     /// Loads the row `id` again, after it failed on its own: its page's missing rows with it.
     public func retryRow(_ id: ID) {
-        let load = lock.withLock { () -> (page: Int, ids: [ID])? in
-            rowFailures[id] = nil
-            guard let result, let position = result.position(of: id) else { return nil }
+        let load = state.withLock { state -> (page: Int, ids: [ID])? in
+            state.rowFailures[id] = nil
+            guard let result = state.result, let position = result.position(of: id) else { return nil }
             let page = position / pageSize
-            guard inFlight[page] == nil else { return nil }
-            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
+            guard state.inFlight[page] == nil else { return nil }
+            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !state.isSettled($0) }
             guard !missing.isEmpty else { return nil }
-            inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
-            stats.pageQueries += 1
+            state.inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+            state.stats.pageQueries += 1
             return (page, missing.map(\.id))
         }
         if let load { start(load.page, ids: load.ids) }
-        lock.withLock { stateCallback }?()
+        state.withLock { $0.stateCallback }?()
     }
 
     /// Runs the failed load of `page` again (the rows it is made of now).
     public func retry(_ page: Int) {
-        let ids = lock.withLock { () -> [ID]? in
-            guard failures[page] != nil, inFlight[page] == nil, let result else { return nil }
-            failures[page] = nil
-            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !isSettled($0) }
+        let ids = state.withLock { state -> [ID]? in
+            guard state.failures[page] != nil, state.inFlight[page] == nil, let result = state.result else { return nil }
+            state.failures[page] = nil
+            let missing = result.rows(in: page * pageSize ..< (page + 1) * pageSize).filter { !state.isSettled($0) }
             guard !missing.isEmpty else { return nil }
-            inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
+            state.inFlight[page] = Dictionary(uniqueKeysWithValues: missing.map { ($0.id, $0.version) })
             let ids = missing.map(\.id)
-            stats.pageQueries += 1
+            state.stats.pageQueries += 1
             return ids
         }
         if let ids { start(page, ids: ids) }
     }
 
-    /// Keeps at most `maximumPages` pages of rows, dropping the least recently used first and
-    /// never a visible row. When over the bound it drops a quarter of the cache at once (whole
-    /// pages), so the sort by last use runs once per several page loads, not on every one.
-    /// (An ordered dictionary would keep the order of use itself, but moving a row to its end on
-    /// each use shifts the rows after it — O(n) a touch, where a tick here is O(1) and the sort is
-    /// paid once per quarter of the cache.)
-    private func evictIfNeeded() {
-        let limit = maximumPages * pageSize
-        guard entries.count > limit, let result else { return }
-        let visibleIDs = Set(result.rows(in: visible).map(\.id))
-        let candidates = lastUse.filter { !visibleIDs.contains($0.key) }.sorted { $0.value < $1.value }
-        let target = max(pageSize, limit - max(pageSize, (limit / 4 / pageSize) * pageSize))
-        let excess = entries.count - target
-        let evicted = min(excess, candidates.count)
-        for (id, _) in candidates.prefix(evicted) {
-            entries[id] = nil
-            lastUse[id] = nil
+    private struct State {
+        var result: LiveResult<ID>?
+        var entries: [ID: Entry] = [:]
+        /// identity → last use, kept apart from the (generic) entries so that touching and
+        /// evicting rows never copies their content.
+        var lastUse: [ID: Int] = [:]
+        var inFlight: [Int: [ID: UInt64]] = [:]     // page → rows being loaded, at the versions asked for
+        var failures: [Int: LoadFailure] = [:]
+        /// Rows whose load failed on their own, at the version that failed.
+        var rowFailures: [ID: (version: UInt64, failure: LoadFailure)] = [:]
+        var visible: Range<Int> = 0..<0
+        var tick = 0
+        var stats = Statistics()
+        var callback: (@Sendable ([ID]) -> Void)?
+        var stateCallback: (@Sendable () -> Void)?
+        /// Loads in flight, removed as each finishes, so an app that never waits keeps no history.
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var nextTask = 0
+
+        func pageState(_ page: Int, pageSize: Int) -> PageState {
+            if let failure = failures[page] { return .failed(failure) }
+            if inFlight[page] != nil { return .loading }
+            guard let result else { return .notLoaded }
+            let rows = result.rows(in: page * pageSize ..< (page + 1) * pageSize)
+            if rows.isEmpty { return .loaded }
+            return rows.allSatisfy { isSettled($0) } ? .loaded : .notLoaded
         }
-        stats.evictions += (evicted + pageSize - 1) / pageSize
+
+        /// Whether `row` is held at its version, or failed on its own at it (it is not loaded
+        /// again until it changes or is retried).
+        func isSettled(_ row: LiveRow<ID>) -> Bool {
+            entries[row.id]?.version == row.version || rowFailures[row.id]?.version == row.version
+        }
+
+        /// Whether the current result holds row `id` at `version`.
+        ///
+        /// - Complexity: O(log n).
+        func isCurrent(_ id: ID, version: UInt64) -> Bool {
+            guard let result, let position = result.position(of: id) else { return false }
+            return result.row(at: position)?.version == version
+        }
+
+        /// Keeps at most `maximumPages` pages of rows, dropping the least recently used first and
+        /// never a visible row. When over the bound it drops a quarter of the cache at once (whole
+        /// pages), so the sort by last use runs once per several page loads, not on every one.
+        /// (An ordered dictionary would keep the order of use itself, but moving a row to its end
+        /// on each use shifts the rows after it — O(n) a touch, where a tick here is O(1) and the
+        /// sort is paid once per quarter of the cache.)
+        mutating func evictIfNeeded(pageSize: Int, maximumPages: Int) {
+            let limit = maximumPages * pageSize
+            guard entries.count > limit, let result else { return }
+            let visibleIDs = Set(result.rows(in: visible).map(\.id))
+            let candidates = lastUse.filter { !visibleIDs.contains($0.key) }.sorted { $0.value < $1.value }
+            let target = max(pageSize, limit - max(pageSize, (limit / 4 / pageSize) * pageSize))
+            let excess = entries.count - target
+            let evicted = min(excess, candidates.count)
+            for (id, _) in candidates.prefix(evicted) {
+                entries[id] = nil
+                lastUse[id] = nil
+            }
+            stats.evictions += (evicted + pageSize - 1) / pageSize
+        }
     }
 }
