@@ -14,7 +14,8 @@ import LiveQueryCore
 /// offers neither; polling `PRAGMA data_version` stays the fallback either way.
 ///
 /// `@unchecked Sendable`: its only mutable state is `sources`, a `Locked` value set in `init` and
-/// taken by `stop()`; event handlers run on `queue` and touch nothing else.
+/// taken by `stop()`, only touched under its lock (Dispatch does not mark its sources Sendable, so
+/// neither is the box); event handlers run on `queue` and touch nothing else.
 final class _FileChangeMonitor: @unchecked Sendable {
     private let sources = Locked<[any DispatchSourceProtocol]>([])
     private let queue = DispatchQueue(label: "livelist.file-change-monitor")
