@@ -19,21 +19,13 @@
 // the twentieth keeps it, and its mutation is refused. LIVELIST_ORACLE_NO_DERIVATION=1 turns the
 // Mutator's `deriveEffects` off: nothing shows, and the test's "enough shown" must fail.
 import { Connection, LiveQuery, MutationError, Mutator, Real } from '../../Web/livelist.js';
+import { splitmix } from './support.mjs';
 
 const [url, seedText, countText, ...flags] = process.argv.slice(2);
-let seed = BigInt(seedText) & 0xffffffffffffffffn;
+const { below } = splitmix(seedText);
 const count = Number(countText);
 const noNUL = flags.includes('--no-nul');
 
-/** splitmix64: the same kind of generator the Swift tests use, seeded from the argument. */
-function next() {
-  seed = (seed + 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn;
-  let z = seed;
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & 0xffffffffffffffffn;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & 0xffffffffffffffffn;
-  return z ^ (z >> 31n);
-}
-const below = (n) => Number(next() % BigInt(n));
 // WireFixture.alphabet: both normalization forms of é, NUL, emoji, plain letters.
 const alphabet = ['e\u0301', '\u00e9', 'a', 'b', 'Z', '\0', '😀', ' ', 'ß', 'i\u0307', 'Ω'];
 function text() {

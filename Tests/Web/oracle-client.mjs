@@ -6,20 +6,12 @@
 //
 //   node --experimental-websocket Tests/Web/oracle-client.mjs URL CLIENT SEED COUNT INDEX
 import { Connection, LiveQuery, Mutator, MutationError } from '../../Web/livelist.js';
+import { splitmix } from './support.mjs';
 
 const [url, client, seedText, countText, indexText] = process.argv.slice(2);
-let seed = BigInt(seedText) & 0xffffffffffffffffn;
+const { below } = splitmix(seedText);
 const count = Number(countText), index = Number(indexText);
 
-/** splitmix64: the same kind of generator the Swift tests use, seeded from the argument. */
-function next() {
-  seed = (seed + 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn;
-  let z = seed;
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & 0xffffffffffffffffn;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & 0xffffffffffffffffn;
-  return z ^ (z >> 31n);
-}
-const below = (n) => Number(next() % BigInt(n));
 const alphabet = ['e\u0301', '\u00e9', 'a', 'b', 'Z', '\0', '😀', ' ', 'ß', 'i\u0307', 'Ω'];
 const text = () => Array.from({ length: below(6) + 1 }, () => alphabet[below(alphabet.length)]).join('');
 

@@ -90,3 +90,21 @@ export function sectionChanges(old, now, { keyOf = JSON.stringify, wireOf = (val
   }
   return { changes, reinserted };
 }
+
+/**
+ * splitmix64 from `seed` (a decimal text or BigInt): the generator the Swift tests'
+ * SeededRandomNumberGenerator is, so a node client driven by a Swift test draws as it would.
+ * `below(n)` is in 0..<n.
+ * @param {string | bigint} seed
+ */
+export function splitmix(seed) {
+  let state = BigInt(seed) & 0xffffffffffffffffn;
+  const next = () => {
+    state = (state + 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn;
+    let z = state;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & 0xffffffffffffffffn;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & 0xffffffffffffffffn;
+    return z ^ (z >> 31n);
+  };
+  return { next, below: (/** @type {number} */ n) => Number(next() % BigInt(n)) };
+}
