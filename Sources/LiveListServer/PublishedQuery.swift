@@ -167,13 +167,13 @@ public struct QueryParameter: Sendable, Hashable {
 
     /// The storage classes of the values it may take (a NULL default adds NULL): what an engine
     /// needs to state a statement's effect exactly.
-    package var valueClasses: Set<ValueClass> {
-        var classes: Set<ValueClass> = switch type {
+    package var valueClasses: Set<SQLStorageClass> {
+        var classes: Set<SQLStorageClass> = switch type {
         case .integer: [.integer]
         case .real: [.integer, .real]
         case .text: [.text]
         case .blob: [.blob]
-        case .any: Set(ValueClass.allCases)
+        case .any: Set(SQLStorageClass.allCases)
         }
         if defaultValue == .null { classes.insert(.null) }
         return classes

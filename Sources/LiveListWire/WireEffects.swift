@@ -111,7 +111,9 @@ public enum WireOperand: Hashable, Sendable {
 public struct WireCondition: Hashable, Sendable {
     /// The test.
     public enum Test: String, Hashable, Sendable, CaseIterable {
+        /// `=`, `<>`, `<`, `<=`, `>`, `>=`: the column compared with the operand.
         case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        /// `isNull`, `notNull`: no operand.
         case isNull, notNull
     }
 

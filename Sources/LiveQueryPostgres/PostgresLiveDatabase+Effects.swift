@@ -6,7 +6,7 @@ extension PostgresLiveDatabase {
     /// giving the classes of values each parameter may take: read from the catalog (the tables'
     /// column types, defaults, collations and triggers) on the connection that reads rows.
     /// - Complexity: one catalog read per table the statements change.
-    package func mutationEffects(of statements: [String], parameters: [String: Set<ValueClass>]) async -> MutationEffects {
+    package func mutationEffects(of statements: [String], parameters: [String: Set<SQLStorageClass>]) async -> MutationEffects {
         var tokenized: [[StatementToken]] = []
         for (number, sql) in statements.enumerated() {
             guard let tokens = _PostgresToken.statementTokens(sql) else {

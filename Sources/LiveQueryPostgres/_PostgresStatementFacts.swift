@@ -75,14 +75,14 @@ extension _PostgresTable {
         return TableFacts(name: name, columns: ordered.map { column in
             let classes = Self.valueClasses(of: column)
             var defaultValue = defaults[column.name] ?? .unstated
-            if case let .value(value) = defaultValue, !classes.contains(ValueClass(value)) { defaultValue = .unstated }
+            if case let .value(value) = defaultValue, !classes.contains(SQLStorageClass(of: value)) { defaultValue = .unstated }
             return TableFacts.Column(name: column.name, storesExactly: classes, comparesExactly: classes,
                                      collation: classes.contains(.text) && !_PostgresPlanner<SQLValue>.comparesByBytes(column) ? nil : .binary,
                                      defaultValue: defaultValue, isGenerated: column.isGenerated)
         }, triggers: triggers, namesIgnoreCase: false)
     }
 
-    private static func valueClasses(of column: Column) -> Set<ValueClass> {
+    private static func valueClasses(of column: Column) -> Set<SQLStorageClass> {
         switch column.typeOID {
         case 20, 21, 23, 16: [.null, .integer]   // int8, int2, int4, bool
         case 25, 1043: [.null, .text]            // text, varchar
@@ -96,18 +96,6 @@ extension _PostgresTable {
         guard var tokens = _PostgresToken.statementTokens(expression) else { return nil }
         if let cast = tokens.firstIndex(of: .other("::")) { tokens.removeSubrange(cast...) }
         if tokens.first == .symbol("("), tokens.last == .symbol(")") { tokens = Array(tokens.dropFirst().dropLast()) }
-        switch tokens.count {
-        case 1:
-            if case let .literal(value) = tokens[0] { return value }
-            return tokens[0] == .word("null", quoted: false) ? .null : nil
-        case 2:
-            guard tokens[0] == .symbol("-"), case let .literal(value) = tokens[1] else { return nil }
-            switch value {
-            case let .integer(number) where number != .min: return .integer(-number)
-            case let .real(number): return .real(-number)
-            default: return nil
-            }
-        default: return nil
-        }
+        return StatementToken.literal(tokens)
     }
 }

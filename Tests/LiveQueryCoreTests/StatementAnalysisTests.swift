@@ -21,8 +21,8 @@ struct StatementAnalysisTests {
               defaultValue: .unstated, isGenerated: true),
     ], triggers: [], namesIgnoreCase: true)
 
-    static let parameters: [String: Set<ValueClass>] = ["id": [.integer], "folder": [.text], "day": [.integer], "n": [.text],
-                                                        "any": Set(ValueClass.allCases), "maybe": [.integer, .null]]
+    static let parameters: [String: Set<SQLStorageClass>] = ["id": [.integer], "folder": [.text], "day": [.integer], "n": [.text],
+                                                        "any": Set(SQLStorageClass.allCases), "maybe": [.integer, .null]]
 
     /// A tiny tokenizer for the tests' SQL: words, `:name`, integers, 'strings', symbols.
     static func tokens(_ sql: String) -> [StatementToken] {

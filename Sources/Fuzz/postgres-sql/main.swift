@@ -36,7 +36,7 @@ FuzzTarget.main { bytes in
     // As a mutation's statement and as a WHERE, over a table of every kind of column: an effect
     // stated, or a typed reason, never a crash.
     if let tokens = _PostgresToken.statementTokens(sql) {
-        let effects = StatementAnalysis.effects(of: [tokens], parameters: ["id": [.integer], "t": [.text], "any": Set(ValueClass.allCases)]) { _ in table }
+        let effects = StatementAnalysis.effects(of: [tokens], parameters: ["id": [.integer], "t": [.text], "any": Set(SQLStorageClass.allCases)]) { _ in table }
         if case let .unstated(reason) = effects { precondition(!reason.description.isEmpty) }
         _ = StatementAnalysis.filter(tokens, table: table, names: ["item", "i"]) { $0 == "id" ? .integer(1) : nil }
     }

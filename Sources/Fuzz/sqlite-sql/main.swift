@@ -70,7 +70,7 @@ FuzzTarget.main { bytes in
         // The same text as a mutation's statement: its effect stated, or the reason it is not.
         do {
             let effects = try await database.read { db in
-                try SQLiteMutationEffects.effects(of: [statement], parameters: ["id": [.integer], "t": [.text], "any": Set(ValueClass.allCases)], in: db)
+                try SQLiteMutationEffects.effects(of: [statement], parameters: ["id": [.integer], "t": [.text], "any": Set(SQLStorageClass.allCases)], in: db)
             }
             if case let .unstated(reason) = effects { precondition(!reason.description.isEmpty) }
         } catch {

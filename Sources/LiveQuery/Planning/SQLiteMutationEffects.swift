@@ -8,7 +8,7 @@ package enum SQLiteMutationEffects {
     /// transaction), `parameters` giving the classes of values each parameter may take; read
     /// in `db` (the tables' columns, defaults, collations and triggers).
     /// - Complexity: O(s · (t + c)) for s statements of t tokens over tables of c columns.
-    package static func effects(of statements: [String], parameters: [String: Set<ValueClass>], in db: Database) throws -> MutationEffects {
+    package static func effects(of statements: [String], parameters: [String: Set<SQLStorageClass>], in db: Database) throws -> MutationEffects {
         var tokenized: [[StatementToken]] = []
         for (number, sql) in statements.enumerated() {
             guard let tokens = _SQLTokenizer.tokens(sql) else { return .unstated(.form(statement: number, detail: "a literal or a quoted name is not closed")) }

@@ -10,8 +10,7 @@ extension _SelectPlanner {
         guard schemas.count == 1, let plain = plainColumns, let identityColumn = identityColumn(identity) else { return nil }
         let facts: TableFacts
         do {
-            guard let read = try TableFacts.read(schemas[0].name, db) else { return nil }
-            facts = read
+            facts = try TableFacts.read(schemas[0], db)
         } catch {
             return nil   // The plan stands without a source: clients show no derived pending rows.
         }

@@ -59,7 +59,11 @@ extension TableFacts {
     /// compares without converting them; its declared collation; its default when that is a
     /// literal; and the triggers on the table that are not LiveList's own change log.
     static func read(_ name: String, _ db: Database) throws -> TableFacts? {
-        guard let schema = try _TableSchema.read(name, db) else { return nil }
+        try _TableSchema.read(name, db).map { schema throws in try read(schema, db) }
+    }
+
+    /// The facts of the table `schema` describes (read already, as a planner has it).
+    static func read(_ schema: _TableSchema, _ db: Database) throws -> TableFacts {
         var columns: [Column] = []
         for row in try Row.fetchAll(db, sql: "SELECT name, type, dflt_value, hidden FROM pragma_table_xinfo(?)", arguments: [schema.name]) {
             let hidden: Int = row["hidden"] ?? 0
@@ -92,19 +96,7 @@ extension TableFacts {
         guard let tokens = _SQLTokenizer.tokens(written) else { return nil }
         var parts = tokens.map(\.statementToken)
         if parts.first == .symbol("("), parts.last == .symbol(")") { parts = Array(parts.dropFirst().dropLast()) }
-        switch parts.count {
-        case 1:
-            if case let .literal(value) = parts[0] { return value }
-            return parts[0] == .word("NULL", quoted: false) || parts[0] == .word("null", quoted: false) ? .null : nil
-        case 2:
-            guard parts[0] == .symbol("-"), case let .literal(value) = parts[1] else { return nil }
-            switch value {
-            case let .integer(number) where number != .min: return .integer(-number)
-            case let .real(number): return .real(-number)
-            default: return nil
-            }
-        default: return nil
-        }
+        return StatementToken.literal(parts)
     }
 }
 
@@ -126,24 +118,24 @@ struct _Affinity: Equatable {
     /// NULL and blobs are never converted; numbers stay numbers in INTEGER and NUMERIC columns
     /// only when they are integers (a real without fraction becomes one), reals in REAL columns;
     /// text stays text in TEXT columns. A column without affinity converts nothing.
-    var storedExactly: Set<ValueClass> {
+    var storedExactly: Set<SQLStorageClass> {
         switch kind {
         case .integer, .numeric: [.null, .blob, .integer]
         case .real: [.null, .blob, .real]
         case .text: [.null, .blob, .text]
-        case .blob: Set(ValueClass.allCases)
+        case .blob: Set(SQLStorageClass.allCases)
         }
     }
 
     /// A value compared with the column is converted when the column has a numeric affinity and
     /// the value is text, or the column has TEXT affinity and the value is a number.
-    var comparedExactly: Set<ValueClass> {
+    var comparedExactly: Set<SQLStorageClass> {
         switch kind {
         case .integer, .numeric, .real: [.null, .blob, .integer, .real]
         case .text: [.null, .blob, .text]
-        case .blob: Set(ValueClass.allCases)
+        case .blob: Set(SQLStorageClass.allCases)
         }
     }
 
-    func stores(_ value: SQLValue) -> Bool { storedExactly.contains(ValueClass(value)) }
+    func stores(_ value: SQLValue) -> Bool { storedExactly.contains(SQLStorageClass(of: value)) }
 }

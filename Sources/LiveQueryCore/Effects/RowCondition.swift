@@ -5,8 +5,21 @@
 public struct RowCondition: Hashable, Sendable {
     /// How the column is tested.
     public enum Test: String, Hashable, Sendable, CaseIterable {
+        /// `=`, `<>`, `<`, `<=`, `>`, `>=`: the column compared with the operand.
         case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        /// `IS NULL`, `IS NOT NULL`: no operand.
         case isNull, notNull
+
+        /// The test with its sides swapped: `5 < x` is `x > 5`.
+        public var swapped: Test {
+            switch self {
+            case .less: .greater
+            case .lessOrEqual: .greaterOrEqual
+            case .greater: .less
+            case .greaterOrEqual: .lessOrEqual
+            case .equal, .notEqual, .isNull, .notNull: self
+            }
+        }
     }
 
     /// The table column tested.
@@ -24,17 +37,6 @@ public struct RowCondition: Hashable, Sendable {
         self.test = test
         self.operand = operand
         self.collation = collation
-    }
-
-    /// The test with its sides swapped: `5 < x` is `x > 5`.
-    public var swapped: Test {
-        switch test {
-        case .less: .greater
-        case .lessOrEqual: .greaterOrEqual
-        case .greater: .less
-        case .greaterOrEqual: .lessOrEqual
-        case .equal, .notEqual, .isNull, .notNull: test
-        }
     }
 }
 

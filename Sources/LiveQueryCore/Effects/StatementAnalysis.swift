@@ -16,7 +16,7 @@ public enum StatementAnalysis {
     /// values each parameter may take, and `facts` the facts of a table by name (`nil`: no such
     /// table).
     /// - Complexity: O(t + c) per statement of t tokens over a table of c columns.
-    public static func effects(of statements: [[StatementToken]], parameters: [String: Set<ValueClass>],
+    public static func effects(of statements: [[StatementToken]], parameters: [String: Set<SQLStorageClass>],
                                facts: (String) -> TableFacts?) -> MutationEffects {
         var effects: [StatementEffect] = []
         for (number, tokens) in statements.enumerated() {
@@ -57,7 +57,7 @@ public enum StatementAnalysis {
                     guard let bound = arguments(name) else { return .failure(.filter(detail: "no value for :\(name)")) }
                     value = bound
                 }
-                let valueClass = ValueClass(value)
+                let valueClass = SQLStorageClass(of: value)
                 guard valueClass == .null || column.comparesExactly.contains(valueClass) else {
                     return .failure(.filter(detail: "\(column.name) compared with \(value) converts one side"))
                 }
@@ -71,7 +71,7 @@ public enum StatementAnalysis {
         return .success(conditions)
     }
 
-    private static func effect(of tokens: [StatementToken], number: Int, parameters: [String: Set<ValueClass>],
+    private static func effect(of tokens: [StatementToken], number: Int, parameters: [String: Set<SQLStorageClass>],
                                facts: (String) -> TableFacts?) throws(UnstatedEffect) -> StatementEffect {
         var parser = _StatementParser(tokens)
         let statement: _StatementParser.Statement
@@ -106,7 +106,7 @@ public enum StatementAnalysis {
 /// One statement's analysis: its number (for the reasons) and the mutation's parameters.
 private struct _StatementContext {
     var number: Int
-    var parameters: [String: Set<ValueClass>]
+    var parameters: [String: Set<SQLStorageClass>]
 
     func table(_ name: _StatementParser.Name, _ facts: (String) -> TableFacts?) throws(UnstatedEffect) -> TableFacts {
         guard let table = facts(name.text) else { throw .unknownTable(statement: number, table: name.text) }
@@ -119,7 +119,7 @@ private struct _StatementContext {
         return column
     }
 
-    func classes(of name: String) throws(UnstatedEffect) -> Set<ValueClass> {
+    func classes(of name: String) throws(UnstatedEffect) -> Set<SQLStorageClass> {
         guard let classes = parameters[name] else { throw .unknownParameter(statement: number, name: name) }
         return classes
     }
@@ -128,7 +128,7 @@ private struct _StatementContext {
     func stored(_ expression: _StatementParser.Expression, in column: TableFacts.Column) throws(UnstatedEffect) -> RowOperand? {
         switch expression {
         case .other: return nil
-        case let .operand(.value(value)): return column.storesExactly.contains(ValueClass(value)) ? .value(value) : nil
+        case let .operand(.value(value)): return column.storesExactly.contains(SQLStorageClass(of: value)) ? .value(value) : nil
         case let .operand(.parameter(name)):
             return try classes(of: name).isSubset(of: column.storesExactly) ? .parameter(name) : nil
         }
@@ -164,10 +164,10 @@ private struct _StatementContext {
                 throw .condition(statement: number, detail: "\(qualifier.text).\(condition.column.text) is not a column of \(table.name)")
             }
             let column = try column(condition.column, of: table)
-            var classes: Set<ValueClass> = []
+            var classes: Set<SQLStorageClass> = []
             switch condition.operand {
             case nil: break
-            case let .value(value)?: classes = [ValueClass(value)]
+            case let .value(value)?: classes = [SQLStorageClass(of: value)]
             case let .parameter(name)?: classes = try self.classes(of: name)
             }
             classes.remove(.null)

@@ -34,6 +34,26 @@ public enum StatementToken: Hashable, Sendable {
     }
 }
 
+extension StatementToken {
+    /// The value `tokens` write, when they are one literal: a number, a string, bytes, `NULL`, or
+    /// `-` before a number; `nil` for anything else (an expression, a cast, an integer that
+    /// negated would overflow).
+    package static func literal(_ tokens: some Collection<StatementToken>) -> SQLValue? {
+        let tokens = Array(tokens)
+        switch (tokens.count, tokens.first) {
+        case let (1, .literal(value)?): return value
+        case let (1, word?) where word.isKeyword("NULL"): return .null
+        case (2, .symbol("-")?):
+            switch tokens[1] {
+            case let .literal(.integer(number)) where number != .min: return .integer(-number)
+            case let .literal(.real(number)): return .real(-number)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+}
+
 extension String {
     /// The text with ASCII letters A–Z as a–z and nothing else folded: how SQLite compares
     /// names and key words.

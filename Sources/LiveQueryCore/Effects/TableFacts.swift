@@ -1,19 +1,3 @@
-/// The storage classes of values (NULL, INTEGER, REAL, TEXT, BLOB).
-public enum ValueClass: Hashable, Sendable, CaseIterable {
-    case null, integer, real, text, blob
-
-    /// The class of `value`.
-    public init(_ value: SQLValue) {
-        switch value {
-        case .null: self = .null
-        case .integer: self = .integer
-        case .real: self = .real
-        case .text: self = .text
-        case .blob: self = .blob
-        }
-    }
-}
-
 /// What an engine knows of a table for stating mutations' effects and filters exactly: its
 /// columns, how each stores and compares values, and the triggers that may change what a
 /// statement does.
@@ -32,10 +16,10 @@ public struct TableFacts: Hashable, Sendable {
         /// Its name, as the database spells it.
         public var name: String
         /// The classes of values stored exactly as given (no conversion).
-        public var storesExactly: Set<ValueClass>
+        public var storesExactly: Set<SQLStorageClass>
         /// The classes of values compared with it exactly as a stated order compares (no
         /// conversion of either side).
-        public var comparesExactly: Set<ValueClass>
+        public var comparesExactly: Set<SQLStorageClass>
         /// How its text compares (`nil`: a collation a client cannot reproduce).
         public var collation: SortTerm.Collation?
         /// What an INSERT that does not name it stores.
@@ -44,7 +28,7 @@ public struct TableFacts: Hashable, Sendable {
         public var isGenerated: Bool
 
         /// A column.
-        public init(name: String, storesExactly: Set<ValueClass>, comparesExactly: Set<ValueClass>, collation: SortTerm.Collation?,
+        public init(name: String, storesExactly: Set<SQLStorageClass>, comparesExactly: Set<SQLStorageClass>, collation: SortTerm.Collation?,
                     defaultValue: Default, isGenerated: Bool = false) {
             self.name = name
             self.storesExactly = storesExactly

@@ -22,13 +22,10 @@ struct _StatementParser {
         var operand: RowOperand?
     }
 
-    enum Statement: Hashable {
+    enum Statement {
         case insert(table: Name, columns: [Name]?, values: [Expression])
         case update(table: Name, alias: Name?, set: [(Name, Expression)], conditions: [Condition])
         case delete(table: Name, alias: Name?, conditions: [Condition])
-
-        static func == (a: Statement, b: Statement) -> Bool { "\(a)" == "\(b)" }
-        func hash(into hasher: inout Hasher) { hasher.combine("\(self)") }
     }
 
     struct Failure: Error {
@@ -196,9 +193,7 @@ struct _StatementParser {
         guard case let .operand(operand) = try expression() else { throw failure("a comparison of a column") }
         let test = try comparison()
         let (qualifier, column) = try columnReference()
-        var condition = RowCondition(column: column.text, test: test)
-        condition.test = condition.swapped
-        return Condition(qualifier: qualifier, column: column, test: condition.test, operand: operand)
+        return Condition(qualifier: qualifier, column: column, test: test.swapped, operand: operand)
     }
 
     private mutating func comparison() throws(Failure) -> RowCondition.Test {
@@ -216,27 +211,14 @@ struct _StatementParser {
     /// A literal, a parameter, or (`.other`) any expression up to the next `,` or `)` at its depth.
     private mutating func expression() throws(Failure) -> Expression {
         let start = index
-        if case let .literal(value)? = current, isEndOfExpression(at: index + 1) {
-            index += 1
-            return .operand(.value(value))
-        }
         if case let .parameter(name)? = current, isEndOfExpression(at: index + 1) {
             index += 1
             return .operand(.parameter(name))
         }
-        if current?.isKeyword("NULL") == true, isEndOfExpression(at: index + 1) {
-            index += 1
-            return .operand(.value(.null))
-        }
-        if current?.isSymbol("-") == true, case let .literal(value)? = token(at: index + 1), isEndOfExpression(at: index + 2) {
-            switch value {
-            case let .integer(number) where number != .min:
-                index += 2
-                return .operand(.value(.integer(-number)))
-            case let .real(number):
-                index += 2
-                return .operand(.value(.real(-number)))
-            default: break
+        for length in [1, 2] where index + length <= tokens.count && isEndOfExpression(at: index + length) {
+            if let value = StatementToken.literal(tokens[index..<index + length]) {
+                index += length
+                return .operand(.value(value))
             }
         }
         var depth = 0

@@ -112,7 +112,7 @@ extension InvalidRequest {
 }
 
 /// SQLite's storage classes: how a value is stored, whatever the column's declared type.
-public enum SQLStorageClass: String, Sendable, Hashable, CustomStringConvertible {
+public enum SQLStorageClass: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// NULL.
     case null = "NULL"
     /// A signed integer of up to 8 bytes.
