@@ -14,11 +14,11 @@ MAX_FILE_LINES = 500
 
 # Files over the limit that hold one concept each, and why they stay whole.
 ONE_CONCEPT = {
-    "Sources/LiveQueryCore/Index/_CountedTree.swift":
+    "Sources/LiveQueryCore/Index/CountedTree.swift":
         "the order-statistic B-tree: its nodes, splits, merges and rank queries share invariants that are checked together",
-    "Sources/LiveQuery/Planning/_SelectPlanner.swift":
+    "Sources/LiveQuery/Planning/SelectPlanner.swift":
         "SQLite's planner of one SELECT: resolving names, joins, sort terms and the plan it makes read as one pass",
-    "Sources/LiveQueryPostgres/_PostgresSelectParser.swift":
+    "Sources/LiveQueryPostgres/PostgresSelectParser.swift":
         "the parser of PostgreSQL's SELECT structure: one recursive-descent grammar",
 }
 

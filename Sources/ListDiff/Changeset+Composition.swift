@@ -13,7 +13,7 @@ extension Changeset {
     ///   size.
     public func composed(with next: Changeset) -> Changeset? {
         guard let before, let after = next.after else { return nil }
-        let composition = _ChangeComposition(first: changes, second: next.changes)
+        let composition = ChangeComposition(first: changes, second: next.changes)
         var duplicates = self.duplicates
         duplicates.sectionIDs.formUnion(next.duplicates.sectionIDs)
         duplicates.itemIDs.formUnion(next.duplicates.itemIDs)
@@ -28,12 +28,12 @@ extension ListChanges {
     ///
     /// - Complexity: O(c log c) for c changes in both.
     package func composed(with next: ListChanges) -> ListChanges {
-        _ChangeComposition(first: self, second: next).result
+        ChangeComposition(first: self, second: next).result
     }
 }
 
 /// Composes two logical transitions A → B and B → C into A → C, by position.
-struct _ChangeComposition {
+struct ChangeComposition {
     /// Where an element of the middle state B came from.
     enum Origin<Index> {
         case inserted

@@ -27,7 +27,7 @@ extension Changeset {
         to after: some SectionedList<SectionModel, Item>,
         duplicates: DuplicateReport<SectionModel.ID, Item.ID> = DuplicateReport()
     ) {
-        storage = _Storage(changes: changes, before: AnySectionedList(before), after: AnySectionedList(after),
+        storage = Storage(changes: changes, before: AnySectionedList(before), after: AnySectionedList(after),
                            duplicates: duplicates)
     }
 
@@ -61,7 +61,7 @@ extension Changeset {
         var stageB = ListChanges()
         stageB.sectionDeletes = changes.sectionDeletes
         var deletesBySection: [Int: [Int]] = [:]
-        for path in changes.itemDeletes where !_RankMapping.contains(deletedSections, path.section) {
+        for path in changes.itemDeletes where !RankMapping.contains(deletedSections, path.section) {
             stageB.itemDeletes.append(path)
             deletesBySection[path.section, default: []].append(path.item)
         }
@@ -70,22 +70,22 @@ extension Changeset {
         var stageC = ListChanges()
         stageC.sectionInserts = changes.sectionInserts
         for move in changes.sectionMoves {
-            stageC.sectionMoves.append(Move(from: move.from - _RankMapping.countLess(than: move.from, in: deletedSections), to: move.to))
+            stageC.sectionMoves.append(Move(from: move.from - RankMapping.countLess(than: move.from, in: deletedSections), to: move.to))
         }
 
         var stageD = ListChanges()
-        for path in changes.itemInserts where !_RankMapping.contains(insertedSections, path.section) {
+        for path in changes.itemInserts where !RankMapping.contains(insertedSections, path.section) {
             stageD.itemInserts.append(path)
         }
         for move in changes.itemMoves {
             // Move sources are read in the state after (c): the row's section at its new index,
             // the row's index less the deletes of (b) before it.
             guard let section = mapping.newSection(ofOld: move.from.section) else { continue }
-            let deleted = deletesBySection[move.from.section].map { _RankMapping.countLess(than: move.from.item, in: $0) } ?? 0
+            let deleted = deletesBySection[move.from.section].map { RankMapping.countLess(than: move.from.item, in: $0) } ?? 0
             stageD.itemMoves.append(Move(from: ItemPath(section: section, item: move.from.item - deleted), to: move.to))
         }
 
-        let plan = _StagingPlan(
+        let plan = StagingPlan(
             before: before, after: after, mapping: mapping, deletedSections: deletedSections,
             insertedSections: insertedSections, reloadedSections: reloadedSections,
             deletesBySection: deletesBySection, reloadTargets: reloadTargets)
@@ -96,7 +96,7 @@ extension Changeset {
                 if number == last {
                     stages.append(ChangesetStage(changes: batch, state: after))
                 } else {
-                    stages.append(ChangesetStage(changes: batch, state: _StagedList(plan: plan, stage: _StagedList<SectionModel, Item>.Stage(rawValue: number) ?? .afterReloads)))
+                    stages.append(ChangesetStage(changes: batch, state: StagedList(plan: plan, stage: StagedList<SectionModel, Item>.Stage(rawValue: number) ?? .afterReloads)))
                 }
             }
         }
@@ -105,7 +105,7 @@ extension Changeset {
 }
 
 /// What the intermediate states of one staging share.
-struct _StagingPlan<SectionModel: ListElement, Item: ListElement> {
+struct StagingPlan<SectionModel: ListElement, Item: ListElement> {
     let before: AnySectionedList<SectionModel, Item>
     let after: AnySectionedList<SectionModel, Item>
     let mapping: PathMapping
@@ -123,7 +123,7 @@ struct _StagingPlan<SectionModel: ListElement, Item: ListElement> {
 }
 
 /// An intermediate state of a staged changeset, read through the states before and after it.
-struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList {
+struct StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList {
     enum Stage: Int {
         /// The old structure; changed rows show their new content.
         case afterReloads = 0
@@ -135,7 +135,7 @@ struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList 
         case afterItemChanges = 3
     }
 
-    let plan: _StagingPlan<SectionModel, Item>
+    let plan: StagingPlan<SectionModel, Item>
     let stage: Stage
 
     var sectionCount: Int {
@@ -148,7 +148,7 @@ struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList 
 
     /// The old section shown at `index` after the deletes.
     private func survivingOldSection(_ index: Int) -> Int {
-        _RankMapping.select(index, notIn: plan.deletedSections)
+        RankMapping.select(index, notIn: plan.deletedSections)
     }
 
     private func survivorCount(ofOld section: Int) -> Int {
@@ -157,7 +157,7 @@ struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList 
 
     private func survivor(ofOld section: Int, at index: Int) -> Item {
         let deleted = plan.deletesBySection[section] ?? []
-        return reloaded(ItemPath(section: section, item: _RankMapping.select(index, notIn: deleted)))
+        return reloaded(ItemPath(section: section, item: RankMapping.select(index, notIn: deleted)))
     }
 
     private func reloaded(_ old: ItemPath) -> Item {
@@ -167,7 +167,7 @@ struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList 
 
     /// The old index of surviving section `new`, or `nil` when it is inserted.
     private func oldSection(ofNew new: Int) -> Int? {
-        _RankMapping.contains(plan.insertedSections, new) ? nil : plan.mapping.oldSection(ofNew: new)
+        RankMapping.contains(plan.insertedSections, new) ? nil : plan.mapping.oldSection(ofNew: new)
     }
 
     func itemCount(inSection section: Int) -> Int {
@@ -206,5 +206,5 @@ struct _StagedList<SectionModel: ListElement, Item: ListElement>: SectionedList 
     }
 }
 
-extension _StagingPlan: Sendable where SectionModel: Sendable, Item: Sendable {}
-extension _StagedList: Sendable where SectionModel: Sendable, Item: Sendable {}
+extension StagingPlan: Sendable where SectionModel: Sendable, Item: Sendable {}
+extension StagedList: Sendable where SectionModel: Sendable, Item: Sendable {}

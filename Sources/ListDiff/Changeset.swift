@@ -29,7 +29,7 @@
 /// old state; inserts and move destinations are indices of the new state.
 public struct Changeset<SectionModel: ListElement, Item: ListElement> {
     /// What every copy shares: the transition, and its stages once they are read.
-    let storage: _Storage
+    let storage: Storage
 
     /// The whole transition in one place, for reading: every row that left (also the rows of
     /// deleted sections), entered (also the rows of inserted sections), moved between or within

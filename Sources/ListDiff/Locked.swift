@@ -1,14 +1,14 @@
 /// A value that is only read and written while holding a lock of its own: the package's one
 /// replacement for a lock beside the `var`s it guards (a `Mutex`-like box, as GRDB's `Mutex`).
 ///
-/// Built on ``_Lock`` (a pthread mutex), since Synchronization's `Mutex` needs iOS 18 and the
+/// Built on ``PthreadLock`` (a pthread mutex), since Synchronization's `Mutex` needs iOS 18 and the
 /// package targets iOS 17. Keep each `withLock` body short and synchronous: it must not call into
 /// code that could take another lock or run for long.
 ///
 /// Sendable when its value is: a non-Sendable value (a class reference) could leave the lock
 /// through what a `withLock` body returns and be shared unguarded.
 package final class Locked<Value> {
-    private let lock = _Lock()
+    private let lock = PthreadLock()
     private var value: Value
 
     package init(_ value: Value) {

@@ -23,7 +23,7 @@
 ///
 /// - Complexity: O(c log c) to build for c changes, O(log c) per question. Never O(n).
 public struct PathMapping: Sendable {
-    let sections: _RankMapping
+    let sections: RankMapping
     /// Per old section: item indices deleted or moved away. Per new section: item indices
     /// inserted or moved in. Sections with no entry have no item change.
     let removedItems: [Int: [Int]]
@@ -35,7 +35,7 @@ public struct PathMapping: Sendable {
 
     /// Reads `changes` as one transition.
     public init(_ changes: ListChanges) {
-        sections = _RankMapping(
+        sections = RankMapping(
             removed: changes.sectionDeletes + changes.sectionMoves.map(\.from),
             occupied: changes.sectionInserts + changes.sectionMoves.map(\.to),
             moves: changes.sectionMoves)
@@ -69,8 +69,8 @@ public struct PathMapping: Sendable {
         if deletedItems.contains(old) { return nil }
         guard let section = sections.newIndex(ofOld: old.section) else { return nil }
         let removed = removedItems[old.section] ?? []
-        let rank = old.item - _RankMapping.countLess(than: old.item, in: removed)
-        return ItemPath(section: section, item: _RankMapping.select(rank, notIn: occupiedItems[section] ?? []))
+        let rank = old.item - RankMapping.countLess(than: old.item, in: removed)
+        return ItemPath(section: section, item: RankMapping.select(rank, notIn: occupiedItems[section] ?? []))
     }
 
     /// Where the item at `new` was before the transition; `nil` when it was inserted.
@@ -79,8 +79,8 @@ public struct PathMapping: Sendable {
         if insertedItems.contains(new) { return nil }
         guard let section = sections.oldIndex(ofNew: new.section) else { return nil }
         let occupied = occupiedItems[new.section] ?? []
-        let rank = new.item - _RankMapping.countLess(than: new.item, in: occupied)
-        return ItemPath(section: section, item: _RankMapping.select(rank, notIn: removedItems[section] ?? []))
+        let rank = new.item - RankMapping.countLess(than: new.item, in: occupied)
+        return ItemPath(section: section, item: RankMapping.select(rank, notIn: removedItems[section] ?? []))
     }
 }
 

@@ -125,7 +125,7 @@ public final class ListCellSource<SectionModel: ListElement, Item: ListElement, 
     /// Attaches the view (or detaches it, with `nil`): it becomes the presenter's target, and
     /// after every batch and reload the rows then visible are loaded.
     public func setTarget(_ target: (any ListTarget)?) {
-        presenter.target = target.map { _ObservedListTarget(base: $0) { [weak self] in self?.scheduleVisibleLoad() } }
+        presenter.target = target.map { ObservedListTarget(base: $0) { [weak self] in self?.scheduleVisibleLoad() } }
         scheduleVisibleLoad()
     }
 

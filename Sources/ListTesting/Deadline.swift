@@ -14,7 +14,7 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 /// against a hang; it measures nothing.
 @MainActor
 public func within(_ what: String, seconds: Double = 30, _ body: @escaping @MainActor () async throws -> Void) async throws {
-    let outcome = _FirstOutcome()
+    let outcome = FirstOutcome()
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         outcome.continuation = continuation
         Task { @MainActor in
@@ -34,7 +34,7 @@ public func within(_ what: String, seconds: Double = 30, _ body: @escaping @Main
 
 /// Whichever of a body and its timer ends first ends the wait.
 @MainActor
-private final class _FirstOutcome {
+private final class FirstOutcome {
     var continuation: CheckedContinuation<Void, any Error>?
     var timer: Task<Void, Never>?
 

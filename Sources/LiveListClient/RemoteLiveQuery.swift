@@ -96,16 +96,16 @@ public final class RemoteLiveQuery {
     /// The session's connection, once this list subscribed on it.
     private var connection: RemoteConnection? { attached ? session.connection : nil }
     /// The subscription's number, whether it was answered, the arguments to go back to.
-    private var subscription = _RemoteSubscription()
+    private var subscription = RemoteSubscription()
     private var sub: Int { subscription.sub }
     private var wanted: Range<Int>
     private var failure: LoadFailure?
     /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
     private var pendingSyncs: [Int: CheckedContinuation<Void, any Error>] = [:]
     private var lastSync = 0
-    private var overlay = _PendingOverlay()
+    private var overlay = PendingOverlay()
     /// What the presenter was last handed.
-    private var shown = _PendingOverlay.Resolved.plain(RemoteListModel().state)
+    private var shown = PendingOverlay.Resolved.plain(RemoteListModel().state)
 
     /// A remote query of `query` with `arguments` on the server at `url`, showing `window` first,
     /// on a connection of its own.
@@ -224,7 +224,7 @@ public final class RemoteLiveQuery {
 
     /// Lays the pending changes over the model's state: what the presenter is handed next.
     @discardableResult
-    private func resolveShown() -> _PendingOverlay.Resolved {
+    private func resolveShown() -> PendingOverlay.Resolved {
         shown = overlay.resolve(over: model) { model.nextStateID() }
         return shown
     }
@@ -239,7 +239,7 @@ public final class RemoteLiveQuery {
             return
         }
         guard old.displayed.stateID != shown.displayed.stateID else { return }
-        let changes = _PendingOverlay.transition(from: old, through: server?.changes, to: shown)
+        let changes = PendingOverlay.transition(from: old, through: server?.changes, to: shown)
         send(.changes(Changeset(changes: changes, from: old.displayed, to: shown.displayed)))
     }
 
@@ -383,7 +383,7 @@ public final class RemoteLiveQuery {
     }
 }
 
-extension RemoteLiveQuery: _SessionMember {
+extension RemoteLiveQuery: SessionMember {
     func session(connectedOn connection: RemoteConnection) {
         subscribe(on: connection)
     }

@@ -55,9 +55,9 @@ public final class RemoteMutator {
     /// ``mutate(_:arguments:showingIn:expecting:)``.
     public var derivesPendingEffects = true
 
-    private var pending: _PendingMutations<CheckedContinuation<WireMutated, any Error>>
+    private var pending: PendingMutations<CheckedContinuation<WireMutated, any Error>>
     /// Started or stopped, and a resend after busy answers waiting or not.
-    private var phase = _MutatorPhase()
+    private var phase = MutatorPhase()
     /// The session's connection, once this mutator sent what waited on it.
     private var connection: RemoteConnection? { phase.isStarted ? session.connection : nil }
     /// The wait before a resend, while ``phase`` says one waits.
@@ -79,7 +79,7 @@ public final class RemoteMutator {
     /// per client name on a session.
     public init(session: RemoteSession, client: String, nextID: Int64 = 1, pending: [WireMutation] = []) {
         self.session = session
-        self.pending = _PendingMutations(client: client, nextID: nextID, restoring: pending)
+        self.pending = PendingMutations(client: client, nextID: nextID, restoring: pending)
     }
 
     /// Runs published mutation `name` with `arguments` on the server, once, and returns its
@@ -187,11 +187,11 @@ public final class RemoteMutator {
             candidates.append(list)
         }
         let views = candidates.compactMap { list in
-            list.model.effects.map { (list, _DerivedEffects.List(effects: $0, columns: list.model.columns, rows: list.model.heldRows)) }
+            list.model.effects.map { (list, DerivedEffects.List(effects: $0, columns: list.model.columns, rows: list.model.heldRows)) }
         }
         for (list, view) in views {
             let others = views.filter { $0.0 !== list }.map(\.1)
-            guard case let .success(changes)? = _DerivedEffects.changes(name, arguments: arguments, list: view, others: others),
+            guard case let .success(changes)? = DerivedEffects.changes(name, arguments: arguments, list: view, others: others),
                   !changes.isEmpty else { continue }
             shownEffects[id, default: []].append((list, changes, list.showDerived(changes)))
         }
@@ -238,7 +238,7 @@ public final class RemoteMutator {
     }
 
     private func receive(_ message: ServerMessage) {
-        let decision: _PendingMutations<CheckedContinuation<WireMutated, any Error>>.Decision
+        let decision: PendingMutations<CheckedContinuation<WireMutated, any Error>>.Decision
         switch message {
         case let .mutated(mutated): decision = pending.receive(mutated)
         case let .error(error): decision = pending.receive(error)
@@ -275,7 +275,7 @@ public final class RemoteMutator {
     }
 }
 
-extension RemoteMutator: _SessionMember {
+extension RemoteMutator: SessionMember {
     func session(connectedOn connection: RemoteConnection) {
         for mutation in pending.toResend { connection.send(ClientMessage.mutate(mutation).encoded()) }
     }

@@ -53,18 +53,18 @@ public struct RemoteRecordDecoder: Sendable {
     ///
     /// - Complexity: O(columns) per property read (records have few columns).
     public func decode<T: Decodable>(_ type: T.Type, from record: RemoteRecord) throws -> T {
-        return try T(from: _RowDecoder(record: record))
+        return try T(from: RowDecoder(record: record))
     }
 }
 
 /// The decoder of one row: a keyed container of its columns.
-private struct _RowDecoder: Decoder {
+private struct RowDecoder: Decoder {
     let record: RemoteRecord
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(_Columns<Key>(record: record))
+        KeyedDecodingContainer(Columns<Key>(record: record))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -76,18 +76,18 @@ private struct _RowDecoder: Decoder {
     }
 }
 
-private struct _Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
+private struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let record: RemoteRecord
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { record.columns.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { record[key.stringValue] != nil }
 
-    private func value(_ key: Key) throws -> _Value {
+    private func value(_ key: Key) throws -> SingleValue {
         guard let value = record[key.stringValue] else {
             throw RemoteDecodingError(column: key.stringValue, value: nil, reason: .missingColumn)
         }
-        return _Value(column: key.stringValue, value: value)
+        return SingleValue(column: key.stringValue, value: value)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try value(key).value == .null }
@@ -115,12 +115,12 @@ private struct _Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
         throw RemoteDecodingError(column: key.stringValue, value: record[key.stringValue], reason: .unsupportedShape("array"))
     }
 
-    func superDecoder() throws -> any Decoder { _RowDecoder(record: record) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { _RowDecoder(record: record) }
+    func superDecoder() throws -> any Decoder { RowDecoder(record: record) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(record: record) }
 }
 
 /// One column's value, read as the property's type asks.
-private struct _Value: Decoder, SingleValueDecodingContainer {
+private struct SingleValue: Decoder, SingleValueDecodingContainer {
     let column: String
     let value: WireValue
     var codingPath: [any CodingKey] { [] }

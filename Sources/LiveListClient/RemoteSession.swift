@@ -88,7 +88,7 @@ public final class RemoteSession {
     }
 
     /// `member` wants the connection: connects if nothing was, else tells it of the open one.
-    func attach(_ member: some _SessionMember) {
+    func attach(_ member: some SessionMember) {
         let id = ObjectIdentifier(member)
         guard !members.contains(where: { $0.id == id }) else { return }
         members.append((id, WeakMember(member)))
@@ -104,7 +104,7 @@ public final class RemoteSession {
 
     /// `member` no longer wants the connection (its subscriptions' numbers and client name
     /// leave with it); the last one to go closes it.
-    func detach(_ member: some _SessionMember) {
+    func detach(_ member: some SessionMember) {
         let id = ObjectIdentifier(member)
         members.removeAll { $0.id == id || $0.member.value == nil }
         subscriptions = subscriptions.filter { $0.value != id }
@@ -116,14 +116,14 @@ public final class RemoteSession {
     }
 
     /// A new subscription number on this session, whose messages go to `member`.
-    func subscriptionNumber(for member: some _SessionMember) -> Int {
+    func subscriptionNumber(for member: some SessionMember) -> Int {
         lastSub += 1
         subscriptions[lastSub] = ObjectIdentifier(member)
         return lastSub
     }
 
     /// The answers to `client`'s mutations go to `member`.
-    func answers(for client: String, to member: some _SessionMember) {
+    func answers(for client: String, to member: some SessionMember) {
         mutators[client] = ObjectIdentifier(member)
     }
 
@@ -159,7 +159,7 @@ public final class RemoteSession {
             guard !Task.isCancelled, case let .running(task, _, attempt, _) = phase else { return }
             phase = .running(task: task, connection: nil, attempt: attempt + 1, reason: reason)
             for member in liveMembers() { member.session(lost: reason, attempt: attempt + 1) }
-            await _Reconnect.pause(attempt: attempt + 1)
+            await Reconnect.pause(attempt: attempt + 1)
         }
     }
 
@@ -186,20 +186,20 @@ public final class RemoteSession {
     /// The lists made on this session and started.
     var lists: [RemoteLiveQuery] { liveMembers().compactMap { $0 as? RemoteLiveQuery } }
 
-    private func liveMembers() -> [any _SessionMember] {
+    private func liveMembers() -> [any SessionMember] {
         members.compactMap { $0.member.value }
     }
 
     private struct WeakMember {
-        weak var value: (any _SessionMember)?
-        init(_ value: any _SessionMember) { self.value = value }
+        weak var value: (any SessionMember)?
+        init(_ value: any SessionMember) { self.value = value }
     }
 }
 
 /// A list or mutator on a ``RemoteSession``: told when a connection opens, when it is lost, and
 /// of every message for it, in the order the server sent them.
 @MainActor
-protocol _SessionMember: AnyObject {
+protocol SessionMember: AnyObject {
     /// A connection is open: subscribe, send what waits.
     func session(connectedOn connection: RemoteConnection)
     /// The connection was lost (`attempt` failures in a row): the session is connecting again.

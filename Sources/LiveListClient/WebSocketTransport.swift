@@ -42,7 +42,7 @@ public struct WebSocketTransport: RemoteTransport {
     /// Starts connecting to `url` and returns at once; frames flow once the connection is open, and
     /// a failure to connect ends ``RemoteConnection/frames`` with the error.
     public func connect(to url: String) async throws -> RemoteConnection {
-        let incoming = _FrameQueue(capacity: inboundCapacity)
+        let incoming = FrameQueue(capacity: inboundCapacity)
         let frames = AsyncThrowingStream<String, any Error>(unfolding: { try await incoming.next() })
         let (outgoing, queue) = AsyncStream<String>.makeStream()
         let maximumFrameBytes = maximumFrameBytes
@@ -51,7 +51,7 @@ public struct WebSocketTransport: RemoteTransport {
         let logger = logger
         var headers = HTTPFields()
         if let token, let value = try await token() { headers[.authorization] = "Bearer \(value)" }
-        let handshake = _Handshake()
+        let handshake = Handshake()
         let task = Task { [headers] in
             do {
                 let extensions: [WebSocketExtensionFactory] = perMessageDeflate ? [.perMessageDeflate(maxDecompressedFrameSize: 1 << 20, minFrameSizeToCompress: 16)] : []

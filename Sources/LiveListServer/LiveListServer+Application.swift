@@ -50,7 +50,7 @@ extension LiveListServer: Service {
         let webSocket = WebSocketServerConfiguration(
             maxFrameSize: configuration.maximumFrameBytes, extensions: extensions,
             autoPing: .enabled(timePeriod: configuration.pingInterval), closeTimeout: configuration.drainTimeout,
-            // Checked by the server itself, which closes with 1007 (`_MessageAssembly`).
+            // Checked by the server itself, which closes with 1007 (`MessageAssembly`).
             validateUTF8: false)
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: TimeAmount(configuration.idleHTTPTimeout)), ws: webSocket)
@@ -58,7 +58,7 @@ extension LiveListServer: Service {
         let channels = openChannels
         let headTimeout = TimeAmount(configuration.requestHeadTimeout)
         let server = HTTPServerBuilder { responder in
-            _GuardedChildChannel(
+            GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
                 requestHeadTimeout: headTimeout, channels: channels)
         }
@@ -68,7 +68,7 @@ extension LiveListServer: Service {
                                     await onRunning(channel.localAddress?.port ?? port)
                                     for line in await mutationEffectsReport() { logger.info("\(line)") }
                                 }, logger: logger)
-        return _LiveListApplication(inner: inner, liveList: self)
+        return LiveListApplication(inner: inner, liveList: self)
     }
 
     /// permessage-deflate (RFC 7692) as the server offers it when

@@ -121,18 +121,18 @@ public final class LiveListServer: Sendable {
     public let engine: any LiveQueryEngine
     let queries: [String: PublishedQuery]
     let mutations: [String: PublishedMutation]
-    let registry: _HubRegistry
-    let loopWriters = _LoopWriters()
-    package let resumeGauge = _ResumeGauge()
+    let registry: HubRegistry
+    let loopWriters = LoopWriters()
+    package let resumeGauge = ResumeGauge()
     /// Every connection the server's application accepted and that is still open.
-    let openChannels = _OpenChannels()
+    let openChannels = OpenChannels()
     let logger: Logger
     /// Its metrics (`GET /metrics`).
     public let metrics: LiveListMetrics
     /// The live queries failing now.
-    let failures = _FailingQueries()
+    let failures = FailingQueries()
     /// The published mutations' effects, as the engine states them (read once).
-    let statedEffects = _StatedEffects()
+    let statedEffects = StatedEffects()
     /// Set once shutdown begins: readiness says so.
     private let shuttingDown = NIOLockedValueBox(false)
 
@@ -148,7 +148,7 @@ public final class LiveListServer: Sendable {
         self.mutations = Dictionary(mutations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         self.logger = logger
-        registry = _HubRegistry(mutationSlots: configuration.maximumConcurrentMutations)
+        registry = HubRegistry(mutationSlots: configuration.maximumConcurrentMutations)
         metrics = LiveListMetrics(registry: configuration.metricsRegistry ?? PrometheusCollectorRegistry())
     }
 
@@ -292,13 +292,13 @@ public final class LiveListServer: Sendable {
         await serve(inbound: inbound, outbound: outbound, claims: claims, logger: logger, channel: nil)
     }
 
-    /// Serves one connection; with `channel`, frames are written straight to it (`_ChannelWriter`).
+    /// Serves one connection; with `channel`, frames are written straight to it (`ChannelWriter`).
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, claims: LiveListClaims?, logger: Logger,
                channel: (any Channel)?) async {
-        let connection = _Connection(server: self, claims: claims, logger: logger)
+        let connection = ClientConnection(server: self, claims: claims, logger: logger)
         if let channel {
             do {
-                try await _ChannelWriter.start(channel: channel, outbox: connection.outbox, loop: loopWriters.writer(for: channel.eventLoop),
+                try await ChannelWriter.start(channel: channel, outbox: connection.outbox, loop: loopWriters.writer(for: channel.eventLoop),
                                                metrics: metrics)
             } catch {
                 logger.debug("frames go through the WebSocket writer: \(error)")
@@ -318,9 +318,9 @@ public final class LiveListServer: Sendable {
             return
         }
         do {
-            var assembly = _MessageAssembly(maximumBytes: configuration.maximumFrameBytes)
+            var assembly = MessageAssembly(maximumBytes: configuration.maximumFrameBytes)
             reading: for try await frame in inbound {
-                let opcode: _MessageAssembly.Opcode = switch frame.opcode {
+                let opcode: MessageAssembly.Opcode = switch frame.opcode {
                 case .text: .text
                 case .binary: .binary
                 case .continuation: .continuation
@@ -359,7 +359,7 @@ public final class LiveListServer: Sendable {
         metrics.bytesSent.increment(by: frames.reduce(0) { $0 + $1.readableBytes })
     }
 
-    private func write(_ outbox: _Outbox, to outbound: WebSocketOutboundWriter) async {
+    private func write(_ outbox: Outbox, to outbound: WebSocketOutboundWriter) async {
         do {
             while true {
                 switch await outbox.next() {
@@ -394,14 +394,14 @@ public final class LiveListServer: Sendable {
     }
 
     /// Opens the shared live query of `key`.
-    func openHub(_ key: _HubKey, query: PublishedQuery) async throws -> _Hub {
+    func openHub(_ key: HubKey, query: PublishedQuery) async throws -> Hub {
         let live = try await engine.open(query, arguments: key.arguments)
         // The versions' name: what the query shows, the same on every server that publishes it.
         let definition = (try? query.sql(for: key.arguments))?.summary ?? "request"
         let registry = registry
-        let hubBox = _HubBox()
-        let observer = _HubObserver(query: key.name, metrics: metrics, failures: failures)
-        let hub = _Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, gauge: resumeGauge,
+        let hubBox = HubBox()
+        let observer = HubObserver(query: key.name, metrics: metrics, failures: failures)
+        let hub = Hub(key: key, query: live, definition: definition, configuration: configuration, writers: loopWriters, gauge: resumeGauge,
                        observer: observer, logger: logger) {
             Task { if let hub = hubBox.hub { await registry.drop(hub) } }
         }
@@ -417,9 +417,9 @@ public final class LiveListServer: Sendable {
 }
 
 /// The hub, for its own termination callback, set right after the hub is made.
-final class _HubBox: Sendable {
-    private let stored = NIOLockedValueBox<_Hub?>(nil)
-    var hub: _Hub? {
+final class HubBox: Sendable {
+    private let stored = NIOLockedValueBox<Hub?>(nil)
+    var hub: Hub? {
         get { stored.withLockedValue { $0 } }
         set { stored.withLockedValue { $0 = newValue } }
     }

@@ -37,13 +37,13 @@ public struct PostgresEngine: LiveQueryEngine {
     /// order is the server's, which another instance may give differently, so their versions are
     /// good here only.
     private let instance: String
-    private let writer: _PostgresMutationWriter
+    private let writer: PostgresMutationWriter
 
     /// An engine over `database`; its mutations run on a connection of their own, made as the
     /// database's.
     public init(database: PostgresLiveDatabase) {
         self.database = database
-        writer = _PostgresMutationWriter(configuration: database.connectionConfiguration)
+        writer = PostgresMutationWriter(configuration: database.connectionConfiguration)
         var generator = SystemRandomNumberGenerator()
         instance = String(generator.next() as UInt32, radix: 36)
     }
@@ -67,7 +67,7 @@ public struct PostgresEngine: LiveQueryEngine {
         let request = PostgresLiveQueryRequest(sql: numbered, values: values, identity: sql.identity, as: SQLValue.self, section: sql.section,
                                                version: sql.version)
         let live = try await PostgresLiveQuery.open(request, in: database)
-        return _PostgresServedQuery(live: live, database: database, instance: instance)
+        return PostgresServedQuery(live: live, database: database, instance: instance)
     }
 
     /// Runs `request` once, in one transaction with its ledger (``MutationLedger``'s tables, created
@@ -127,7 +127,7 @@ extension PostgresEngine {
 }
 
 /// A PostgreSQL live query as the server publishes it: versions are its commit positions.
-struct _PostgresServedQuery: ServedEngineQuery {
+struct PostgresServedQuery: ServedEngineQuery {
     let live: PostgresLiveQuery<SQLValue>
     let database: PostgresLiveDatabase
     let instance: String

@@ -42,7 +42,7 @@ public struct SQLiteEngine: LiveQueryEngine {
             throw WireError(sub: nil, code: .badArguments, message: "\(error)")
         }
         let live = try await LiveQuery.open(request, in: database, options: options, callbackQueue: nil)
-        return _SQLiteServedQuery(live: live, reader: database)
+        return SQLiteServedQuery(live: live, reader: database)
     }
 }
 
@@ -57,7 +57,7 @@ extension SQLiteEngine {
 }
 
 /// A SQLite live query as the server publishes it.
-struct _SQLiteServedQuery: ServedEngineQuery {
+struct SQLiteServedQuery: ServedEngineQuery {
     let live: LiveQuery<SQLValue>
     let reader: any DatabaseReader
 

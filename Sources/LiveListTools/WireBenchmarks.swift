@@ -320,7 +320,7 @@ final class WireConnection: @unchecked Sendable {
     init(_ url: String) throws {
         let connection = try waitFor { try await WebSocketTransport().connect(to: url) }
         self.connection = connection
-        let box = _FrameSink()
+        let box = FrameSink()
         reader = Task.detached {
             do {
                 for try await frame in connection.frames { box.deliver(frame) }
@@ -359,7 +359,7 @@ final class WireConnection: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `target` is written once, before any frame can arrive that needs it,
 /// and read under `lock`; frames that arrive first wait in `early`.
-private final class _FrameSink: @unchecked Sendable {
+private final class FrameSink: @unchecked Sendable {
     private let lock = NSLock()
     private var early: [String?] = []
     private weak var stored: WireConnection?

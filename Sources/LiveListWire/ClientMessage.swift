@@ -53,7 +53,7 @@ public enum ClientMessage: Hashable, Sendable {
     ///
     /// - Complexity: O(n) for a frame of n bytes, at most ``maximumDepth`` levels of recursion.
     public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> ClientMessage {
-        let (fields, type) = try _Fields.message(bytes, maximumDepth: maximumDepth)
+        let (fields, type) = try Fields.message(bytes, maximumDepth: maximumDepth)
         switch type {
         case "subscribe": return .subscribe(try WireSubscription(fields))
         case "window": return .window(sub: try fields.int("sub"), try WireWindow(json: try fields.required("window"), field: "window"))
@@ -114,7 +114,7 @@ public struct WireSubscription: Hashable, Sendable {
     /// The `arguments` object of a message (absent: none), and why the first argument that is not
     /// a value of the protocol's form is not (the request is then refused alone, with
     /// `badArguments`; an `arguments` that is not an object is not a message of the protocol).
-    static func arguments(_ fields: _Fields) throws(WireDecodingError) -> (values: [String: WireValue], invalid: String?) {
+    static func arguments(_ fields: Fields) throws(WireDecodingError) -> (values: [String: WireValue], invalid: String?) {
         var arguments: [String: WireValue] = [:]
         switch fields.value("arguments") {
         case nil: break
@@ -133,16 +133,16 @@ public struct WireSubscription: Hashable, Sendable {
         return (arguments, nil)
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         query = try fields.string("query", maximumLength: 256)
         window = try WireWindow(json: try fields.required("window"), field: "window")
         let (arguments, invalid) = try Self.arguments(fields)
         self.arguments = arguments
         if let resume = fields.value("resume"), resume != .null {
-            let resumeFields: _Fields
+            let resumeFields: Fields
             do {
-                resumeFields = try _Fields(resume)
+                resumeFields = try Fields(resume)
             } catch {
                 throw .invalidField("resume", "expected an object")
             }

@@ -67,7 +67,7 @@ public enum ServerMessage: Hashable, Sendable {
     ///
     /// - Complexity: O(n) for a frame of n bytes.
     public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> ServerMessage {
-        let (fields, type) = try _Fields.message(bytes, maximumDepth: maximumDepth)
+        let (fields, type) = try Fields.message(bytes, maximumDepth: maximumDepth)
         switch type {
         case "reset": return .reset(try WireReset(fields))
         case "changes": return .changes(try WireChanges(fields))
@@ -102,7 +102,7 @@ public struct WireRow: Hashable, Sendable {
         .array([.int(position), id.json, values.map { .array($0.map(\.json)) } ?? .null])
     }
 
-    static func rows(_ fields: _Fields) throws(WireDecodingError) -> [WireRow] {
+    static func rows(_ fields: Fields) throws(WireDecodingError) -> [WireRow] {
         var rows: [WireRow] = []
         for element in try fields.array("rows") {
             guard case let .array(parts) = element, parts.count == 3, case let .integer(position) = parts[0],
@@ -202,7 +202,7 @@ public struct WireReset: Hashable, Sendable {
         ] + (order.map { [.init(key: "order", value: $0.json)] } ?? []) + (effects.map { [.init(key: "effects", value: $0.json)] } ?? [])
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         version = try fields.version("version")
         guard let reason = WireResetReason(rawValue: try fields.string("reason")) else { throw .invalidField("reason", "unknown reason") }
@@ -250,7 +250,7 @@ public struct WireRows: Hashable, Sendable {
          .init(key: "window", value: window.json), .init(key: "rows", value: .array(rows.map(\.json)))]
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         version = try fields.version("version")
         window = try WireWindow(json: try fields.required("window"), field: "window")

@@ -80,7 +80,7 @@ public struct WireChanges: Hashable, Sendable {
         return members
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         from = try fields.version("from")
         to = try fields.version("to")
@@ -130,13 +130,13 @@ public struct WireChanges: Hashable, Sendable {
     }
 
     /// Arrays of `width` non-negative integers followed by a value.
-    private static func identified(_ fields: _Fields, _ key: String, width: Int) throws(WireDecodingError) -> [([Int], WireValue)] {
+    private static func identified(_ fields: Fields, _ key: String, width: Int) throws(WireDecodingError) -> [([Int], WireValue)] {
         var result: [([Int], WireValue)] = []
         for element in try fields.array(key) {
             guard case let .array(parts) = element, parts.count == width + 1 else {
                 throw .invalidField(key, "expected arrays of \(width) integers and a value")
             }
-            result.append((try _Fields.integers(parts.prefix(width), key), try WireValue(json: parts[width])))
+            result.append((try Fields.integers(parts.prefix(width), key), try WireValue(json: parts[width])))
         }
         return result
     }

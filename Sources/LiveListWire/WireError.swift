@@ -32,15 +32,15 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         return members + [.init(key: "code", value: .string(code.rawValue)), .init(key: "message", value: .string(message))]
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = fields.value("sub") == nil ? nil : try fields.int("sub")
         guard let code = WireErrorCode(rawValue: try fields.string("code")) else { throw .invalidField("code", "unknown error code") }
         self.code = code
         message = try fields.string("message", maximumLength: 65_536)
         if let mutation = fields.value("mutation") {
-            let mutationFields: _Fields
+            let mutationFields: Fields
             do {
-                mutationFields = try _Fields(mutation)
+                mutationFields = try Fields(mutation)
             } catch {
                 throw .invalidField("mutation", "expected an object")
             }

@@ -33,7 +33,7 @@ public struct WireMutation: Hashable, Sendable {
         ])
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         client = try fields.string("client", maximumLength: 128)
         guard !client.isEmpty else { throw .invalidField("client", "expected 1 to 128 bytes of UTF-8") }
         // The number as the protocol writes integers, without fraction or exponent; the same
@@ -86,7 +86,7 @@ public struct WireMutated: Hashable, Sendable {
          .init(key: "duplicate", value: .bool(duplicate))]
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         client = try fields.string("client", maximumLength: 128)
         guard case let .integer(id) = try fields.required("id") else { throw .invalidField("id", "expected an integer") }
         self.id = id

@@ -21,7 +21,7 @@ public struct WireSynced: Hashable, Sendable {
          .init(key: "version", value: .string(version.description))]
     }
 
-    init(_ fields: _Fields) throws(WireDecodingError) {
+    init(_ fields: Fields) throws(WireDecodingError) {
         sub = try fields.int("sub")
         id = try fields.int("id")
         version = try fields.version("version")

@@ -127,7 +127,7 @@ extension WireValue {
             // 1970 of a whole millisecond may fall a hair below it.
             let microseconds = Int64((seconds * 1_000_000).rounded())
             let milliseconds = microseconds >= 0 ? microseconds / 1_000 : (microseconds - 999) / 1_000
-            let text = _CivilTime(millisecondsSince1970: milliseconds).text(separator: encoding == .iso8601 ? "T" : " ")
+            let text = CivilTime(millisecondsSince1970: milliseconds).text(separator: encoding == .iso8601 ? "T" : " ")
             return .text(encoding == .iso8601 ? text + "Z" : text)
         }
     }
@@ -160,7 +160,7 @@ extension WireValue {
 
 /// A UTC time to the millisecond as its calendar day and time of day (the proleptic Gregorian
 /// calendar, from days since 1970 by Howard Hinnant's `civil_from_days`).
-private struct _CivilTime {
+private struct CivilTime {
     var year: Int64, month: Int64, day: Int64
     var hour: Int64, minute: Int64, second: Int64, millisecond: Int64
 

@@ -39,7 +39,7 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
             let number: JSONValue = value.isFinite ? .double(value) : .string(value > 0 ? "inf" : value < 0 ? "-inf" : "nan")
             return .object([JSONValue.Member(key: "f", value: number)])
         case let .text(text): return .string(text)
-        case let .blob(bytes): return .object([JSONValue.Member(key: "b", value: .string(_Base64.encode(bytes)))])
+        case let .blob(bytes): return .object([JSONValue.Member(key: "b", value: .string(Base64.encode(bytes)))])
         }
     }
 
@@ -62,7 +62,7 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
             case ("f", .string("inf")): self = .real(.infinity)
             case ("f", .string("-inf")): self = .real(-.infinity)
             case let ("b", .string(text)):
-                guard let bytes = _Base64.decode(text) else { throw .invalidValue("blob is not base64") }
+                guard let bytes = Base64.decode(text) else { throw .invalidValue("blob is not base64") }
                 self = .blob(bytes)
             default: throw .invalidValue("unknown value \(json.serialized.prefix(64))")
             }

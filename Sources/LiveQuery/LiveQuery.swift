@@ -52,16 +52,16 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
     /// request.
     public var mode: LiveUpdatePath { core.summary.path }
 
-    let core: _SQLiteQueryRunner<ID>
+    let core: SQLiteQueryRunner<ID>
     private let writer: any DatabaseWriter
     private let poller: Task<Void, Never>?
-    private let watch: _ExternalChangeWatch<ID>?
+    private let watch: ExternalChangeWatch<ID>?
 
-    private init(core: _SQLiteQueryRunner<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
+    private init(core: SQLiteQueryRunner<ID>, initialResult: LiveResult<ID>, writer: any DatabaseWriter, options: Options) {
         self.core = core
         self.writer = writer
         self.initialResult = initialResult
-        watch = options.watchesFiles ? _ExternalChangeWatch(core: core, writer: writer) { [weak core] error in
+        watch = options.watchesFiles ? ExternalChangeWatch(core: core, writer: writer) { [weak core] error in
             if let core { Self.stop(core, writer: writer, with: error) }
         } : nil
         guard let interval = options.dataVersionPollInterval else {
@@ -69,7 +69,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
             return
         }
         let path = writer.path
-        let identity = _DatabaseFileIdentity.isFile(path) ? _DatabaseFileIdentity.of(path) : nil
+        let identity = DatabaseFileIdentity.isFile(path) ? DatabaseFileIdentity.of(path) : nil
         poller = Task { [weak core, writer] in
             while !Task.isCancelled {
                 do {
@@ -79,7 +79,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
                 }
                 guard let core, !core.channel.isFinished else { return }
                 if let identity {
-                    let now = _DatabaseFileIdentity.of(path)
+                    let now = DatabaseFileIdentity.of(path)
                     if now != identity {
                         let error: LiveQueryError = now == nil ? .databaseGone("\(path) was removed") : .databaseReplaced(path: path)
                         Self.stop(core, writer: writer, with: error)
@@ -118,12 +118,12 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         _ request: LiveQueryRequest<ID>, in writer: any DatabaseWriter, options: Options = Options(),
         callbackQueue: DispatchQueue? = .main, onEvent: (@Sendable (LiveQueryEvent<ID>) -> Void)? = nil
     ) async throws(LiveQueryError) -> LiveQuery<ID> {
-        let (core, initial): (_SQLiteQueryRunner<ID>, LiveResult<ID>)
+        let (core, initial): (SQLiteQueryRunner<ID>, LiveResult<ID>)
         do {
             (core, initial) = try await retrying(options.busyRetries) {
                 try await writer.writeWithoutTransaction { db in
                     let plan = try QueryPlan(request, db)
-                    let core = try _SQLiteQueryRunner<ID>(plan: plan, db: db, options: options) { initial in
+                    let core = try SQLiteQueryRunner<ID>(plan: plan, db: db, options: options) { initial in
                         EventChannel(initial: initial, callbackQueue: callbackQueue, onEvent: onEvent)
                     }
                     // Added inside the same writer access as the fetch: no commit can fall between.
@@ -252,7 +252,7 @@ public final class LiveQuery<ID: LiveIdentity>: Sendable {
         Self.stop(core, writer: writer, with: nil)
     }
 
-    private static func stop(_ core: _SQLiteQueryRunner<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
+    private static func stop(_ core: SQLiteQueryRunner<ID>, writer: any DatabaseWriter, with error: LiveQueryError?) {
         core.channel.finish(with: error.map { .failure($0) })
         // A removed or replaced file: no SQL through the old connection, whose next lock could
         // take the new file's journal for its own.

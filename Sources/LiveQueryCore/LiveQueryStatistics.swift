@@ -15,7 +15,7 @@ public struct LiveQueryStatistics: Sendable, Equatable {
 }
 
 /// The statistics of one query, written on the writer's queue and read anywhere.
-package final class _StatisticsBox: Sendable {
+package final class StatisticsBox: Sendable {
     private let value = Locked(LiveQueryStatistics())
 
     package init() {}

@@ -19,7 +19,7 @@ public enum PostgresPositionedEvent<ID: LiveIdentity>: Sendable {
 /// Hands the positioned events of one query to each consumer of ``PostgresLiveQuery/positionedEvents()``,
 /// in the order the engine made them. `@unchecked Sendable`: `streams`, `latest` and `finished`
 /// are only touched under `lock`.
-final class _PositionedChannel<ID: LiveIdentity>: @unchecked Sendable {
+final class PositionedChannel<ID: LiveIdentity>: @unchecked Sendable {
     typealias Event = PostgresPositionedEvent<ID>
 
     private let lock = NSLock()

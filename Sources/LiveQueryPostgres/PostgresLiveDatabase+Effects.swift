@@ -9,7 +9,7 @@ extension PostgresLiveDatabase {
     package func mutationEffects(of statements: [String], parameters: [String: Set<SQLStorageClass>]) async -> MutationEffects {
         var tokenized: [[StatementToken]] = []
         for (number, sql) in statements.enumerated() {
-            guard let tokens = _PostgresToken.statementTokens(sql) else {
+            guard let tokens = PostgresToken.statementTokens(sql) else {
                 return .unstated(.form(statement: number, detail: "PostgreSQL's lexer refuses it"))
             }
             tokenized.append(tokens)
@@ -19,7 +19,7 @@ extension PostgresLiveDatabase {
             let session = try await engine.contents.open()
             for tokens in tokenized {
                 guard let name = StatementAnalysis.table(of: tokens), facts[name] == nil else { continue }
-                if let table = try await _PostgresCatalog.table(named: _PostgresPlan.quoted(name), session) {
+                if let table = try await PostgresCatalog.table(named: PostgresPlan.quoted(name), session) {
                     facts[name] = try await table.statementFacts(session)
                 }
             }

@@ -46,15 +46,15 @@ public final class PostgresLiveDatabase: Sendable {
         case persistent(String)
     }
 
-    let engine: _PostgresDatabaseRunner
+    let engine: PostgresDatabaseRunner
     private let pump: Task<Void, Never>
-    let watch: _WALWatch
+    let watch: WALWatch
     private let watching: Task<Void, Never>
 
     /// The publication the slot decodes.
     public let publication: String
 
-    private init(engine: _PostgresDatabaseRunner, watch: _WALWatch, publication: String) {
+    private init(engine: PostgresDatabaseRunner, watch: WALWatch, publication: String) {
         self.engine = engine
         self.watch = watch
         self.publication = publication
@@ -99,7 +99,7 @@ public final class PostgresLiveDatabase: Sendable {
         refetchThreshold: Int = 1_000, timeout: Duration = .seconds(60), stallBound: Duration = .seconds(10),
         logger: Logger = Logger(label: "livelist.postgres")
     ) async throws(PostgresLiveQueryError) -> PostgresLiveDatabase {
-        let engine = _PostgresDatabaseRunner(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
+        let engine = PostgresDatabaseRunner(configuration: configuration, slot: slot, publication: publication, refetchThreshold: refetchThreshold,
                                      timeout: timeout, logger: logger)
         do {
             try await engine.start()
@@ -107,7 +107,7 @@ public final class PostgresLiveDatabase: Sendable {
             await engine.shutDown()
             throw error
         }
-        let watch = _WALWatch(configuration: configuration, bound: stallBound, pageSize: await engine.walBlockSize,
+        let watch = WALWatch(configuration: configuration, bound: stallBound, pageSize: await engine.walBlockSize,
                               segmentSize: await engine.walSegmentSize, inbox: engine.inbox, stream: engine.stream,
                               progress: engine.progress, logger: logger)
         return PostgresLiveDatabase(engine: engine, watch: watch, publication: publication)

@@ -16,13 +16,13 @@ import PostgresNIO
 /// Versions are commit positions (``version``, ``position(of:)``): after an update, the result
 /// equals the query's result in a snapshot that sees exactly the transactions up to it.
 public final class PostgresLiveQuery<ID: LiveIdentity>: Sendable {
-    let runner: _PostgresQueryRunner<ID>
+    let runner: PostgresQueryRunner<ID>
     let database: PostgresLiveDatabase
 
     /// The result when the query opened.
     public let initialResult: LiveResult<ID>
 
-    private init(runner: _PostgresQueryRunner<ID>, database: PostgresLiveDatabase) {
+    private init(runner: PostgresQueryRunner<ID>, database: PostgresLiveDatabase) {
         self.runner = runner
         self.database = database
         initialResult = runner.tracker.channel.latestResult

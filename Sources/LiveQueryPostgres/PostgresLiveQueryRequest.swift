@@ -147,7 +147,7 @@ extension PostgresLiveQueryRequest {
     /// (PostgreSQL will say why when it runs).
     /// - Complexity: O(n) for n bytes.
     public static func numberingPlaceholders(in sql: String) -> (sql: String, names: [String])? {
-        guard let tokens = try? _PostgresSQLTokenizer.tokens(sql) else { return nil }
+        guard let tokens = try? PostgresSQLTokenizer.tokens(sql) else { return nil }
         var bytes = Array(sql.utf8)
         var names: [String] = []
         var replacements: [(Range<Int>, [UInt8])] = []

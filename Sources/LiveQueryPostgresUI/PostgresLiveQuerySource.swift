@@ -65,7 +65,7 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
 
     /// The query followed.
     public let query: PostgresLiveQuery<ID>
-    private let relay: _LiveQueryRelay<ID, Record>
+    private let relay: LiveQueryRelay<ID, Record>
     private var follower: Task<Void, Never>?
 
     /// Follows `query`; each row's record is `record(values)`, read in pages of `pageSize` rows
@@ -87,7 +87,7 @@ public final class PostgresLiveQuerySource<ID: LiveIdentity, Record: Sendable>: 
                 Result { try record(PostgresRecordValues(columnNames: names, values: values)) }
             }
         })
-        relay = _LiveQueryRelay(result: query.latestResult, cache: cache) { _ = try await query.upToDate() }
+        relay = LiveQueryRelay(result: query.latestResult, cache: cache) { _ = try await query.upToDate() }
         let events = query.events
         follower = Task { [weak self] in
             for await event in events {

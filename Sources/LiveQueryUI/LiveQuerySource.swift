@@ -18,13 +18,13 @@ public final class LiveQuerySource<ID: LiveIdentity, Record: Sendable>: ListSour
 
     /// The query followed.
     public let query: LiveQuery<ID>
-    private let relay: _LiveQueryRelay<ID, Record>
+    private let relay: LiveQueryRelay<ID, Record>
     private var follower: Task<Void, Never>?
 
     /// Follows `query`; its rows' records come from `cache`.
     public init(query: LiveQuery<ID>, cache: RowCache<ID, Record>) {
         self.query = query
-        relay = _LiveQueryRelay(result: query.latestResult, cache: cache) { try await query.checkForExternalChanges() }
+        relay = LiveQueryRelay(result: query.latestResult, cache: cache) { try await query.checkForExternalChanges() }
         follower = query.follow(with: self) { owner, event in owner.receive(event) }
     }
 

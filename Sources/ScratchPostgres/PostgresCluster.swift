@@ -18,7 +18,7 @@ public enum PostgresCluster {
 
     /// Started on a thread of its own, not on the test's: initdb and pg_ctl take seconds, and a
     /// blocked thread of the concurrency pool (two on two cores) would stall the tests running beside.
-    private static let startup = _ClusterStartup()
+    private static let startup = ClusterStartup()
 
     public struct ClusterUnavailable: Error, CustomStringConvertible {
         public var description: String
@@ -133,7 +133,7 @@ public enum PostgresCluster {
 
     public static let logger = Logger(label: "livelist.tests.postgres")
 
-    private static let turns = _Turns()
+    private static let turns = Turns()
 
     /// Runs `body` while no other test uses the cluster through this: suites run in parallel, and a
     /// test that looks at the WAL (or counts the server's work) must see its own commits only.
@@ -203,7 +203,7 @@ public enum PostgresCluster {
 
 /// The cluster's start, once, on its own thread; every caller awaits the same outcome.
 /// `@unchecked Sendable`: `outcome`, `waiters` and `started` are only touched under `lock`.
-final class _ClusterStartup: @unchecked Sendable {
+final class ClusterStartup: @unchecked Sendable {
     typealias Outcome = Result<PostgresCluster.Running, PostgresCluster.ClusterUnavailable>
 
     private let lock = NSLock()
@@ -238,7 +238,7 @@ final class _ClusterStartup: @unchecked Sendable {
 /// One test at a time on the cluster, in the order they asked. A test cancelled while it waits
 /// (its time limit ran out) leaves the line and throws, instead of waiting on and then running
 /// cancelled.
-actor _Turns {
+actor Turns {
     private var busy = false
     private var waiting: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextTicket: UInt64 = 0

@@ -6,7 +6,7 @@ import Testing
 struct MutatorPhaseTests {
     @Test("busy answers in a row wait longer each time, up to 5 s; one resend waits at a time; an applied mutation starts the count again")
     func busyBackoff() {
-        var phase = _MutatorPhase()
+        var phase = MutatorPhase()
         var delay = phase.busy()
         #expect(delay == nil, "stopped: nothing to resend")
         let first = phase.start(), second = phase.start()
@@ -38,7 +38,7 @@ struct MutatorPhaseTests {
 
     @Test("stopping drops the resend waiting; started again, it counts from nothing")
     func stopDropsTheResend() {
-        var phase = _MutatorPhase()
+        var phase = MutatorPhase()
         _ = phase.start()
         _ = phase.busy()
         phase.stop()

@@ -7,7 +7,7 @@ import Testing
 struct PendingMutationsTests {
     @Test("mutations are numbered in order and all sent again after a reconnect until answered")
     func numbering() {
-        var pending = _PendingMutations<String>(client: "c", nextID: 7)
+        var pending = PendingMutations<String>(client: "c", nextID: 7)
         let first = pending.add(name: "a", arguments: [:], waiter: "first")
         let second = pending.add(name: "b", arguments: ["x": .integer(1)], waiter: "second")
         #expect(first.id == 7 && second.id == 8 && pending.nextID == 9)
@@ -29,7 +29,7 @@ struct PendingMutationsTests {
 
     @Test("mutationUnavailable sends all again; out of order behind it waits; every other error ends the mutation")
     func errors() {
-        var pending = _PendingMutations<String>(client: "c", nextID: 1)
+        var pending = PendingMutations<String>(client: "c", nextID: 1)
         _ = pending.add(name: "a", arguments: [:], waiter: "w1")
         _ = pending.add(name: "b", arguments: [:], waiter: "w2")
         let busy = WireError(sub: nil, code: .mutationUnavailable, message: "busy", mutation: WireMutationID(client: "c", id: 1))
@@ -59,7 +59,7 @@ struct PendingMutationsTests {
 
     @Test("a stop lets go of the callers but keeps the mutations; mutations kept from a launch come back in order, numbering after them")
     func keptAcrossStopsAndLaunches() {
-        var pending = _PendingMutations<String>(client: "c", nextID: 1)
+        var pending = PendingMutations<String>(client: "c", nextID: 1)
         _ = pending.add(name: "a", arguments: [:], waiter: "w1")
         _ = pending.add(name: "b", arguments: [:], waiter: "w2")
         #expect(pending.releaseWaiters() == ["w1", "w2"])
@@ -69,7 +69,7 @@ struct PendingMutationsTests {
             return
         }
         let kept = pending.toResend + [WireMutation(client: "other", id: 9, name: "x")]
-        var relaunched = _PendingMutations<String>(client: "c", nextID: 1, restoring: kept.reversed())
+        var relaunched = PendingMutations<String>(client: "c", nextID: 1, restoring: kept.reversed())
         #expect(relaunched.toResend.map(\.id) == [2] && relaunched.nextID == 3)
         #expect(relaunched.add(name: "c", arguments: [:], waiter: "w3").id == 3)
     }

@@ -23,7 +23,7 @@ struct RemoteSubscriptionTests {
 
     @Test("before its first answer a server error refuses the subscription; after it, only queryClosed does, and the others let it go on")
     func refusedOnlyBeforeTheAnswer() {
-        var subscription = _RemoteSubscription()
+        var subscription = RemoteSubscription()
         subscription.subscribe(as: 1)
         #expect(subscription.sub == 1 && subscription.phase == .subscribing)
         #expect(subscription.recovery(from: Self.error(.badArguments)) == .refused(WireError(sub: 1, code: .badArguments, message: "test")))
@@ -39,7 +39,7 @@ struct RemoteSubscriptionTests {
 
     @Test("refused arguments go back to the last accepted ones, until changes from another live query or a reset answer them")
     func argumentsTakenBack() {
-        var subscription = _RemoteSubscription()
+        var subscription = RemoteSubscription()
         subscription.subscribe(as: 1)
         _ = subscription.applied(Self.reset(sub: 1))
         subscription.argumentsChanged(from: ["folder": .text("inbox")])
@@ -53,7 +53,7 @@ struct RemoteSubscriptionTests {
 
     @Test("a gap, a broken connection or a malformed frame subscribes again from the version held; a contradiction starts over")
     func resubscribe() {
-        let subscription = _RemoteSubscription()
+        let subscription = RemoteSubscription()
         #expect(subscription.recovery(from: .inconsistent("count below zero")) == .resubscribe(startOver: true))
         #expect(subscription.recovery(from: .versionGap(expected: nil, received: WireVersion(epoch: "A", sequence: 3))) == .resubscribe(startOver: false))
         #expect(subscription.recovery(from: .connection("reset")) == .resubscribe(startOver: false))

@@ -7,7 +7,7 @@ import Testing
 struct HubVersionStateTests {
     @Test("counted: each result is one more changeset, whatever its position")
     func counted() {
-        var clock = _HubVersionState(epoch: "e", isPositioned: false)
+        var clock = HubVersionState(epoch: "e", isPositioned: false)
         #expect(clock.version == WireVersion(epoch: "e", sequence: 0))
         clock.started(at: 900)
         #expect(clock.version == WireVersion(epoch: "e", sequence: 0))
@@ -21,7 +21,7 @@ struct HubVersionStateTests {
 
     @Test("positioned: a result is at its position, and a later position is announced once")
     func positioned() {
-        var clock = _HubVersionState(epoch: "p", isPositioned: true)
+        var clock = HubVersionState(epoch: "p", isPositioned: true)
         #expect(clock.announce(WireVersion(epoch: "p", sequence: 5), observedAt: nil) == nil, "no result yet")
         clock.started(at: 100)
         #expect(clock.version == WireVersion(epoch: "p", sequence: 100))

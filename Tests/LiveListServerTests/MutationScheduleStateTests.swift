@@ -5,7 +5,7 @@ import Testing
 /// engine, one mutation each, however many each has queued.
 @Suite("Mutation schedule")
 struct MutationScheduleStateTests {
-    typealias State = _MutationScheduleState<String>
+    typealias State = MutationScheduleState<String>
 
     /// Runs every started mutation through the engine and its answer, in the order started, until
     /// none is left: the connections in the order their mutations reached the engine.

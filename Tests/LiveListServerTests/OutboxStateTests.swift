@@ -5,18 +5,18 @@ import Testing
 /// The outbox's decisions as a value, without a lock, a task or a socket.
 @Suite("Outbox state")
 struct OutboxStateTests {
-    static func frame(_ text: String, sub: Int? = 1, reset: Bool = false) -> _OutboxState.Frame {
-        _OutboxState.Frame(message: _WireMessage(string: text), sub: sub, isReset: reset)
+    static func frame(_ text: String, sub: Int? = 1, reset: Bool = false) -> OutboxState.Frame {
+        OutboxState.Frame(message: WireMessage(string: text), sub: sub, isReset: reset)
     }
 
-    static func texts(_ next: _OutboxState.Next?) -> [String]? {
+    static func texts(_ next: OutboxState.Next?) -> [String]? {
         guard case let .write(buffers)? = next else { return nil }
         return buffers.map { String(buffer: $0) }
     }
 
     @Test("the writer task writes what is queued, then the close after it, then finishes; nothing is queued once a close is asked")
     func writerTaskOrder() {
-        var state = _OutboxState(byteLimit: 1_000)
+        var state = OutboxState(byteLimit: 1_000)
         #expect(!state.writerTaskMayGo)
         #expect(state.nextForWriterTask() == nil)
         #expect(state.send(Self.frame("a")).wake == .writerTask)
@@ -31,7 +31,7 @@ struct OutboxStateTests {
 
     @Test("with the channel writer: woken once per burst and again after it takes or parks; the close waits until it has taken every frame")
     func channelWriterWakes() {
-        var state = _OutboxState(byteLimit: 1_000)
+        var state = OutboxState(byteLimit: 1_000)
         _ = state.send(Self.frame("a"))
         #expect(state.useChannelWriter() == .channelWriter)
         #expect(state.send(Self.frame("b")).wake == .none)
@@ -48,7 +48,7 @@ struct OutboxStateTests {
 
     @Test("overflow drops every subscription's queued frames, keeps connection-wide ones, and holds a subscription's changes until its reset")
     func overflow() {
-        var state = _OutboxState(byteLimit: 100)
+        var state = OutboxState(byteLimit: 100)
         _ = state.send(Self.frame(String(repeating: "x", count: 40), sub: nil))
         _ = state.send(Self.frame(String(repeating: "a", count: 40), sub: 1))
         let (_, dropped) = state.send(Self.frame(String(repeating: "b", count: 40), sub: 2))
@@ -63,7 +63,7 @@ struct OutboxStateTests {
 
     @Test("a socket gone ends the writer task and drops what is queued, whatever the route")
     func finish() {
-        var state = _OutboxState(byteLimit: 1_000)
+        var state = OutboxState(byteLimit: 1_000)
         _ = state.useChannelWriter()
         _ = state.send(Self.frame("a"))
         state.finish()

@@ -38,7 +38,7 @@ struct PayloadCacheTests {
             Issue.record("the inbox holds \(result?.count ?? 0) rows")
             return
         }
-        let cache = _PayloadCache(query: query, capacity: 10)
+        let cache = PayloadCache(query: query, capacity: 10)
         _ = await cache.rows(at: Set(0..<4), in: result)
         _ = await cache.rows(at: Set(4..<12), in: result)
         #expect(cache.count == 10, "4 + 8 rows in a cache of 10: the 2 oldest went")

@@ -11,7 +11,7 @@ struct PendingSyncsTests {
 
     @Test("an answer waits for its state to be the result or passed; answers go in the order asked")
     func waitsForItsState() {
-        var syncs = _PendingSyncs<String>()
+        var syncs = PendingSyncs<String>()
         syncs.add("at b", state: Self.b, reached: false)
         syncs.add("now", state: nil, reached: false)
         syncs.add("at a, held", state: Self.a, reached: true)
@@ -26,7 +26,7 @@ struct PendingSyncsTests {
 
     @Test("a result that moves past a state reaches it, even when the hub is further on")
     func passedStates() {
-        var syncs = _PendingSyncs<String>()
+        var syncs = PendingSyncs<String>()
         syncs.add("at b", state: Self.b, reached: false)
         syncs.passed(Self.a)
         let due4 = syncs.due(at: Self.c) { _, _ in .answer }
@@ -38,7 +38,7 @@ struct PendingSyncsTests {
 
     @Test("a subscriber that waits keeps its answer; one that left loses it, reached or not")
     func verdicts() {
-        var syncs = _PendingSyncs<String>()
+        var syncs = PendingSyncs<String>()
         syncs.add("awaiting reset", state: Self.a, reached: true)
         syncs.add("left", state: Self.c, reached: false)
         let first = syncs.due(at: Self.a) { waiter, _ in waiter == "left" ? .drop : .wait }

@@ -4,14 +4,14 @@ import Testing
 /// The changesets a live query keeps for resuming clients, as a value: what it keeps, what it
 /// drops, and what each change tells the server's gauge.
 struct ResumeBufferValueTests {
-    struct Entry: _Weighed, Equatable {
+    struct Entry: Weighed, Equatable {
         var name: String
         var bytes: Int
     }
 
     @Test("the oldest go past the count or the byte limit, and each change says what the gauge adds")
     func limits() {
-        var buffer = _ResumeBuffer<Entry>(maximumCount: 3, maximumBytes: 100)
+        var buffer = ResumeBuffer<Entry>(maximumCount: 3, maximumBytes: 100)
         #expect(buffer.keep(Entry(name: "a", bytes: 10)) == .init(changesets: 1, bytes: 10))
         #expect(buffer.keep(Entry(name: "b", bytes: 20)) == .init(changesets: 1, bytes: 20))
         #expect(buffer.keep(Entry(name: "c", bytes: 30)) == .init(changesets: 1, bytes: 30))
@@ -26,7 +26,7 @@ struct ResumeBufferValueTests {
 
     @Test("an entry larger than the byte limit is not kept, and takes the others with it")
     func tooLarge() {
-        var buffer = _ResumeBuffer<Entry>(maximumCount: 10, maximumBytes: 100)
+        var buffer = ResumeBuffer<Entry>(maximumCount: 10, maximumBytes: 100)
         _ = buffer.keep(Entry(name: "a", bytes: 40))
         #expect(buffer.keep(Entry(name: "huge", bytes: 101)) == .init(changesets: 1 - 2, bytes: 101 - 141))
         #expect(buffer.entries.isEmpty)
@@ -35,7 +35,7 @@ struct ResumeBufferValueTests {
 
     @Test("removing everything tells the gauge to take back what was kept")
     func removeAll() {
-        var buffer = _ResumeBuffer<Entry>(maximumCount: 10, maximumBytes: 100)
+        var buffer = ResumeBuffer<Entry>(maximumCount: 10, maximumBytes: 100)
         _ = buffer.keep(Entry(name: "a", bytes: 40))
         _ = buffer.keep(Entry(name: "b", bytes: 2))
         #expect(buffer.removeAll() == .init(changesets: -2, bytes: -42))

@@ -22,7 +22,7 @@ struct SharedLookTests {
     @Test("forty syncs at once cost two looks at most; every sync is served by a look that began after it came")
     func syncsShareLooks() async throws {
         let slow = SlowLook()
-        let shared = _SharedLook { try await slow.look() }
+        let shared = SharedLook { try await slow.look() }
         let first = Task { try await shared.state() }
         // Let the first look begin; the rest arrive while it runs.
         while slow.started.withLock({ $0 }) == 0 { await Task.yield() }

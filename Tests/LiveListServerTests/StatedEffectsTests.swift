@@ -32,7 +32,7 @@ struct StatedEffectsTests {
     @Test("a catalog read whole is kept: the engine is asked once")
     func kept() async {
         let engine = Engine(failures: 0)
-        let stated = _StatedEffects()
+        let stated = StatedEffects()
         #expect(await stated.catalog(engine: engine, mutations: Self.mutations) == ["m": .stated([])])
         #expect(await stated.catalog(engine: engine, mutations: Self.mutations) == ["m": .stated([])])
         #expect(engine.reads.withLockedValue { $0 } == 1)
@@ -41,7 +41,7 @@ struct StatedEffectsTests {
     @Test("a schema that could not be read is read again, and kept once read")
     func readAgain() async {
         let engine = Engine(failures: 1)
-        let stated = _StatedEffects()
+        let stated = StatedEffects()
         #expect(await stated.catalog(engine: engine, mutations: Self.mutations) == ["m": .unstated(.schemaUnreadable("the database is away"))])
         #expect(await stated.catalog(engine: engine, mutations: Self.mutations) == ["m": .stated([])])
         #expect(await stated.catalog(engine: engine, mutations: Self.mutations) == ["m": .stated([])])

@@ -20,7 +20,7 @@ struct WindowRowsTests {
             let mapping = PathMapping(changes)
             var changed = changes.itemInserts.map(\.item) + changes.itemMoves.map(\.to.item)
             changed += changes.itemReloads.compactMap { mapping.newPath(ofOld: $0)?.item }
-            let rows = _WindowRows(changed: changed.sorted(), sectionsMoved: false) { position in
+            let rows = WindowRows(changed: changed.sorted(), sectionsMoved: false) { position in
                 mapping.oldPath(ofNew: ItemPath(section: 0, item: position))?.item
             }
             let heldStart = Int.random(in: 0...max(0, old.count), using: &random)
@@ -35,7 +35,7 @@ struct WindowRowsTests {
                 return changed.contains(position)
             }
             #expect(rows.missing(window: window, held: held) == expected, "seed \(seed): held \(held), window \(window)")
-            #expect(rows.missing(window: window, held: held) == _WindowRows(changed: changed.sorted(), sectionsMoved: true,
+            #expect(rows.missing(window: window, held: held) == WindowRows(changed: changed.sorted(), sectionsMoved: true,
                                                                              oldPosition: rows.oldPosition).missing(window: window, held: held))
         }
     }

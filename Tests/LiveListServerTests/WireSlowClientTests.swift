@@ -44,23 +44,23 @@ struct WireSlowClientTests {
     @Test("The outbox drops a stalled subscription's frames past its limit until its reset, which does not count against it")
     func outboxBounds() {
         let dropped = DroppedSubscriptions()
-        let outbox = _Outbox(byteLimit: 100)
+        let outbox = Outbox(byteLimit: 100)
         outbox.setOverflowHandler { dropped.append($0) }
         let change = String(repeating: "c", count: 40)
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
-        outbox.send(.init(message: _WireMessage(string: change), sub: 2, isReset: false))
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: WireMessage(string: change), sub: 2, isReset: false))
         #expect(dropped.all.isEmpty)
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes: both subscriptions' frames go
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // awaiting its reset: not queued
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))   // awaiting its reset: not queued
         #expect(dropped.all == [[1, 2]])
         // A reset larger than the limit is queued (it would otherwise be asked for again forever).
-        outbox.send(.init(message: _WireMessage(string: String(repeating: "r", count: 500)), sub: 1, isReset: true))
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
-        outbox.send(.init(message: _WireMessage(string: change), sub: 2, isReset: false))   // still awaiting its reset
+        outbox.send(.init(message: WireMessage(string: String(repeating: "r", count: 500)), sub: 1, isReset: true))
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: WireMessage(string: change), sub: 2, isReset: false))   // still awaiting its reset
         #expect(dropped.all == [[1, 2]])
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))
-        outbox.send(.init(message: _WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes of changes after the reset
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))
+        outbox.send(.init(message: WireMessage(string: change), sub: 1, isReset: false))   // 120 bytes of changes after the reset
         #expect(dropped.all == [[1, 2], [1]])
     }
 }
@@ -68,10 +68,10 @@ struct WireSlowClientTests {
 extension WireSlowClientTests {
     @Test("With direct writes the channel writer is woken once per burst and again after it parks; a close waits until the frames are taken")
     func outboxDirectWrites() async throws {
-        let outbox = _Outbox(byteLimit: 1_000)
+        let outbox = Outbox(byteLimit: 1_000)
         let wakes = DroppedSubscriptions()
-        func send(_ text: String) { outbox.send(.init(message: _WireMessage(string: text), sub: 1, isReset: false)) }
-        func texts(_ frames: [_Outbox.Frame]) -> [String] { frames.map { String(buffer: $0.message.text) } }
+        func send(_ text: String) { outbox.send(.init(message: WireMessage(string: text), sub: 1, isReset: false)) }
+        func texts(_ frames: [Outbox.Frame]) -> [String] { frames.map { String(buffer: $0.message.text) } }
         send("a")
         outbox.useDirectWrites { wakes.append([0]) }
         #expect(wakes.all.count == 1, "frames queued before are taken at once")
@@ -107,13 +107,13 @@ extension WireSlowClientTests {
 extension WireSlowClientTests {
     /// Holds an outbox, as the channel writer in its wake does.
     final class OutboxHolder: Sendable {
-        let outbox: _Outbox
-        init(_ outbox: _Outbox) { self.outbox = outbox }
+        let outbox: Outbox
+        init(_ outbox: Outbox) { self.outbox = outbox }
     }
 
     @Test("A finished outbox lets go of its channel writer: the cycle between them ends with the connection")
     func finishedOutboxReleasesItsWriter() {
-        let outbox = _Outbox(byteLimit: 100)
+        let outbox = Outbox(byteLimit: 100)
         weak var weakHolder: OutboxHolder?
         do {
             let holder = OutboxHolder(outbox)

@@ -4,7 +4,7 @@ import Testing
 
 /// The persistent counted tree against a sorted array, through splits, merges and copies.
 struct CountedTreeTests {
-    struct Tracker: _LeafTracker {
+    struct Tracker: LeafTracker {
         var leafOf: [Int64: UInt32] = [:]
         mutating func element(_ element: IndexEntry, movedTo leaf: UInt32) { leafOf[element.rowid] = leaf }
     }
@@ -15,11 +15,11 @@ struct CountedTreeTests {
         print("CountedTreeTests: seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
         let comparator = SortKeyComparator(terms: [SortTerm("v")], collations: [.binary])
-        let order = _RowOrder(ordering: comparator)
+        let order = RowOrder(ordering: comparator)
         var tracker = Tracker()
-        var tree = _CountedTree<IndexEntry>(sorted: [], tracker: &tracker)
+        var tree = CountedTree<IndexEntry>(sorted: [], tracker: &tracker)
         var reference: [IndexEntry] = []
-        var published: [(_TreeSnapshot<IndexEntry>, [Int64])] = []
+        var published: [(FrozenTree<IndexEntry>, [Int64])] = []
         func entry(_ value: Int64, _ rowid: Int64) -> IndexEntry { IndexEntry(key: .single(.integer(value)), rowid: rowid, token: 0) }
         for step in 0..<20_000 {
             // Grow, then shrink, so that leaves split and then merge.
@@ -61,7 +61,7 @@ struct CountedTreeTests {
     func weights() {
         let counts = (0..<3_000).map { ($0 * 7) % 13 + 1 }
         let sections = counts.enumerated().map { SectionEntry(key: .integer(Int64($0.offset)), count: $0.element) }
-        let tree = _CountedTree<SectionEntry>(sorted: sections).current
+        let tree = CountedTree<SectionEntry>(sorted: sections).current
         var start = 0
         for (index, count) in counts.enumerated() where index % 11 == 0 {
             let before = counts[0..<index].reduce(0, +)
@@ -83,7 +83,7 @@ struct RowidMapTests {
         let seed: UInt64 = 0x2011_D0A9
         print("RowidMapTests: seed \(seed)")
         var random = SeededRandomNumberGenerator(seed: seed)
-        var map = _RowidMap()
+        var map = RowidMap()
         var reference: [Int64: UInt32] = [:]
         let keys: [Int64] = [Int64.min, Int64.max, -1, 0] + (0..<3_000).map { _ in Int64.random(in: -5_000...5_000, using: &random) }
         for step in 0..<60_000 {
@@ -106,7 +106,7 @@ struct RowidMapTests {
 
     @Test("updating keys already there never grows the table (a leaf split moves 128 rows so), adding past the load does")
     func updatesDoNotGrow() {
-        var map = _RowidMap(capacity: 1_000)
+        var map = RowidMap(capacity: 1_000)
         let slots = map.slotCount
         // Full up to the load at which the next new key grows the table.
         var filled: Int64 = 0

@@ -5,7 +5,7 @@ import Testing
 /// One commit applied to the index directly: how each touched row is classified, and the
 /// `ListChanges` that come out of it.
 struct LiveIndexTests {
-    private static func rowids(of snapshot: _ResultSnapshot) -> [Int64] {
+    private static func rowids(of snapshot: PublishedResult) -> [Int64] {
         var rowids: [Int64] = []
         snapshot.rows.forEach(in: 0..<snapshot.count) { entry in
             rowids.append(entry.rowid)
@@ -19,20 +19,20 @@ struct LiveIndexTests {
     @Test("a commit that moves, reloads, deletes and inserts at once")
     func mixedCommit() {
         // ORDER BY v, the identity being the rowid.
-        let layout = _ResultLayout(ordering: SortKeyComparator(terms: [SortTerm("v")], collations: [.binary]),
+        let layout = ResultLayout(ordering: SortKeyComparator(terms: [SortTerm("v")], collations: [.binary]),
                                    identityIsRowid: true, sections: nil, sectionsArePositional: false)
         func entry(_ rowid: Int64, _ v: Int64, token: UInt64 = 0) -> IndexEntry {
             IndexEntry(key: .single(.integer(v)), rowid: rowid, token: token)
         }
-        let index = _LiveIndex(layout: layout, canonicalIdentity: { $0 }, sorted: (1...5).map { entry($0, $0 * 10) })
+        let index = LiveIndex(layout: layout, canonicalIdentity: { $0 }, sorted: (1...5).map { entry($0, $0 * 10) })
         let applied = index.apply([
-            _RowChange(rowid: 2, new: entry(2, 45)),            // moves from 1 to 3
-            _RowChange(rowid: 3, new: entry(3, 30, token: 1)),  // same place, new content
-            _RowChange(rowid: 4, new: nil),                     // deleted
-            _RowChange(rowid: 6, new: entry(6, 5)),             // enters first
-            _RowChange(rowid: 9, new: nil),                     // was never in the result
-            _RowChange(rowid: 5, new: entry(5, 50)),            // written, unchanged
-            _RowChange(rowid: 2, new: entry(2, 60)),            // a rowid's first change counts
+            RowChange(rowid: 2, new: entry(2, 45)),            // moves from 1 to 3
+            RowChange(rowid: 3, new: entry(3, 30, token: 1)),  // same place, new content
+            RowChange(rowid: 4, new: nil),                     // deleted
+            RowChange(rowid: 6, new: entry(6, 5)),             // enters first
+            RowChange(rowid: 9, new: nil),                     // was never in the result
+            RowChange(rowid: 5, new: entry(5, 50)),            // written, unchanged
+            RowChange(rowid: 2, new: entry(2, 60)),            // a rowid's first change counts
         ])
         var expected = ListChanges()
         expected.itemMoves = [Move(from: Self.path(0, 1), to: Self.path(0, 3))]
@@ -51,24 +51,24 @@ struct LiveIndexTests {
         // ORDER BY v, then the identity (the key's last value), a text.
         var comparator = SortKeyComparator(terms: [SortTerm("v")], collations: [.binary])
         comparator.rules.append(SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary))
-        let layout = _ResultLayout(ordering: comparator, identityIsRowid: false, sections: nil, sectionsArePositional: false)
+        let layout = ResultLayout(ordering: comparator, identityIsRowid: false, sections: nil, sectionsArePositional: false)
         func entry(_ rowid: Int64, _ v: Int64, _ identity: SQLValue) -> IndexEntry {
             IndexEntry(key: .multiple([.integer(v), identity]), rowid: rowid, token: 0)
         }
-        let canonical: _IdentityCanonicalizer = { value in
+        let canonical: IdentityCanonicalizer = { value in
             if case .text = value { value } else { nil }
         }
         // Rowid 4 repeats "c": left out.
-        let index = _LiveIndex(layout: layout, canonicalIdentity: canonical, sorted: [
+        let index = LiveIndex(layout: layout, canonicalIdentity: canonical, sorted: [
             entry(1, 10, .text("a")), entry(2, 20, .text("b")), entry(3, 30, .text("c")), entry(4, 40, .text("c")),
         ])
         #expect(index.current.leftOut.duplicateIdentities.count == 1)
         let applied = index.apply([
-            _RowChange(rowid: 2, new: nil),                       // "b" leaves rowid 2…
-            _RowChange(rowid: 7, new: entry(7, 45, .text("b"))),  // …and comes back under rowid 7, last
-            _RowChange(rowid: 3, new: nil),                       // "c" is free: rowid 4 enters
-            _RowChange(rowid: 8, new: entry(8, 5, .text("a"))),   // "a" is rowid 1's: left out
-            _RowChange(rowid: 9, new: entry(9, 1, .null)),        // does not decode: left out
+            RowChange(rowid: 2, new: nil),                       // "b" leaves rowid 2…
+            RowChange(rowid: 7, new: entry(7, 45, .text("b"))),  // …and comes back under rowid 7, last
+            RowChange(rowid: 3, new: nil),                       // "c" is free: rowid 4 enters
+            RowChange(rowid: 8, new: entry(8, 5, .text("a"))),   // "a" is rowid 1's: left out
+            RowChange(rowid: 9, new: entry(9, 1, .null)),        // does not decode: left out
         ])
         var expected = ListChanges()
         expected.itemMoves = [Move(from: Self.path(0, 1), to: Self.path(0, 2)), Move(from: Self.path(0, 2), to: Self.path(0, 1))]
@@ -84,16 +84,16 @@ struct LiveIndexTests {
     func sectionChanges() {
         // ORDER BY g, v, in sections of g.
         let comparator = SortKeyComparator(terms: [SortTerm("g"), SortTerm("v")], collations: [.binary, .binary])
-        let layout = _ResultLayout(ordering: comparator, identityIsRowid: true, sections: comparator.rules.first,
+        let layout = ResultLayout(ordering: comparator, identityIsRowid: true, sections: comparator.rules.first,
                                    sectionsArePositional: false)
         func entry(_ rowid: Int64, _ g: SQLValue, _ v: Int64, token: UInt64 = 0) -> IndexEntry {
             IndexEntry(key: .multiple([g, .integer(v)]), rowid: rowid, token: token)
         }
-        let index = _LiveIndex(layout: layout, canonicalIdentity: { $0 },
+        let index = LiveIndex(layout: layout, canonicalIdentity: { $0 },
                                sorted: [entry(1, .text("A"), 1), entry(2, .text("A"), 2), entry(3, .text("B"), 1)])
         let applied = index.apply([
-            _RowChange(rowid: 3, new: entry(3, .text("C"), 1)),            // B empties, C appears
-            _RowChange(rowid: 2, new: entry(2, .text("A"), 2, token: 1)),  // reloaded in place
+            RowChange(rowid: 3, new: entry(3, .text("C"), 1)),            // B empties, C appears
+            RowChange(rowid: 2, new: entry(2, .text("A"), 2, token: 1)),  // reloaded in place
         ])
         var expected = ListChanges()
         expected.sectionDeletes = [1]

@@ -6,7 +6,7 @@ import Testing
 struct TrackingStateTests {
     @Test("a transaction's touched rows are re-read at its commit, once; a rollback forgets them")
     func rowsAtCommit() {
-        var state = _TrackingState(isBuilding: false, refetchThreshold: 10)
+        var state = TrackingState(isBuilding: false, refetchThreshold: 10)
         state.touched(3)
         state.touched(1)
         state.touched(3)
@@ -22,7 +22,7 @@ struct TrackingStateTests {
 
     @Test("past the threshold a transaction refetches, and stops wanting rows")
     func threshold() {
-        var state = _TrackingState(isBuilding: false, refetchThreshold: 2)
+        var state = TrackingState(isBuilding: false, refetchThreshold: 2)
         let first = state.touched(1), second = state.touched(2), third = state.touched(3)
         #expect(first && second && !third)
         #expect(!state.wantsRows)
@@ -35,7 +35,7 @@ struct TrackingStateTests {
 
     @Test("the first reason for a refetch wins; rows touched before it do not matter")
     func firstReasonWins() {
-        var state = _TrackingState(isBuilding: false, refetchThreshold: 10)
+        var state = TrackingState(isBuilding: false, refetchThreshold: 10)
         state.touched(1)
         state.needsRefetch(.tableChanged("album"))
         state.needsRefetch(.undescribedChanges)
@@ -46,7 +46,7 @@ struct TrackingStateTests {
 
     @Test("after a failure the next commit refetches to catch up, even one that touched nothing; a refetch clears it")
     func recovery() {
-        var state = _TrackingState(isBuilding: false, refetchThreshold: 10)
+        var state = TrackingState(isBuilding: false, refetchThreshold: 10)
         state.failed()
         #expect(state.nothingCommittedElsewhere() == .refetch(.recovering))
         state.touched(5)
@@ -64,7 +64,7 @@ struct TrackingStateTests {
 
     @Test("while the first fetch is read, commits are remembered and applied when it completes")
     func building() {
-        var state = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var state = TrackingState(isBuilding: true, refetchThreshold: 10)
         #expect(state.isBuilding && !state.looksForOtherCommits)
         state.touched(1)
         let result9 = state.committed()
@@ -78,11 +78,11 @@ struct TrackingStateTests {
         let result12 = state.buildFinished(succeeded: true)
         #expect(result12 == .abandoned)
 
-        var untouched = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var untouched = TrackingState(isBuilding: true, refetchThreshold: 10)
         let result13 = untouched.buildFinished(succeeded: true)
         #expect(result13 == .complete(then: .none))
 
-        var refetching = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var refetching = TrackingState(isBuilding: true, refetchThreshold: 10)
         refetching.touched(1)
         _ = refetching.committed()
         refetching.needsRefetch(.undescribedChanges)
@@ -95,18 +95,18 @@ struct TrackingStateTests {
 
     @Test("a failed first fetch leaves the query behind; a new request or a stop abandons the build")
     func buildEnds() {
-        var failed = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var failed = TrackingState(isBuilding: true, refetchThreshold: 10)
         let result15 = failed.buildFinished(succeeded: false)
         #expect(result15 == .failed)
         let result16 = failed.committed()
         #expect(result16 == .refetch(.recovering))
 
-        var replaced = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var replaced = TrackingState(isBuilding: true, refetchThreshold: 10)
         replaced.requestChanged()
         let result17 = replaced.buildFinished(succeeded: true)
         #expect(result17 == .abandoned)
 
-        var stopped = _TrackingState(isBuilding: true, refetchThreshold: 10)
+        var stopped = TrackingState(isBuilding: true, refetchThreshold: 10)
         let result18 = stopped.stop()
         #expect(result18)
         let stopsAgain = stopped.stop()
@@ -117,7 +117,7 @@ struct TrackingStateTests {
 
     @Test("a stopped query wants no rows and does nothing at commit")
     func stopped() {
-        var state = _TrackingState(isBuilding: false, refetchThreshold: 10)
+        var state = TrackingState(isBuilding: false, refetchThreshold: 10)
         state.touched(1)
         let result20 = state.stop()
         #expect(result20)

@@ -6,22 +6,22 @@ import Testing
 /// after every commit: each step's result, made from the round's one read as the engine makes it,
 /// equals the true state after the step's last commit.
 @Suite struct CommitStepsTests {
-    typealias Commit = _CommitSteps.Commit
+    typealias Commit = CommitSteps.Commit
 
     @Test("commits that touch other rows are each a step; a row touched twice keeps its commits together")
     func examples() {
         func commit(_ end: UInt64, _ rows: Set<Int64>, joined: Bool = false) -> Commit { Commit(end: end, rows: rows, touchesJoinedTable: joined) }
-        #expect(_CommitSteps.partition([], refetches: false) == [])
-        #expect(_CommitSteps.partition([commit(1, [1])], refetches: false) == [0..<1])
-        #expect(_CommitSteps.partition([commit(1, [1]), commit(2, [2]), commit(3, [3])], refetches: false) == [0..<1, 1..<2, 2..<3])
-        #expect(_CommitSteps.partition([commit(1, [1]), commit(2, [2]), commit(3, [1])], refetches: false) == [0..<3])
-        #expect(_CommitSteps.partition([commit(1, [1]), commit(2, [1]), commit(3, [3])], refetches: false) == [0..<2, 2..<3])
-        #expect(_CommitSteps.partition([commit(1, [])], refetches: false) == [0..<1])
+        #expect(CommitSteps.partition([], refetches: false) == [])
+        #expect(CommitSteps.partition([commit(1, [1])], refetches: false) == [0..<1])
+        #expect(CommitSteps.partition([commit(1, [1]), commit(2, [2]), commit(3, [3])], refetches: false) == [0..<1, 1..<2, 2..<3])
+        #expect(CommitSteps.partition([commit(1, [1]), commit(2, [2]), commit(3, [1])], refetches: false) == [0..<3])
+        #expect(CommitSteps.partition([commit(1, [1]), commit(2, [1]), commit(3, [3])], refetches: false) == [0..<2, 2..<3])
+        #expect(CommitSteps.partition([commit(1, [])], refetches: false) == [0..<1])
         // After a joined table's change nothing is cut: a later commit may have moved a row's link.
-        #expect(_CommitSteps.partition([commit(1, [1]), commit(2, [5], joined: true), commit(3, [3])], refetches: false) == [0..<1, 1..<3])
-        #expect(_CommitSteps.partition([commit(1, [1]), commit(2, [2])], refetches: true) == [0..<2])
+        #expect(CommitSteps.partition([commit(1, [1]), commit(2, [5], joined: true), commit(3, [3])], refetches: false) == [0..<1, 1..<3])
+        #expect(CommitSteps.partition([commit(1, [1]), commit(2, [2])], refetches: true) == [0..<2])
         let steps = [0..<2, 2..<3]
-        #expect(_CommitSteps.rows(of: steps, in: [commit(1, [1, 2]), commit(2, [1]), commit(3, [3, 2])]) == [[1], [2, 3]])
+        #expect(CommitSteps.rows(of: steps, in: [commit(1, [1, 2]), commit(2, [1]), commit(3, [3, 2])]) == [[1], [2, 3]])
     }
 
     @Test("every step's result, from one read after the round, is the state after its last commit (random rounds, seed printed)")
@@ -48,11 +48,11 @@ import Testing
             }
             // The round reads the touched rows once, in the final state.
             let read = state
-            let steps = _CommitSteps.partition(commits, refetches: false)
+            let steps = CommitSteps.partition(commits, refetches: false)
             #expect(steps.first?.lowerBound == 0 && steps.last?.upperBound == commits.count)
             #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
             var applied = start
-            for (step, rows) in zip(steps, _CommitSteps.rows(of: steps, in: commits)) {
+            for (step, rows) in zip(steps, CommitSteps.rows(of: steps, in: commits)) {
                 for row in rows { applied[row] = read[row] }
                 #expect(applied == truth[step.upperBound - 1], "seed \(seed): step \(step) of \(commits)")
             }

@@ -6,7 +6,7 @@ import Testing
 /// hands back every connection.
 @Suite("Database runner state")
 struct DatabaseRunnerStateTests {
-    typealias State = _DatabaseRunnerState<String, Int>
+    typealias State = DatabaseRunnerState<String, Int>
 
     @Test("the turn is handed on to the waiters in the order they came, then is free")
     func turnsInOrder() {

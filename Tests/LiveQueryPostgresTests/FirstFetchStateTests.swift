@@ -6,7 +6,7 @@ import Testing
 /// nothing of the rest is left.
 @Suite("First fetch state")
 struct FirstFetchStateTests {
-    typealias State = _FirstFetchState<String, Int>
+    typealias State = FirstFetchState<String, Int>
 
     @Test("a result read whole is whole: nobody waits, a rest that comes late is dropped")
     func wholeAtOnce() {

@@ -42,32 +42,32 @@ struct PgOutputTests {
 
     @Test("every message a live query reads parses to what it says")
     func messages() throws {
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("B"), UInt64(0x1_0000_0010), UInt64(7), UInt32(726)]))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("B"), UInt64(0x1_0000_0010), UInt64(7), UInt32(726)]))
                 == .begin(finalLSN: PostgresLSN(0x1_0000_0010), xid: 726))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("C"), UInt8(0), UInt64(0x10), UInt64(0x38), UInt64(9)]))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("C"), UInt8(0), UInt64(0x10), UInt64(0x38), UInt64(9)]))
                 == .commit(commitLSN: PostgresLSN(0x10), endLSN: PostgresLSN(0x38)))
-        #expect(try _PgOutputMessage.parse(Self.relation) == .relation(_PostgresRelation(oid: 16384, schema: "public", name: "item", columns: [
+        #expect(try PgOutputMessage.parse(Self.relation) == .relation(PostgresRelation(oid: 16384, schema: "public", name: "item", columns: [
             .init(name: "id", isKey: true, typeOID: 20), .init(name: "name", isKey: false, typeOID: 25)])))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("I"), UInt32(16384), Character("N")] + Self.tuple(["1", "Zoë"])))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("I"), UInt32(16384), Character("N")] + Self.tuple(["1", "Zoë"])))
                 == .insert(relation: 16384, new: [.text(Array("1".utf8)), .text(Array("Zoë".utf8))]))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("U"), UInt32(16384), Character("K")] + Self.tuple(["1", nil])
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("U"), UInt32(16384), Character("K")] + Self.tuple(["1", nil])
                                                          + [Character("N")] + Self.tuple(["2", "x"])))
                 == .update(relation: 16384, old: [.text(Array("1".utf8)), .null], new: [.text(Array("2".utf8)), .text(Array("x".utf8))]))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("U"), UInt32(16384), Character("N"), UInt16(2), Character("t"), UInt32(1),
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("U"), UInt32(16384), Character("N"), UInt16(2), Character("t"), UInt32(1),
                                                           Array("3".utf8), Character("u")]))
                 == .update(relation: 16384, old: nil, new: [.text(Array("3".utf8)), .unchanged]))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("D"), UInt32(16384), Character("K")] + Self.tuple(["4", nil])))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("D"), UInt32(16384), Character("K")] + Self.tuple(["4", nil])))
                 == .delete(relation: 16384, old: [.text(Array("4".utf8)), .null]))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("T"), UInt32(2), UInt8(0), UInt32(16384), UInt32(16390)]))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("T"), UInt32(2), UInt8(0), UInt32(16384), UInt32(16390)]))
                 == .truncate(relations: [16384, 16390]))
-        #expect(try _PgOutputMessage.parse(Self.bytes([Character("Y"), UInt32(1)])) == .other(UInt8(ascii: "Y")))
+        #expect(try PgOutputMessage.parse(Self.bytes([Character("Y"), UInt32(1)])) == .other(UInt8(ascii: "Y")))
     }
 
     /// The byte that parsing `bytes` names when it fails (`nil`: it parses; `.some(nil)`: an
     /// error that names none).
     static func failure(_ bytes: [UInt8]) -> Int?? {
         do {
-            _ = try _PgOutputMessage.parse(bytes)
+            _ = try PgOutputMessage.parse(bytes)
             return nil
         } catch {
             return .some(error.offset)
@@ -75,8 +75,8 @@ struct PgOutputTests {
     }
 
     /// `message` written as `pgoutput` writes it, the fields the parser skips as zeros.
-    static func encoded(_ message: _PgOutputMessage) -> [UInt8] {
-        func tuple(_ values: [_PostgresTupleValue]) -> [Any] {
+    static func encoded(_ message: PgOutputMessage) -> [UInt8] {
+        func tuple(_ values: [PostgresTupleValue]) -> [Any] {
             var parts: [Any] = [UInt16(values.count)]
             for value in values {
                 switch value {
@@ -109,14 +109,14 @@ struct PgOutputTests {
         for end in 0..<whole.count { #expect(Self.failure(Array(whole[0..<end])) == .some(end), "cut at \(end)") }
         let seed = SeededRandomNumberGenerator.testSeed("pgoutput fuzz")
         var random = SeededRandomNumberGenerator(seed: seed)
-        var decoder = _CommitDecoder()
+        var decoder = CommitDecoder()
         var (parsed, refused) = (0, 0)
         for round in 0..<20_000 {
             var bytes = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             if let first = bytes.first, Bool.random(using: &random) { bytes[0] = Array("BCRIUDT".utf8)[Int(first) % 7] }
-            let message: _PgOutputMessage
+            let message: PgOutputMessage
             do {
-                message = try _PgOutputMessage.parse(bytes)
+                message = try PgOutputMessage.parse(bytes)
             } catch {
                 // Every byte before the one named was read as a message's should be: the message
                 // cut there runs out exactly there.
@@ -129,7 +129,7 @@ struct PgOutputTests {
                 continue
             }
             parsed += 1
-            #expect(try _PgOutputMessage.parse(Self.encoded(message)) == message, "seed \(seed), round \(round): \(message)")
+            #expect(try PgOutputMessage.parse(Self.encoded(message)) == message, "seed \(seed), round \(round): \(message)")
             // Out of place in the stream: an error that names no byte.
             do {
                 _ = try decoder.feed(message)
@@ -142,20 +142,20 @@ struct PgOutputTests {
 
     @Test("commits group their changes by relation and key; the relations they describe and their truncations are reported")
     func commits() throws {
-        var decoder = _CommitDecoder()
-        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
-        let relation = try _PgOutputMessage.parse(Self.relation)
+        var decoder = CommitDecoder()
+        #expect(throws: PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
+        let relation = try PgOutputMessage.parse(Self.relation)
         #expect(try decoder.feed(.begin(finalLSN: PostgresLSN(0x50), xid: 9)) == nil)
         #expect(try decoder.feed(relation) == nil)
         _ = try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .text([0x61])]))
         _ = try decoder.feed(.update(relation: 16384, old: [.text([0x31]), .null], new: [.text([0x32]), .text([0x62])]))
         _ = try decoder.feed(.delete(relation: 16384, old: [.text([0x33]), .null]))
-        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31])])) }
+        #expect(throws: PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31])])) }
         let commit = try #require(try decoder.feed(.commit(commitLSN: PostgresLSN(0x50), endLSN: PostgresLSN(0x78))))
         #expect(commit.xid == 9 && commit.commitLSN == PostgresLSN(0x50) && commit.endLSN == PostgresLSN(0x78))
         #expect(commit.touched[16384] == [[.text([0x31])], [.text([0x31])], [.text([0x32])], [.text([0x33])]])
         #expect(commit.described.map(\.oid) == [16384] && commit.reshaped.isEmpty && commit.truncated.isEmpty)
-        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
+        #expect(throws: PgOutputFormatError.self) { try decoder.feed(.insert(relation: 16384, new: [.text([0x31]), .null])) }
 
         _ = try decoder.feed(.begin(finalLSN: PostgresLSN(0x90), xid: 10))
         _ = try decoder.feed(relation)   // sent again in a new decoding session: the same shape
@@ -163,13 +163,13 @@ struct PgOutputTests {
         added.columns.append(.init(name: "extra", isKey: false, typeOID: 23))
         _ = try decoder.feed(.relation(added))
         _ = try decoder.feed(.truncate(relations: [16384]))
-        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.begin(finalLSN: PostgresLSN(0x91), xid: 11)) }
+        #expect(throws: PgOutputFormatError.self) { try decoder.feed(.begin(finalLSN: PostgresLSN(0x91), xid: 11)) }
         var second = try #require(try decoder.feed(.commit(commitLSN: PostgresLSN(0x90), endLSN: PostgresLSN(0xA0))))
         #expect(second.truncated == [16384] && second.touched.isEmpty && second.described.count == 2)
-        #expect(throws: _PgOutputFormatError.self) { try decoder.feed(.commit(commitLSN: PostgresLSN(1), endLSN: PostgresLSN(2))) }
+        #expect(throws: PgOutputFormatError.self) { try decoder.feed(.commit(commitLSN: PostgresLSN(1), endLSN: PostgresLSN(2))) }
 
         // The engine compares what the stream describes with what it planned against.
-        var known = _KnownRelations()
+        var known = KnownRelations()
         guard case let .relation(planned) = relation else { return }
         known.planned(planned)
         var first = commit
@@ -182,19 +182,19 @@ struct PgOutputTests {
 
     @Test("a snapshot sees committed transactions below xmax that were not running, across an xid epoch")
     func snapshots() throws {
-        let snapshot = try #require(_PostgresSnapshot("100:105:100,103"))
+        let snapshot = try #require(PostgresSnapshot("100:105:100,103"))
         #expect(snapshot.sees(committed: 99))
         #expect(!snapshot.sees(committed: 100))
         #expect(snapshot.sees(committed: 101))
         #expect(!snapshot.sees(committed: 103))
         #expect(!snapshot.sees(committed: 105))
         #expect(!snapshot.sees(committed: 200))
-        let epoch = try #require(_PostgresSnapshot("\(UInt64(1) << 32 + 5):\(UInt64(1) << 32 + 10):"))
+        let epoch = try #require(PostgresSnapshot("\(UInt64(1) << 32 + 5):\(UInt64(1) << 32 + 10):"))
         #expect(epoch.sees(committed: 7))              // 2^32 + 7
         #expect(epoch.sees(committed: 4_294_967_000))  // the epoch before
         #expect(!epoch.sees(committed: 10))            // 2^32 + 10: xmax, not yet started
         #expect(!epoch.sees(committed: 12))            // started after the snapshot, whatever the epoch
-        #expect(_PostgresSnapshot("x:1:") == nil && _PostgresSnapshot("1:2") == nil)
+        #expect(PostgresSnapshot("x:1:") == nil && PostgresSnapshot("1:2") == nil)
         #expect(PostgresLSN("16/B374D848") == PostgresLSN(0x16_B374_D848) && PostgresLSN(0x16_B374_D848).description == "16/B374D848")
         #expect(PostgresLSN("nope") == nil)
     }
@@ -207,14 +207,14 @@ struct PgOutputTests {
         for (i, a) in ordered.enumerated() {
             for (j, b) in ordered.enumerated() {
                 let expected = i < j ? -1 : (i == j ? 0 : 1)
-                #expect(_Decimal.compare(Array(a.utf8), Array(b.utf8)) == expected, "\(a) vs \(b)")
+                #expect(NumericText.compare(Array(a.utf8), Array(b.utf8)) == expected, "\(a) vs \(b)")
             }
         }
-        #expect(_Decimal.compare(Array("1.000".utf8), Array("1".utf8)) == 0)
-        #expect(_Decimal.compare(Array("0.000".utf8), Array("0".utf8)) == 0)
-        #expect(_Decimal.canonical(Array("-12.3400".utf8)) == Array("-12.34".utf8))
-        #expect(_Decimal.canonical(Array("0.000".utf8)) == Array("0".utf8))
-        #expect(_PostgresOrdering.compareFloat(.nan, .infinity) == 1 && _PostgresOrdering.compareFloat(-0.0, 0) == 0)
+        #expect(NumericText.compare(Array("1.000".utf8), Array("1".utf8)) == 0)
+        #expect(NumericText.compare(Array("0.000".utf8), Array("0".utf8)) == 0)
+        #expect(NumericText.canonical(Array("-12.3400".utf8)) == Array("-12.34".utf8))
+        #expect(NumericText.canonical(Array("0.000".utf8)) == Array("0".utf8))
+        #expect(PostgresOrdering.compareFloat(.nan, .infinity) == 1 && PostgresOrdering.compareFloat(-0.0, 0) == 0)
     }
 
     @Test("numeric's binary form reads as PostgreSQL prints it")
@@ -226,7 +226,7 @@ struct PgOutputTests {
             buffer.writeInteger(sign)
             buffer.writeInteger(scale)
             for group in groups { buffer.writeInteger(group) }
-            return _PostgresType.numeric(&buffer)
+            return PostgresType.numeric(&buffer)
         }
         #expect(numeric([1, 2345], weight: 1, sign: 0, scale: 0) == "12345")
         #expect(numeric([12, 3400], weight: 0, sign: 0x4000, scale: 4) == "-12.3400")

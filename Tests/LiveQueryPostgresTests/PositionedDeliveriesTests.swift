@@ -11,8 +11,8 @@ struct PositionedDeliveriesTests {
     static let b = ListStateID(source: 1, generation: 2)
 
     /// Deliveries whose current result is `a`, read whole from 10.
-    static func following() -> _PositionedDeliveries {
-        var deliveries = _PositionedDeliveries()
+    static func following() -> PositionedDeliveries {
+        var deliveries = PositionedDeliveries()
         deliveries.positions.read(a, from: 10)
         return deliveries
     }
@@ -41,7 +41,7 @@ struct PositionedDeliveriesTests {
 
     @Test("a step with no current result known delivers nothing and stands nowhere")
     func stepWithoutCurrent() {
-        var deliveries = _PositionedDeliveries()
+        var deliveries = PositionedDeliveries()
         deliveries.open(.step(first: 20, last: 30))
         #expect(deliveries.close() == .nothing)
         #expect(deliveries.positions.current == nil)

@@ -191,15 +191,15 @@ extension PostgresDatabaseTests {
     @Test("parameters become the batch row's columns; strings, comments and other dollars stay")
     func template() throws {
         let sql = "SELECT a FROM t WHERE b = $1 AND c = '$2' /* $1 */ AND d = $2 AND e = ANY(CAST($3 AS text[])) AND f = $$x$1$$"
-        let template = try #require(_RereadBatch.template(sql, arguments: 2))
+        let template = try #require(RereadBatch.template(sql, arguments: 2))
         #expect(template == "SELECT a FROM t WHERE b = livelist_b.a1 AND c = '$2' /* $1 */ AND d = livelist_b.a2 AND e = ANY(CAST(livelist_b.ids AS text[])) AND f = $$x$1$$")
-        #expect(_RereadBatch.template("SELECT $4", arguments: 2) == nil)
-        #expect(_RereadBatch.sql(template: "T", argumentTypes: ["int8"], rows: 2)
+        #expect(RereadBatch.template("SELECT $4", arguments: 2) == nil)
+        #expect(RereadBatch.sql(template: "T", argumentTypes: ["int8"], rows: 2)
             == "SELECT livelist_b.n, livelist_r.* FROM (VALUES (0, CAST($1 AS int8), CAST($2 AS text[])), (1, CAST($3 AS int8), CAST($4 AS text[])))"
             + " AS livelist_b(n, a1, ids) CROSS JOIN LATERAL (T) AS livelist_r")
-        #expect([1, 2, 3, 4, 5, 9].map(_RereadBatch.rows(for:)) == [1, 2, 4, 4, 8, 16])
-        #expect([0, 1, 127, 128, 1_000, 40_000].map(_RereadBatch.maximumRows(arguments:)) == [256, 256, 256, 128, 32, 1])
-        #expect(_RereadBatch.kinds(of: [.integer(1), .text("a"), .real(1), .blob([1])]) == "itrb")
-        #expect(_RereadBatch.kinds(of: [.integer(1), .null]) == nil)
+        #expect([1, 2, 3, 4, 5, 9].map(RereadBatch.rows(for:)) == [1, 2, 4, 4, 8, 16])
+        #expect([0, 1, 127, 128, 1_000, 40_000].map(RereadBatch.maximumRows(arguments:)) == [256, 256, 256, 128, 32, 1])
+        #expect(RereadBatch.kinds(of: [.integer(1), .text("a"), .real(1), .blob([1])]) == "itrb")
+        #expect(RereadBatch.kinds(of: [.integer(1), .null]) == nil)
     }
 }

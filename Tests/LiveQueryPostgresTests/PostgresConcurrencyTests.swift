@@ -31,8 +31,8 @@ actor WriterSession {
         return opened
     }
 
-    private func session() async throws -> _PostgresSession {
-        _PostgresSession(connection: try await open(), logger: PG.logger, timeout: .seconds(5))
+    private func session() async throws -> PostgresSession {
+        PostgresSession(connection: try await open(), logger: PG.logger, timeout: .seconds(5))
     }
 
     /// The backend's process id (to terminate it from elsewhere).

@@ -182,7 +182,7 @@ extension PostgresDatabaseTests {
 @Suite struct ChildLinksTests {
     @Test("a row's move returns the group it left; a group dropped forgets its rows only")
     func moves() {
-        var links = _ChildLinks()
+        var links = ChildLinks()
         #expect(links.move("1", to: "a") == nil)
         links.move("2", to: "a")
         links.move("3", to: "b")
@@ -193,7 +193,7 @@ extension PostgresDatabaseTests {
         #expect(links.move("3", to: nil) == "b")
         links.drop(group: "b")
         #expect(links.count == 0)
-        var other = _ChildLinks()
+        var other = ChildLinks()
         other.move("9", to: "c")
         links.absorb(other)
         #expect(links.group(of: "9") == "c")

@@ -8,7 +8,7 @@ import Testing
 
 /// Which of a connection's statements are prepared, without a database.
 @Suite struct PreparedStatementCacheTests {
-    typealias Cache = _PreparedStatementCache<String, Int>
+    typealias Cache = PreparedStatementCache<String, Int>
 
     @Test("a statement is prepared once: runs wait for its prepare, then run the handle it gave")
     func preparedOnce() {

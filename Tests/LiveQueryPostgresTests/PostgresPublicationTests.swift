@@ -43,7 +43,7 @@ extension PostgresDatabaseTests {
 
         @Test("instances that start together on a missing publication all start: the one whose CREATE loses reads the winner's")
         func concurrentCreation() async throws {
-            #expect(_PostgresDatabaseRunner.isDuplicate("23505") && _PostgresDatabaseRunner.isDuplicate("42710") && !_PostgresDatabaseRunner.isDuplicate("42501"))
+            #expect(PostgresDatabaseRunner.isDuplicate("23505") && PostgresDatabaseRunner.isDuplicate("42710") && !PostgresDatabaseRunner.isDuplicate("42501"))
             try await PostgresBehaviourTests.withDatabase("CREATE TABLE item (id bigint PRIMARY KEY)") { configuration, writer, _ in
                 // Several rounds of four instances racing for a fresh name: without the duplicate rule
                 // the losers fail with publicationMissing (SQLSTATE 23505 or 42710).

@@ -7,7 +7,7 @@ import Testing
 @Suite struct PostgresSelectParserTests {
     @Test("the tokenizer reads PostgreSQL's lexical structure: quoted names, strings, dollar quotes, nested comments, parameters, casts")
     func tokens() throws {
-        let tokens = try _PostgresSQLTokenizer.tokens(#"""
+        let tokens = try PostgresSQLTokenizer.tokens(#"""
             SELECT "Weird ""Name""", E'it\'s', 'a''b', $tag$ x $ y $tag$, $$q$$, $12, x::int, /* a /* nested */ comment */ -- line
             1.5e-3 FROM Tbl
             """#)
@@ -20,13 +20,13 @@ import Testing
         #expect(kinds.contains(.number))
         #expect(kinds.last == .identifier(name: "tbl", quoted: false))
         for bad in ["SELECT 'open", "SELECT \"open", "SELECT /* open", "SELECT $tag$ open", "SELECT \"\"", "SELECT U&'x'"] {
-            #expect(throws: _PostgresSQLUnreadable.self, "\(bad)") { try _PostgresSQLTokenizer.tokens(bad) }
+            #expect(throws: PostgresSQLUnreadable.self, "\(bad)") { try PostgresSQLTokenizer.tokens(bad) }
         }
     }
 
     @Test("a SELECT with many-to-one joins, a filter and column sort terms is read into its parts")
     func joins() {
-        let parsed = _PostgresSelectParser.parse("""
+        let parsed = PostgresSelectParser.parse("""
             SELECT m.id, m.subject AS title, c.name sender, count_words(m.body)
             FROM public.message AS m
             JOIN contact c ON c.id = m.contact_id
@@ -35,7 +35,7 @@ import Testing
             ORDER BY c.name COLLATE "C" DESC NULLS LAST, m.received, "M"."X";
             """)
         #expect(parsed.shapes.isEmpty)
-        #expect(parsed.base == _PostgresParsedSelect.TableReference(parts: ["public", "message"], text: "public.message", alias: "m"))
+        #expect(parsed.base == PostgresParsedSelect.TableReference(parts: ["public", "message"], text: "public.message", alias: "m"))
         #expect(parsed.joins.map(\.table.qualifier) == ["c", "co"])
         #expect(parsed.joins.map(\.isLeft) == [false, true])
         #expect(parsed.joins[0].conjuncts == [.equality(.init(qualifier: "c", name: "id"), .init(qualifier: "m", name: "contact_id"))])
@@ -75,7 +75,7 @@ import Testing
         ("", .emptySQL),
     ])
     func shapes(sql: String, shape: RefetchReason.Shape) {
-        let parsed = _PostgresSelectParser.parse(sql)
+        let parsed = PostgresSelectParser.parse(sql)
         if case let .orderByExpression(text) = shape {
             #expect(parsed.orderBy.first?.text == text && parsed.orderBy.first?.column == nil, "\(sql)")
         } else {
@@ -85,19 +85,19 @@ import Testing
 
     @Test("an aggregate in a subquery is the subquery's; the current time is noticed wherever it is")
     func expressions() {
-        let parsed = _PostgresSelectParser.parse("SELECT t.*, (SELECT count(*) FROM u WHERE u.t = t.id) FROM t WHERE t.at > CURRENT_TIMESTAMP - interval '1 day'")
+        let parsed = PostgresSelectParser.parse("SELECT t.*, (SELECT count(*) FROM u WHERE u.t = t.id) FROM t WHERE t.at > CURRENT_TIMESTAMP - interval '1 day'")
         #expect(parsed.functions.contains { $0.name == "count" && $0.inSubquery })
         #expect(parsed.readsCurrentTime)
         #expect(parsed.shapes.isEmpty)
-        #expect(!_PostgresSelectParser.parse("SELECT t.current_date FROM t").readsCurrentTime)
-        let distinct = _PostgresSelectParser.parse("SELECT a FROM t WHERE a IS NOT DISTINCT FROM $1 ORDER BY a")
+        #expect(!PostgresSelectParser.parse("SELECT t.current_date FROM t").readsCurrentTime)
+        let distinct = PostgresSelectParser.parse("SELECT a FROM t WHERE a IS NOT DISTINCT FROM $1 ORDER BY a")
         #expect(distinct.shapes.isEmpty && distinct.whereText == "a IS NOT DISTINCT FROM $1" && distinct.orderBy.count == 1)
     }
 
     @Test("a refetched SELECT's order is total when its ORDER BY ends with the identity column: its name, position or expression")
     func totalOrder() {
         func total(_ sql: String, identity: Int = 0, name: String = "id", columns: Int = 2) -> Bool {
-            _PostgresPlanner<Int64>.endsWithIdentity(_PostgresSelectParser.parse(sql), identityColumn: identity, identityName: name, columns: columns)
+            PostgresPlanner<Int64>.endsWithIdentity(PostgresSelectParser.parse(sql), identityColumn: identity, identityName: name, columns: columns)
         }
         let grouped = "SELECT c.id, count(*) AS n FROM contact c JOIN message m ON m.contact_id = c.id GROUP BY c.id ORDER BY n DESC"
         #expect(!total(grouped))

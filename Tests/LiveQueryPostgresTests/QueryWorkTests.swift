@@ -5,13 +5,13 @@ import Testing
 /// PostgreSQL: above all, that no commit taken for an apply is lost when the apply cannot finish.
 @Suite("Query work")
 struct QueryWorkTests {
-    static func commit(_ end: UInt64, lookups: Bool = false) -> _AbsorbedCommit {
-        _AbsorbedCommit(end: end, rows: [Int64(end)], lookups: lookups ? [1: ["k"]] : [:])
+    static func commit(_ end: UInt64, lookups: Bool = false) -> AbsorbedCommit {
+        AbsorbedCommit(end: end, rows: [Int64(end)], lookups: lookups ? [1: ["k"]] : [:])
     }
 
     @Test("commits put back go before those absorbed since, in commit order; after some steps applied, only the later ones")
     func putBackKeepsOrder() {
-        var work = _QueryWork()
+        var work = QueryWork()
         work.absorb(Self.commit(10), reshaped: false)
         work.absorb(Self.commit(20, lookups: true), reshaped: false)
         #expect(work.hasLookups && work.pendingFrom == 10)
@@ -29,7 +29,7 @@ struct QueryWorkTests {
 
     @Test("a reshaped table plans again once taken, and again when the apply that would have planned did not get to")
     func replan() {
-        var work = _QueryWork()
+        var work = QueryWork()
         work.absorb(Self.commit(10), reshaped: true)
         var replan = work.takeReplan()
         #expect(replan && !work.needsPlan)
@@ -41,7 +41,7 @@ struct QueryWorkTests {
 
     @Test("the first failure of a run is told, repeats are not; a behind query retries once a second; a success ends the run")
     func failures() {
-        var work = _QueryWork()
+        var work = QueryWork()
         let start = ContinuousClock.now
         #expect(!work.needsRound(isBehind: false, hasRest: false, at: start))
         #expect(work.needsRound(isBehind: true, hasRest: false, at: start), "behind, never failed: at once")

@@ -13,11 +13,11 @@ import Testing
 
     @Test("WAL data and keepalives parse; a status update carries the received and applied positions and the reply request")
     func messages() throws {
-        #expect(try _ReplicationMessage.parse(Self.bytes("w", [0x10, 0x20, 7], [0x42, 0x43]))
+        #expect(try ReplicationMessage.parse(Self.bytes("w", [0x10, 0x20, 7], [0x42, 0x43]))
                 == .data(start: PostgresLSN(0x10), serverEnd: PostgresLSN(0x20), payload: [0x42, 0x43]))
-        #expect(try _ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [1])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: true))
-        #expect(try _ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [0])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: false))
-        let update = _ReplicationMessage.statusUpdate(received: PostgresLSN(0x0102), applied: PostgresLSN(0x0304), replyNow: true,
+        #expect(try ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [1])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: true))
+        #expect(try ReplicationMessage.parse(Self.bytes("k", [0x30, 9], [0])) == .keepalive(sentThrough: PostgresLSN(0x30), replyNow: false))
+        let update = ReplicationMessage.statusUpdate(received: PostgresLSN(0x0102), applied: PostgresLSN(0x0304), replyNow: true,
                                                       at: Date(timeIntervalSince1970: 946_684_801))
         #expect(update == Self.bytes("r", [0x0102, 0x0102, 0x0304, 1_000_000], [1]))
     }
@@ -26,7 +26,7 @@ import Testing
     func malformed() throws {
         func offset(_ bytes: [UInt8]) -> Int?? {
             do {
-                _ = try _ReplicationMessage.parse(bytes)
+                _ = try ReplicationMessage.parse(bytes)
                 return nil
             } catch {
                 return .some(error.offset)
@@ -43,7 +43,7 @@ import Testing
             if let first = bytes.first, Bool.random(using: &random) { bytes[0] = Array("wk".utf8)[Int(first) % 2] }
             let context = "seed \(seed), round \(round): \(bytes)"
             do {
-                switch try _ReplicationMessage.parse(bytes) {
+                switch try ReplicationMessage.parse(bytes) {
                 case let .data(start, end, payload):
                     #expect(bytes[0] == UInt8(ascii: "w") && start.value == word(bytes, at: 1) && end.value == word(bytes, at: 9)
                             && payload == Array(bytes[25...]), "\(context)")
@@ -67,7 +67,7 @@ import Testing
     @Test("the stream reports what was applied at once, asks for a keepalive every interval, and is dead when none comes")
     func schedule() {
         let start = ContinuousClock.now
-        var schedule = _StreamSchedule(started: PostgresLSN(100), applied: PostgresLSN(100), at: start, interval: .seconds(1), deadAfter: .seconds(4))
+        var schedule = StreamSchedule(started: PostgresLSN(100), applied: PostgresLSN(100), at: start, interval: .seconds(1), deadAfter: .seconds(4))
         #expect(schedule.update(at: start) == nil)
         // The engine applied more: an update now, without asking for a reply.
         schedule.confirmed(PostgresLSN(150))
@@ -95,10 +95,10 @@ import Testing
 
     @Test("the engine's connection string names the same server, role, database and TLS mode, quoted")
     func conninfo() {
-        let tcp = _PostgresDatabaseRunner.conninfo(.init(host: "db.internal", port: 6543, username: "app", password: "it's\\x", database: "inbox", tls: .disable))
+        let tcp = PostgresDatabaseRunner.conninfo(.init(host: "db.internal", port: 6543, username: "app", password: "it's\\x", database: "inbox", tls: .disable))
         #expect(tcp.contains("host='db.internal'") && tcp.contains("port='6543'") && tcp.contains("user='app'") && tcp.contains("dbname='inbox'"))
         #expect(tcp.contains("password='it\\'s\\\\x'") && tcp.contains("sslmode='disable'") && tcp.contains("replication='database'"))
-        let socket = _PostgresDatabaseRunner.conninfo(.init(unixSocketPath: "/tmp/pg/.s.PGSQL.5433", username: "postgres", password: nil, database: "app"))
+        let socket = PostgresDatabaseRunner.conninfo(.init(unixSocketPath: "/tmp/pg/.s.PGSQL.5433", username: "postgres", password: nil, database: "app"))
         #expect(socket.contains("host='/tmp/pg'") && socket.contains("port='5433'") && !socket.contains("password"))
     }
 }

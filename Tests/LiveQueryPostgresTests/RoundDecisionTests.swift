@@ -5,32 +5,32 @@ import Testing
 /// The decisions of a round, without a database: which commits its snapshot lets it apply, which
 /// commit positions each delivered result holds at, where a query that opens holds from.
 @Suite struct RoundDecisionTests {
-    static func commit(_ xid: UInt32, ending end: UInt64) -> _DecodedCommit {
-        _DecodedCommit(xid: xid, commitLSN: PostgresLSN(end - 8), endLSN: PostgresLSN(end))
+    static func commit(_ xid: UInt32, ending end: UInt64) -> DecodedCommit {
+        DecodedCommit(xid: xid, commitLSN: PostgresLSN(end - 8), endLSN: PostgresLSN(end))
     }
 
     @Test("a round applies the commits its snapshot sees, up to the first it does not; a later one seen before an earlier one is a retry")
     func selection() throws {
         let commits = [Self.commit(10, ending: 100), Self.commit(11, ending: 200), Self.commit(12, ending: 300)]
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:"))) == .apply(count: 3, reachedUnseen: false))
+        #expect(RoundSelection.select(commits, seenBy: try #require(PostgresSnapshot("10:13:"))) == .apply(count: 3, reachedUnseen: false))
         // 12 is at xmax: it started after the snapshot; 11 was still running.
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:12:11"))) == .apply(count: 1, reachedUnseen: true))
+        #expect(RoundSelection.select(commits, seenBy: try #require(PostgresSnapshot("10:12:11"))) == .apply(count: 1, reachedUnseen: true))
         // 12 became visible before 11, which committed first: the snapshot shows a state that never was.
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:11"))) == .retry)
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("10:13:10"))) == .retry)
-        #expect(_RoundSelection.select(commits, seenBy: try #require(_PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: true))
-        #expect(_RoundSelection.select([], seenBy: try #require(_PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
+        #expect(RoundSelection.select(commits, seenBy: try #require(PostgresSnapshot("10:13:11"))) == .retry)
+        #expect(RoundSelection.select(commits, seenBy: try #require(PostgresSnapshot("10:13:10"))) == .retry)
+        #expect(RoundSelection.select(commits, seenBy: try #require(PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: true))
+        #expect(RoundSelection.select([], seenBy: try #require(PostgresSnapshot("5:10:"))) == .apply(count: 0, reachedUnseen: false))
     }
 
     @Test("a commit that ends past the snapshot's insert position, unseen, stops the round: it is the next round's; one the snapshot sees is taken wherever it ends")
     func stopsAtNeeded() throws {
-        let snapshot = try #require(_PostgresSnapshot("10:13:"))
-        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
-        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
-        #expect(_RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
-        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
-        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
-        #expect(_RoundSelection.decide(end: PostgresLSN(300), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .holdBack)
+        let snapshot = try #require(PostgresSnapshot("10:13:"))
+        #expect(RoundSelection.decide(end: PostgresLSN(301), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .stop)
+        #expect(RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
+        #expect(RoundSelection.decide(end: PostgresLSN(301), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
+        #expect(RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .take)
+        #expect(RoundSelection.decide(end: PostgresLSN(300), xid: 12, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: true) == .retry)
+        #expect(RoundSelection.decide(end: PostgresLSN(300), xid: 13, seenBy: snapshot, needed: PostgresLSN(300), afterUnseen: false) == .holdBack)
     }
 
     static let a = ListStateID(source: 7, generation: 1)
@@ -39,7 +39,7 @@ import Testing
 
     @Test("a result holds from its position through the followed position, until a step starts with a commit touching the query")
     func followedPositionExtends() {
-        var positions = _ResultPositions()
+        var positions = ResultPositions()
         positions.read(Self.a, from: 100)
         #expect(positions.holds(Self.a, at: 100, followed: 110) && positions.holds(Self.a, at: 110, followed: 110))
         #expect(!positions.holds(Self.a, at: 99, followed: 110) && !positions.holds(Self.a, at: 111, followed: 110))
@@ -55,7 +55,7 @@ import Testing
 
     @Test("a step of several commits that leaves the result unchanged: the result holds again from its last commit, not inside it")
     func unchangedStep() {
-        var positions = _ResultPositions()
+        var positions = ResultPositions()
         positions.read(Self.a, from: 100)
         // Two commits in one step: the first could change the list, the second change it back.
         positions.stepped(to: Self.a, first: 110, last: 120)
@@ -67,7 +67,7 @@ import Testing
 
     @Test("after a failure the result holds only where it was known to; nothing is known until it is read again")
     func failures() {
-        var positions = _ResultPositions()
+        var positions = ResultPositions()
         positions.read(Self.a, from: 100)
         positions.failed(heldThrough: 110)
         #expect(!positions.isFollowing)
@@ -80,7 +80,7 @@ import Testing
 
     @Test("only the newest results are remembered")
     func capacity() {
-        var positions = _ResultPositions(capacity: 2)
+        var positions = ResultPositions(capacity: 2)
         for generation in 1...5 {
             positions.stepped(to: ListStateID(source: 1, generation: UInt64(generation)), first: UInt64(generation * 10), last: UInt64(generation * 10))
         }
@@ -93,7 +93,7 @@ import Testing
 
     @Test("a query that opens holds from the last commit that touched its tables, or from where the log begins")
     func commitLog() {
-        var log = _CommitLog(capacity: 3)
+        var log = CommitLog(capacity: 3)
         log.restart(at: 50)
         #expect(log.lastTouch(of: [1], atOrBefore: 80) == 50)
         log.append(end: 60, relations: [1])
@@ -112,7 +112,7 @@ import Testing
     @Test("the last record ends where the insert position is, but at a page's start when the next record would start the page")
     func lastRecordEnd() {
         let page: UInt64 = 8_192, segment: UInt64 = 16 << 20
-        func end(_ insert: UInt64) -> UInt64 { _PostgresDatabaseRunner.lastRecordEnd(insert: PostgresLSN(insert), pageSize: page, segmentSize: segment).value }
+        func end(_ insert: UInt64) -> UInt64 { PostgresDatabaseRunner.lastRecordEnd(insert: PostgresLSN(insert), pageSize: page, segmentSize: segment).value }
         // Just past a page's header: the short one, and the long one on a segment's first page.
         #expect(end(3 * page + 24) == 3 * page)
         #expect(end(5 * segment + 40) == 5 * segment)

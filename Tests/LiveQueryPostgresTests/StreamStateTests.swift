@@ -7,7 +7,7 @@ import Testing
 struct StreamStateTests {
     @Test("the first session starts the runner at its position; a later one means commits may be missed, refetched once, told unless told already")
     func sessions() {
-        var state = _StreamState()
+        var state = StreamState()
         #expect(!state.hadSession)
         var missed = state.takeMissedCommits()
         #expect(missed == nil)
@@ -31,7 +31,7 @@ struct StreamStateTests {
 
     @Test("a lost connection is told after the grace, from when it was lost; another failure at once; once per outage; retries back off from 50 ms to 1 s")
     func outages() {
-        var state = _StreamState()
+        var state = StreamState()
         let start = ContinuousClock.now
         var trouble = state.trouble(at: start, lostAt: nil, lostConnection: true)
         #expect(!trouble.tellQueries && trouble.retryIn == .milliseconds(50))

@@ -10,7 +10,7 @@ struct StreamWatchdogTests {
 
     @Test("a stream that keeps up is following and has no lag; one a probe behind asks the server for its position")
     func following() {
-        var watchdog = _StreamWatchdog(bound: .seconds(10))
+        var watchdog = StreamWatchdog(bound: .seconds(10))
         #expect(watchdog.lag(applied: 0, at: at(0)) == nil, "nothing measured before the first probe")
         #expect(watchdog.probed(wal: 100, received: 100, applied: 100, at: at(0)) == .following)
         #expect(watchdog.lag(applied: 100, at: at(0.5))! == (0, .zero))
@@ -26,7 +26,7 @@ struct StreamWatchdogTests {
 
     @Test("the lag in seconds runs from the first probe that saw WAL still not applied, through later probes")
     func lagFromFirstSighting() {
-        var watchdog = _StreamWatchdog(bound: .seconds(100))
+        var watchdog = StreamWatchdog(bound: .seconds(100))
         _ = watchdog.probed(wal: 100, received: 100, applied: 100, at: at(0))
         _ = watchdog.probed(wal: 150, received: 100, applied: 100, at: at(1))
         _ = watchdog.probed(wal: 300, received: 100, applied: 100, at: at(2))
@@ -38,7 +38,7 @@ struct StreamWatchdogTests {
 
     @Test("silent past the bound while the WAL moved: reconnect once, then not again within the bound")
     func silentStall() {
-        var watchdog = _StreamWatchdog(bound: .seconds(10))
+        var watchdog = StreamWatchdog(bound: .seconds(10))
         _ = watchdog.probed(wal: 100, received: 100, applied: 100, at: at(0))
         for second in 1..<11 {
             let decision = watchdog.probed(wal: 100 + UInt64(second) * 10, received: 100, applied: 100, at: at(Double(second)))
@@ -60,7 +60,7 @@ struct StreamWatchdogTests {
 
     @Test("a stream that receives, however slowly (a long transaction decoding), is not stalled")
     func slowNotStalled() {
-        var watchdog = _StreamWatchdog(bound: .seconds(5))
+        var watchdog = StreamWatchdog(bound: .seconds(5))
         _ = watchdog.probed(wal: 1_000, received: 0, applied: 0, at: at(0))
         for second in 1...30 {
             let decision = watchdog.probed(wal: 1_000, received: UInt64(second), applied: UInt64(second), at: at(Double(second)))
@@ -72,7 +72,7 @@ struct StreamWatchdogTests {
 
     @Test("received but not applied past the bound: the engine is stuck, whatever the stream brings")
     func engineStuck() {
-        var watchdog = _StreamWatchdog(bound: .seconds(5))
+        var watchdog = StreamWatchdog(bound: .seconds(5))
         _ = watchdog.probed(wal: 100, received: 100, applied: 100, at: at(0))
         var decision = watchdog.probed(wal: 200, received: 200, applied: 100, at: at(1))
         for second in 2...5 { decision = watchdog.probed(wal: 200 + UInt64(second), received: 200 + UInt64(second), applied: 100, at: at(Double(second))) }
@@ -87,7 +87,7 @@ struct StreamWatchdogTests {
 
     @Test("WAL that stays put needs nothing: an idle database is following")
     func idle() {
-        var watchdog = _StreamWatchdog(bound: .seconds(1))
+        var watchdog = StreamWatchdog(bound: .seconds(1))
         for second in 0..<100 {
             #expect(watchdog.probed(wal: 500, received: 500, applied: 500, at: at(Double(second))) == .following)
         }
@@ -96,12 +96,12 @@ struct StreamWatchdogTests {
 
     @Test("samples stay bounded however long the stream is behind, the lag still measured from the first")
     func boundedSamples() {
-        var watchdog = _StreamWatchdog(bound: .seconds(1_000_000))
-        for second in 0..<(_StreamWatchdog.maximumSamples + 500) {
+        var watchdog = StreamWatchdog(bound: .seconds(1_000_000))
+        for second in 0..<(StreamWatchdog.maximumSamples + 500) {
             _ = watchdog.probed(wal: 1 + UInt64(second), received: 0, applied: 0, at: at(Double(second)))
         }
-        #expect(watchdog.unreached.count == _StreamWatchdog.maximumSamples)
-        #expect(watchdog.lag(applied: 0, at: at(Double(_StreamWatchdog.maximumSamples + 500)))!.seconds
-            == .seconds(_StreamWatchdog.maximumSamples + 500))
+        #expect(watchdog.unreached.count == StreamWatchdog.maximumSamples)
+        #expect(watchdog.lag(applied: 0, at: at(Double(StreamWatchdog.maximumSamples + 500)))!.seconds
+            == .seconds(StreamWatchdog.maximumSamples + 500))
     }
 }

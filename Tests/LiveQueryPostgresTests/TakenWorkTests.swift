@@ -7,7 +7,7 @@ import Testing
 struct TakenWorkTests {
     @Test("work taken for a batch is held once and taken once")
     func batched() {
-        var taken = _TakenWork<Int>.none
+        var taken = TakenWork<Int>.none
         #expect(taken.batched == nil && !taken.isDetached)
         let held = taken.batch(1)
         #expect(held)
@@ -22,7 +22,7 @@ struct TakenWorkTests {
 
     @Test("a query read apart is in no batch; its work is taken once; handed back, the rounds apply it again")
     func detached() {
-        var taken = _TakenWork<Int>.none
+        var taken = TakenWork<Int>.none
         taken.detach(1)
         #expect(taken.isDetached && taken.detached == 1)
         let batchedApart = taken.batch(2)
@@ -39,7 +39,7 @@ struct TakenWorkTests {
 
     @Test("work a lane did not apply goes when it hands the query back")
     func handedBackUnapplied() {
-        var taken = _TakenWork<Int>.none
+        var taken = TakenWork<Int>.none
         taken.detach(1)
         taken.handBack()
         #expect(!taken.isDetached && taken.detached == nil && taken.takeDetached() == nil)

@@ -11,14 +11,14 @@ import Testing
 struct ExternalWakeTests {
     @Test("after a file event, looks go on at growing delays for about a second, whatever a look found")
     func recheckSchedule() {
-        let delays = (0..<20).compactMap { _RecheckSchedule.delay(after: $0) }
-        #expect(delays.count == _RecheckSchedule.delays.count)
+        let delays = (0..<20).compactMap { RecheckSchedule.delay(after: $0) }
+        #expect(delays.count == RecheckSchedule.delays.count)
         #expect(delays.first.map { $0 < .milliseconds(1) } ?? false, "the first look again comes at once")
         #expect(zip(delays, delays.dropFirst()).allSatisfy { $0 <= $1 }, "\(delays)")
         // A writer preempted between writing its commit and publishing it, for a scheduler slice
         // or a few on a loaded machine, is still seen: looks go on for a second.
-        #expect(_RecheckSchedule.horizon >= .seconds(1))
-        #expect(_RecheckSchedule.delay(after: -1) == nil && _RecheckSchedule.delay(after: delays.count) == nil)
+        #expect(RecheckSchedule.horizon >= .seconds(1))
+        #expect(RecheckSchedule.delay(after: -1) == nil && RecheckSchedule.delay(after: delays.count) == nil)
     }
 
     /// Runs `busy` threads that spin until `stop` is set: a loaded machine.

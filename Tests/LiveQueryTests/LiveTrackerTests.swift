@@ -7,12 +7,12 @@ import Testing
 
 /// The engine seam, exercised by an engine that is not SQLite: an in-memory table with its own
 /// order (score descending, then the row key), its own filter (scores below zero are out) and
-/// its own failures, plugged into the engine-independent core (``_LiveTracker``) through the same
+/// its own failures, plugged into the engine-independent core (``LiveTracker``) through the same
 /// three parts SQLite uses — an ordering, reads, and the tracking state's events. No database.
 @Suite("The engine seam")
 struct LiveTrackerTests {
     /// Scores descending, then the row key ascending: an order no SQLite comparator is asked for.
-    struct ScoreDescending: _RowOrdering {
+    struct ScoreDescending: RowOrdering {
         func compare(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int {
             guard case let .integer(a) = lhs.key.first, case let .integer(b) = rhs.key.first else { return 0 }
             if a != b { return a > b ? -1 : 1 }
@@ -21,7 +21,7 @@ struct LiveTrackerTests {
     }
 
     /// The toy engine: rows by key, each a score and a content token.
-    struct MemoryEngine: _EngineReads {
+    struct MemoryEngine: EngineReads {
         var rows: [Int64: (score: Int64, token: UInt64)] = [:]
         var failsReads = false
 
@@ -47,7 +47,7 @@ struct LiveTrackerTests {
             return keys.compactMap(entry)
         }
 
-        func fetchAll(into builder: inout _IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
+        func fetchAll(into builder: inout IndexBuilder, mayBeLarge: Bool) throws(LiveQueryError) {
             if failsReads { throw LiveQueryError.changeLogUnavailable("the memory engine is failing") }
             for key in result { if let entry = entry(key) { builder.append(entry) } }
         }
@@ -62,23 +62,23 @@ struct LiveTrackerTests {
         func drain() -> [LiveQueryEvent<Int64>] { lock.withLock { defer { list = [] }; return list } }
     }
 
-    static let layout = _ResultLayout(ordering: ScoreDescending(), identityIsRowid: true, sections: nil, sectionsArePositional: false)
+    static let layout = ResultLayout(ordering: ScoreDescending(), identityIsRowid: true, sections: nil, sectionsArePositional: false)
 
-    static func tracker(_ engine: MemoryEngine, firstScreen: Int? = nil, events: Events) throws -> _LiveTracker<Int64> {
-        var builder = _IndexBuilder(layout: layout, canonicalIdentity: { $0 })
+    static func tracker(_ engine: MemoryEngine, firstScreen: Int? = nil, events: Events) throws -> LiveTracker<Int64> {
+        var builder = IndexBuilder(layout: layout, canonicalIdentity: { $0 })
         try engine.fetchAll(into: &builder, mayBeLarge: false)
-        let index: _LiveIndex
+        let index: LiveIndex
         if let firstScreen {
-            var screen = _IndexBuilder(layout: layout, canonicalIdentity: { $0 })
+            var screen = IndexBuilder(layout: layout, canonicalIdentity: { $0 })
             for key in engine.result.prefix(firstScreen) { if let entry = engine.entry(key) { screen.append(entry) } }
-            index = _LiveIndex(builder: screen, identityType: "Int64", isComplete: false)
+            index = LiveIndex(builder: screen, identityType: "Int64", isComplete: false)
         } else {
-            index = _LiveIndex(builder: builder, identityType: "Int64")
+            index = LiveIndex(builder: builder, identityType: "Int64")
         }
         let channel = EventChannel<Int64>(initial: LiveResult(index.current), callbackQueue: nil) { events.append($0) }
-        return _LiveTracker(index: index, layout: layout,
-                            state: _TrackingState(isBuilding: firstScreen != nil, refetchThreshold: 40),
-                            channel: channel, statistics: _StatisticsBox())
+        return LiveTracker(index: index, layout: layout,
+                            state: TrackingState(isBuilding: firstScreen != nil, refetchThreshold: 40),
+                            channel: channel, statistics: StatisticsBox())
     }
 
     static func ids(_ result: LiveResult<Int64>) -> [Int64] { result.rows(in: 0..<result.count).map(\.id) }
@@ -240,7 +240,7 @@ struct LiveTrackerTests {
         tracker.state.touched(7)
         try tracker.carryOut(tracker.state.committed(), engine, start: .now)
         #expect(events.drain().isEmpty)
-        var rest = _IndexBuilder(layout: Self.layout, canonicalIdentity: { $0 })
+        var rest = IndexBuilder(layout: Self.layout, canonicalIdentity: { $0 })
         var stale = engine
         stale.rows[50] = (50 % 37, 0)   // the rest was read before that commit
         stale.rows[7] = (7, 0)

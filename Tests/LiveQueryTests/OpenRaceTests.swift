@@ -8,13 +8,13 @@ import Testing
 /// until stopped; counts its commits.
 final class BackgroundWriter: Sendable {
     /// `@unchecked Sendable`: `value` is only touched under `lock`.
-    final class _Locked: @unchecked Sendable {
+    final class RaceBox: @unchecked Sendable {
         private let lock = NSLock()
         private var value: (running: Bool, paused: Bool, idle: Bool, commits: Int) = (true, false, false, 0)
         func withLock<T>(_ body: (inout (running: Bool, paused: Bool, idle: Bool, commits: Int)) -> T) -> T { lock.withLock { body(&value) } }
     }
 
-    private let state = _Locked()
+    private let state = RaceBox()
     private let done = DispatchSemaphore(value: 0)
 
     init(path: String) throws {

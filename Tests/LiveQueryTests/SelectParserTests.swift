@@ -6,13 +6,13 @@ import Testing
 /// The tokenizer and the SELECT parser, case by case: what they read of a statement SQLite has
 /// already accepted, and which shapes they leave to a refetch.
 struct SelectParserTests {
-    typealias Kind = _SQLToken.Kind
+    typealias Kind = SQLToken.Kind
     typealias Shape = RefetchReason.Shape
 
     /// The aggregates these tests call, as SQLite registers them: `min` and `max` are also scalar
     /// functions of any number of arguments.
-    static let functions: _SQLFunctions = {
-        var functions = _SQLFunctions(aggregates: ["count", "sum", "avg", "total", "group_concat", "json_group_array", "row_number"])
+    static let functions: SQLFunctions = {
+        var functions = SQLFunctions(aggregates: ["count", "sum", "avg", "total", "group_concat", "json_group_array", "row_number"])
         for name in ["min", "max"] {
             functions.variants[name] = [.init(isAggregate: false, argumentCount: -1, isDeterministic: true),
                                         .init(isAggregate: true, argumentCount: 1, isDeterministic: true)]
@@ -21,16 +21,16 @@ struct SelectParserTests {
     }()
 
     /// The functions of a fresh connection, as its SQLite reports them.
-    static func sqliteFunctions() throws -> _SQLFunctions {
-        try DatabaseQueue().read { db in try _SQLFunctions.read(db) }
+    static func sqliteFunctions() throws -> SQLFunctions {
+        try DatabaseQueue().read { db in try SQLFunctions.read(db) }
     }
 
-    static func parse(_ sql: String, functions: _SQLFunctions = Self.functions) -> _ParsedSelect {
-        _ParsedSelect(sql, functions: functions)
+    static func parse(_ sql: String, functions: SQLFunctions = Self.functions) -> ParsedSelect {
+        ParsedSelect(sql, functions: functions)
     }
 
     static func kindsAndTexts(_ sql: String) -> [(Kind, String)]? {
-        _SQLTokenizer.tokens(sql).map { tokens in tokens.map { ($0.kind, $0.text) } }
+        SQLTokenizer.tokens(sql).map { tokens in tokens.map { ($0.kind, $0.text) } }
     }
 
     static func expectTokens(_ sql: String, _ expected: [(Kind, String)], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -91,14 +91,14 @@ struct SelectParserTests {
         "'abc", "'it''s", "\"abc", "`abc", "[abc", "x'00", "SELECT a FROM t WHERE b = 'x",
     ])
     func unterminated(sql: String) {
-        #expect(_SQLTokenizer.tokens(sql) == nil, "\(sql)")
+        #expect(SQLTokenizer.tokens(sql) == nil, "\(sql)")
         #expect(Self.parse(sql).refetchReasons == [.unreadableSQL])
     }
 
     @Test("a token's range is its place in the source's UTF-8, quotes included")
     func ranges() throws {
         let sql = "SELECT été, \"名\" FROM [t] -- end"
-        let tokens = try #require(_SQLTokenizer.tokens(sql))
+        let tokens = try #require(SQLTokenizer.tokens(sql))
         let bytes = Array(sql.utf8)
         let sources = tokens.map { String(decoding: bytes[$0.range], as: UTF8.self) }
         #expect(sources == ["SELECT", "été", ",", "\"名\"", "FROM", "[t]"])
@@ -106,7 +106,7 @@ struct SelectParserTests {
 
     @Test("keywords match bare words in any case, never quoted ones")
     func keywords() throws {
-        let tokens = try #require(_SQLTokenizer.tokens("order \"order\" OrDeR [order]"))
+        let tokens = try #require(SQLTokenizer.tokens("order \"order\" OrDeR [order]"))
         #expect(tokens.map { $0.isKeyword("ORDER") } == [true, false, true, false])
     }
 
@@ -120,8 +120,8 @@ struct SelectParserTests {
         ("date('now', ?)", ["date"]),
     ] as [(String, Set<String>)])
     func functionCalls(sql: String, expected: Set<String>) throws {
-        let tokens = try #require(_SQLTokenizer.tokens(sql))
-        #expect(_SQLTokenizer.functionCalls(tokens) == expected, "\(sql)")
+        let tokens = try #require(SQLTokenizer.tokens(sql))
+        #expect(SQLTokenizer.functionCalls(tokens) == expected, "\(sql)")
     }
 
     // MARK: - Shapes the parser leaves to a refetch
@@ -228,22 +228,22 @@ struct SelectParserTests {
     }
 
     @Test("what aggregates is what the connection says: a name unknown to it does not, one it knows does, by its argument count", arguments: [
-        ("SELECT mine(a) FROM t", _SQLFunctions(aggregates: []), [Shape]()),
-        ("SELECT mine(a) FROM t", _SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
-        ("SELECT MINE(a, b) FROM t", _SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
-        ("SELECT count(*) FROM t", _SQLFunctions(aggregates: ["avg"]), []),
+        ("SELECT mine(a) FROM t", SQLFunctions(aggregates: []), [Shape]()),
+        ("SELECT mine(a) FROM t", SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
+        ("SELECT MINE(a, b) FROM t", SQLFunctions(aggregates: ["mine"]), [.aggregate("mine")]),
+        ("SELECT count(*) FROM t", SQLFunctions(aggregates: ["avg"]), []),
         // A scalar of two arguments beside an aggregate of any number: SQLite picks the exact one.
-        ("SELECT f(a, b) FROM t", _SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
+        ("SELECT f(a, b) FROM t", SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
                                                                   .init(isAggregate: true, argumentCount: -1, isDeterministic: true)]]), []),
-        ("SELECT f(a) FROM t", _SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
+        ("SELECT f(a) FROM t", SQLFunctions(variants: ["f": [.init(isAggregate: false, argumentCount: 2, isDeterministic: true),
                                                                .init(isAggregate: true, argumentCount: -1, isDeterministic: true)]]), [.aggregate("f")]),
         // count(*) passes no argument; an ORDER BY inside the call separates none.
-        ("SELECT count(*) FROM t", _SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
-        ("SELECT count() FROM t", _SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
+        ("SELECT count(*) FROM t", SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
+        ("SELECT count() FROM t", SQLFunctions(variants: ["count": [.init(isAggregate: true, argumentCount: 0, isDeterministic: true)]]), [.aggregate("count")]),
         ("SELECT group_concat(a, ',' ORDER BY b, c) FROM t",
-         _SQLFunctions(variants: ["group_concat": [.init(isAggregate: true, argumentCount: 2, isDeterministic: true)]]), [.aggregate("group_concat")]),
-    ] as [(String, _SQLFunctions, [Shape])])
-    func connectionFunctions(sql: String, functions: _SQLFunctions, expected: [Shape]) {
+         SQLFunctions(variants: ["group_concat": [.init(isAggregate: true, argumentCount: 2, isDeterministic: true)]]), [.aggregate("group_concat")]),
+    ] as [(String, SQLFunctions, [Shape])])
+    func connectionFunctions(sql: String, functions: SQLFunctions, expected: [Shape]) {
         #expect(Self.parse(sql, functions: functions).refetchReasons == expected, "\(sql)")
     }
 
@@ -261,7 +261,7 @@ struct SelectParserTests {
             db.add(function: DatabaseFunction("product", argumentCount: 1, pure: false, aggregate: Product.self))
             db.add(function: DatabaseFunction("jitter", argumentCount: 0, pure: false) { _ in 0 })
             db.add(function: DatabaseFunction("twice", argumentCount: 1, pure: true) { values in (Int64.fromDatabaseValue(values[0]) ?? 0) * 2 })
-            return try _SQLFunctions.read(db)
+            return try SQLFunctions.read(db)
         }
         let flagged = functions.nondeterministicScalars
         for name in ["random", "randomblob", "changes", "total_changes", "last_insert_rowid", "current_timestamp", "jitter"] {
@@ -342,7 +342,7 @@ struct SelectParserTests {
             ["\"ar\".\"id\" = [album].artist_id", "ar.active"],
             ["main.label.id = album.label_id", "label.name = t.name OR 0"],
         ])
-        func pairs(_ table: _ParsedSelect.TableReference) -> [String] {
+        func pairs(_ table: ParsedSelect.TableReference) -> [String] {
             table.equalities.map { "\($0.conjunct): \($0.lhs.qualifier ?? "").\($0.lhs.column) = \($0.rhs.qualifier ?? "").\($0.rhs.column)" }
         }
         #expect(parsed.tables.map(pairs) == [
@@ -415,7 +415,7 @@ struct SelectParserTests {
     }
 
     @Test("column references: name, table.name, schema.table.name, quoted or not; anything else is an expression", arguments: [
-        ("name", _ParsedSelect.ColumnReference(qualifier: nil, column: "name")),
+        ("name", ParsedSelect.ColumnReference(qualifier: nil, column: "name")),
         ("t.name", .init(qualifier: "t", column: "name")),
         ("main.t.name", .init(qualifier: "t", column: "name")),
         ("\"my table\".[my column]", .init(qualifier: "my table", column: "my column")),
@@ -427,9 +427,9 @@ struct SelectParserTests {
         ("1", nil),
         ("", nil),
         ("t.", nil),
-    ] as [(String, _ParsedSelect.ColumnReference?)])
-    func columnReferences(text: String, expected: _ParsedSelect.ColumnReference?) {
-        #expect(_ParsedSelect.columnReference(text) == expected, "\(text)")
+    ] as [(String, ParsedSelect.ColumnReference?)])
+    func columnReferences(text: String, expected: ParsedSelect.ColumnReference?) {
+        #expect(ParsedSelect.columnReference(text) == expected, "\(text)")
     }
 
     @Test("a plain SELECT over a join, with keywords as quoted names, reads whole and asks for no refetch")
@@ -459,7 +459,7 @@ struct SelectParserTests {
         ("CREATE UNIQUE INDEX i ON t(a) WHERE b > 0 -- a comment\n  AND c < 1", ["a"], "b > 0 -- a comment\n  AND c < 1"),
     ] as [(String, [String], String?)])
     func uniqueIndexTerms(sql: String, terms: [String], predicate: String?) throws {
-        let parsed = try #require(_TableSchema.parseIndex(sql))
+        let parsed = try #require(TableSchema.parseIndex(sql))
         #expect(parsed.terms == terms, "\(sql)")
         #expect(parsed.predicate == predicate, "\(sql)")
     }
@@ -478,7 +478,7 @@ extension SelectParserTests {
             (self.qualifier, self.column, self.collation, self.descending, self.nulls) = (qualifier, column, collation, descending, nulls)
         }
 
-        init(_ term: _ParsedSelect.OrderTerm) {
+        init(_ term: ParsedSelect.OrderTerm) {
             self.init(term.column.qualifier, term.column.column, collation: term.collation, descending: term.descending, nulls: term.nulls)
         }
 

@@ -3,7 +3,7 @@ import LiveListServer
 import LiveListWire
 
 // The bytes a client sends a server, as the server reads them: WebSocket frames joined into
-// messages (`_MessageAssembly`), each message's JSON (`JSONParser`), the message
+// messages (`MessageAssembly`), each message's JSON (`JSONParser`), the message
 // (`ClientMessage.decode`), and the server's checks of what a request names (arguments against a
 // published query's or mutation's parameters, windows against the limit).
 //
@@ -93,9 +93,9 @@ func read(_ message: [UInt8]) {
 }
 
 FuzzTarget.main { bytes in
-    var assembly = _MessageAssembly(maximumBytes: maximumBytes)
+    var assembly = MessageAssembly(maximumBytes: maximumBytes)
     for line in bytes.lines {
-        let opcode: _MessageAssembly.Opcode
+        let opcode: MessageAssembly.Opcode
         let fin: Bool
         var data = line
         switch line.first {
@@ -109,7 +109,7 @@ FuzzTarget.main { bytes in
         switch assembly.receive(opcode, fin: fin, data: data) {
         case let .message(message): read(message)
         case .pending: break
-        case .close: assembly = _MessageAssembly(maximumBytes: maximumBytes)
+        case .close: assembly = MessageAssembly(maximumBytes: maximumBytes)
         }
     }
 }

@@ -2,16 +2,16 @@ import FuzzSupport
 import LiveQueryPostgres
 
 // What PostgreSQL's replication connection sends, as the engine reads it: each CopyData payload
-// (`_ReplicationMessage`: WAL data or a keepalive), the `pgoutput` message a WAL data message
-// carries (`_PgOutputMessage`), and the messages in order grouped into commits
-// (`_CommitDecoder`), whose relation descriptions the engine compares with what it planned
-// against (`_KnownRelations`). A message that does not parse, or comes out of place, is a typed
+// (`ReplicationMessage`: WAL data or a keepalive), the `pgoutput` message a WAL data message
+// carries (`PgOutputMessage`), and the messages in order grouped into commits
+// (`CommitDecoder`), whose relation descriptions the engine compares with what it planned
+// against (`KnownRelations`). A message that does not parse, or comes out of place, is a typed
 // error naming the byte where it stopped making sense; one that parses writes back to itself.
 //
 // An input is CopyData payloads, each preceded by its length in two bytes (big-endian).
 
 /// A message written back as `pgoutput` writes it (the fields the parser skips as zeros).
-func encoded(_ message: _PgOutputMessage) -> [UInt8] {
+func encoded(_ message: PgOutputMessage) -> [UInt8] {
     var bytes: [UInt8] = []
     func byte(_ value: UInt8) { bytes.append(value) }
     func integer(_ value: UInt64, width: Int) {
@@ -21,7 +21,7 @@ func encoded(_ message: _PgOutputMessage) -> [UInt8] {
         bytes += Array(text.utf8)
         bytes.append(0)
     }
-    func tuple(_ values: [_PostgresTupleValue]) {
+    func tuple(_ values: [PostgresTupleValue]) {
         integer(UInt64(values.count), width: 2)
         for value in values {
             switch value {
@@ -64,29 +64,29 @@ func encoded(_ message: _PgOutputMessage) -> [UInt8] {
 
 FuzzTarget.main { bytes in
     var input = FuzzBytes(bytes)
-    var decoder = _CommitDecoder()
-    var known = _KnownRelations()
+    var decoder = CommitDecoder()
+    var known = KnownRelations()
     while !input.isAtEnd {
         let payload = input.chunk()
-        let message: _ReplicationMessage
-        do throws(_PgOutputFormatError) {
-            message = try _ReplicationMessage.parse(payload)
+        let message: ReplicationMessage
+        do throws(PgOutputFormatError) {
+            message = try ReplicationMessage.parse(payload)
         } catch {
             precondition(error.offset.map { (0...payload.count).contains($0) } == true, "\(error) for \(payload.count) bytes")
             continue
         }
         guard case let .data(_, _, data) = message else { continue }
         precondition(payload.count == 25 + data.count)
-        let change: _PgOutputMessage
-        do throws(_PgOutputFormatError) {
-            change = try _PgOutputMessage.parse(data)
+        let change: PgOutputMessage
+        do throws(PgOutputFormatError) {
+            change = try PgOutputMessage.parse(data)
         } catch {
             precondition(error.offset.map { (0...data.count).contains($0) } == true, "\(error) for \(data.count) bytes")
             continue
         }
         // What parses writes back to the same message.
-        precondition((try? _PgOutputMessage.parse(encoded(change))) == change, "\(change) does not read back")
-        do throws(_PgOutputFormatError) {
+        precondition((try? PgOutputMessage.parse(encoded(change))) == change, "\(change) does not read back")
+        do throws(PgOutputFormatError) {
             if var commit = try decoder.feed(change) {
                 known.absorb(&commit)
                 precondition(commit.reshaped.isSubset(of: Set(commit.described.map(\.oid))))

@@ -11,10 +11,10 @@ extension LiveQuery {
         do {
             return try await reader.read { db in
                 let plan = try QueryPlan(request, db)
-                var builder = _IndexBuilder(layout: plan.layout, canonicalIdentity: _SQLiteQueryRunner<ID>.canonicalizer())
-                try _SQLiteReads(plan: plan, db: db).fetchAll(into: &builder, mayBeLarge: true)
-                let index = _LiveIndex(builder: builder, identityType: "\(ID.self)")
-                if let mismatch = _SQLiteQueryRunner<ID>.identityTypeMismatch(in: index) {
+                var builder = IndexBuilder(layout: plan.layout, canonicalIdentity: SQLiteQueryRunner<ID>.canonicalizer())
+                try SQLiteReads(plan: plan, db: db).fetchAll(into: &builder, mayBeLarge: true)
+                let index = LiveIndex(builder: builder, identityType: "\(ID.self)")
+                if let mismatch = SQLiteQueryRunner<ID>.identityTypeMismatch(in: index) {
                     throw LiveQueryError.invalidRequest(.identityTypeMismatch(
                         identity: plan.identityName ?? "the default identity", found: mismatch.found, examples: mismatch.examples,
                         declared: "\(ID.self)"))

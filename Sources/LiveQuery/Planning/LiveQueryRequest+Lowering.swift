@@ -10,10 +10,10 @@ extension LiveQueryRequest {
     /// The request as a SELECT over its table:
     /// `SELECT *[, rowid] FROM t WHERE (filter) ORDER BY terms…, identity`. The identity closes the
     /// ORDER BY, so that a query that is refetched keeps the same total order as one that is not.
-    func lowered(_ db: Database) throws(LiveQueryError) -> (select: _SelectSource, request: LiveQueryRequest) {
-        let found: _TableSchema?
+    func lowered(_ db: Database) throws(LiveQueryError) -> (select: SelectSource, request: LiveQueryRequest) {
+        let found: TableSchema?
         do {
-            found = try _TableSchema.read(table, db)
+            found = try TableSchema.read(table, db)
         } catch {
             throw LiveQueryError.from(error, sql: nil)
         }
@@ -46,8 +46,8 @@ extension LiveQueryRequest {
 
         let arguments = filter?.arguments ?? StatementArguments()
         let statement = sql
-        let select = _SelectSource(summary: statement) { _ in
-            _PreparedSelect(sql: statement, arguments: arguments, adapter: nil, prefetchesToMany: false)
+        let select = SelectSource(summary: statement) { _ in
+            PreparedSelect(sql: statement, arguments: arguments, adapter: nil, prefetchesToMany: false)
         }
         var lowered = self   // keeps its table, filter and sort for its description
         (lowered.select, lowered.identity) = (select, identity.column)
@@ -57,7 +57,7 @@ extension LiveQueryRequest {
 
     /// The identity of a table request's rows, as a column of the SELECT: the column named, the
     /// rowid, or a WITHOUT ROWID table's single-column primary key.
-    private static func identity(_ given: String?, of schema: _TableSchema,
+    private static func identity(_ given: String?, of schema: TableSchema,
                                  canonical: (String) throws(LiveQueryError) -> String) throws(LiveQueryError) -> (column: String, isRowid: Bool) {
         if let given {
             let column = try canonical(given)

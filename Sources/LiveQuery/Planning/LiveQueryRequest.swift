@@ -49,7 +49,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     /// and `identity`, `section` and `version` are expressions of the SELECT). A table request
     /// is lowered to one when planned (``lowered(_:)``), keeping its table, filter and sort for
     /// its description.
-    var select: _SelectSource?
+    var select: SelectSource?
 
     /// Creates a request for rows identified by `identity` (a column with a UNIQUE constraint or
     /// the primary key), decoded as `type`.
@@ -83,7 +83,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     ///     digest of the result columns stands in for it.
     public init(sql: String, arguments: StatementArguments = StatementArguments(), identity: String? = nil, as type: ID.Type,
                 section: String? = nil, version: String? = nil) {
-        self.init(select: _SelectSource(summary: sql) { _ in _PreparedSelect(sql: sql, arguments: arguments, adapter: nil, prefetchesToMany: false) },
+        self.init(select: SelectSource(summary: sql) { _ in PreparedSelect(sql: sql, arguments: arguments, adapter: nil, prefetchesToMany: false) },
                   identity: identity, section: section, version: version)
     }
 
@@ -105,10 +105,10 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
     /// their own query.
     public init<Request: FetchRequest>(_ request: Request, identity: String? = nil, as type: ID.Type, section: String? = nil,
                                        version: String? = nil) {
-        self.init(select: _SelectSource(summary: "\(Request.self)") { db in
+        self.init(select: SelectSource(summary: "\(Request.self)") { db in
             let prepared = try request.makePreparedRequest(db, forSingleResult: false)
-            return _PreparedSelect(sql: prepared.statement.sql, arguments: prepared.statement.arguments, adapter: prepared.adapter,
-                                   prefetchesToMany: _PreparedSelect.hasSupplementaryFetch(prepared))
+            return PreparedSelect(sql: prepared.statement.sql, arguments: prepared.statement.arguments, adapter: prepared.adapter,
+                                   prefetchesToMany: PreparedSelect.hasSupplementaryFetch(prepared))
         }, identity: identity, section: section, version: version)
     }
 
@@ -149,7 +149,7 @@ public struct LiveQueryRequest<ID: LiveIdentity>: Sendable, CustomStringConverti
         }
     }
 
-    private init(select: _SelectSource, identity: String?, section: String?, version: String?) {
+    private init(select: SelectSource, identity: String?, section: String?, version: String?) {
         table = ""
         filter = nil
         sort = []
@@ -200,16 +200,16 @@ extension LiveQueryRequest where ID == Int64 {
 
 /// A SELECT as a GRDB request or SQL: compiled on the database, with the adapter that decodes
 /// its rows as records.
-struct _SelectSource: Sendable {
+struct SelectSource: Sendable {
     let summary: String
-    let prepare: @Sendable (Database) throws -> _PreparedSelect
+    let prepare: @Sendable (Database) throws -> PreparedSelect
     /// The identity, section and version, when given as GRDB expressions: rendered as SQL on the
     /// database, as GRDB qualifies them.
     var expressions: (@Sendable (Database) throws -> (identity: String?, section: String?, version: String?))?
 }
 
 /// A SELECT ready to compile: its SQL, arguments and record adapter.
-struct _PreparedSelect {
+struct PreparedSelect {
     var sql: String
     var arguments: StatementArguments
     var adapter: (any RowAdapter)?

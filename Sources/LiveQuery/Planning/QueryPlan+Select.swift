@@ -9,13 +9,13 @@ import LiveQueryCore
 /// once — through an equality between a unique column of the joined table and a column of an
 /// earlier table, compared without conversion — and whose ORDER BY terms are columns is maintained
 /// incrementally: the base table's changed rows are re-read through the whole query, and TEMP
-/// triggers map a joined row's change to the base rows that meet it (``_JoinLookup``). Anything
+/// triggers map a joined row's change to the base rows that meet it (``JoinLookup``). Anything
 /// else runs as written and refetches, for a reason the plan names.
 extension QueryPlan {
     /// Plans `request`, whose identity, section and version are text (expressions rendered).
-    init<ID: LiveIdentity>(select source: _SelectSource, request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
-        let compiled = try _CompiledSelect(source, db)
-        var planner = _SelectPlanner(compiled: compiled, request: request, identityHoldsIntegers: ID(identityValue: .integer(1)) != nil, db: db)
+    init<ID: LiveIdentity>(select source: SelectSource, request: LiveQueryRequest<ID>, _ db: Database) throws(LiveQueryError) {
+        let compiled = try CompiledSelect(source, db)
+        var planner = SelectPlanner(compiled: compiled, request: request, identityHoldsIntegers: ID(identityValue: .integer(1)) != nil, db: db)
         try planner.plan()
         guard let incremental = planner.incremental else {
             try self.init(positional: compiled, request: request, reasons: planner.reasons, db)
@@ -32,7 +32,7 @@ extension QueryPlan {
 
     /// A SELECT run as written and refetched on every commit that touches a table it reads:
     /// identity, section and version are result columns, named as SQLite names them.
-    private init<ID: LiveIdentity>(positional compiled: _CompiledSelect, request: LiveQueryRequest<ID>, reasons: [RefetchReason.Shape],
+    private init<ID: LiveIdentity>(positional compiled: CompiledSelect, request: LiveQueryRequest<ID>, reasons: [RefetchReason.Shape],
                                    _ db: Database) throws(LiveQueryError) {
         func resultColumn(_ name: String, role: InvalidRequest.Role) throws(LiveQueryError) -> Int32 {
             guard let index = compiled.resultColumn(named: name) else {
@@ -77,7 +77,7 @@ extension QueryPlan {
         let identityName = compiled.columnNames[Int(identityColumn)].quotedIdentifier
         self.init(
             description: request.description, table: "", tableName: "", mode: .refetch(reasons),
-            layout: _ResultLayout(
+            layout: ResultLayout(
                 ordering: SortKeyComparator(terms: [], collations: []), identityIsRowid: false,
                 sections: request.section != nil ? SortKeyComparator.Rule(descending: false, nullsFirst: true, collation: .binary) : nil,
                 sectionsArePositional: true),

@@ -61,7 +61,7 @@ struct QueryPlan: Sendable {
     /// The base table's name in the statements (its alias, when it has one), as EXPLAIN shows it.
     let tableName: String
     let mode: Mode
-    let layout: _ResultLayout
+    let layout: ResultLayout
     /// Every row in order.
     let fetchSQL: String
     /// The same query with the base table scanned in rowid order and sorted by SQLite: cheaper than
@@ -86,11 +86,11 @@ struct QueryPlan: Sendable {
     let conflictColumns: [String: Set<String>]
     /// Joined tables whose changes TEMP triggers map to the result rows that meet them.
     let joinedTables: Set<String>
-    let joins: [_JoinLookup]
+    let joins: [JoinLookup]
     /// What the query reads, for telling which UPDATEs can be ignored.
     let region: DatabaseRegion
     /// The base table (`nil` for a SELECT read only as a whole).
-    let schema: _TableSchema?
+    let schema: TableSchema?
     /// Tables the query reads that report no row changes (WITHOUT ROWID): TEMP triggers signal
     /// their changes.
     let silentTables: [String]
@@ -118,7 +118,7 @@ struct QueryPlan: Sendable {
         table: String,
         tableName: String,
         mode: Mode,
-        layout: _ResultLayout,
+        layout: ResultLayout,
         fetchSQL: String,
         scanningFetchSQL: String,
         countSQL: String,
@@ -130,9 +130,9 @@ struct QueryPlan: Sendable {
         otherTables: Set<String>,
         conflictColumns: [String: Set<String>],
         joinedTables: Set<String>,
-        joins: [_JoinLookup],
+        joins: [JoinLookup],
         region: DatabaseRegion,
-        schema: _TableSchema?,
+        schema: TableSchema?,
         silentTables: [String],
         notes: [String],
         records: RecordQuery
@@ -178,7 +178,7 @@ struct QueryPlan: Sendable {
                 throw LiveQueryError.invalidRequest(.cannotCompile(message: "\(error)"))
             }
         }
-        let select: _SelectSource
+        let select: SelectSource
         if let given = request.select {
             select = given
         } else {
@@ -206,7 +206,7 @@ struct QueryPlan: Sendable {
         var silent: [String] = []
         var conflictColumns: [String: Set<String>] = [:]
         for name in tables.sorted() {
-            guard let schema = try _TableSchema.read(name, db) else { continue }
+            guard let schema = try TableSchema.read(name, db) else { continue }
             if schema.isWithoutRowid { silent.append(schema.name) }
             var columns = Set<String>()
             if let alias = schema.rowidAlias { columns.insert(alias.lowercased()) }
@@ -254,19 +254,19 @@ struct QueryPlan: Sendable {
     /// (date functions given `'now'`, in the SQL or by `arguments`; CURRENT_TIME…). Aggregates and
     /// the clock's readers are not called nondeterministic: the rows an aggregate reads decide it,
     /// and reading the clock is ``RefetchReason/Shape/currentTime``.
-    static func functionShapes(sql: String, arguments: StatementArguments, functions: _SQLFunctions, _ db: Database)
+    static func functionShapes(sql: String, arguments: StatementArguments, functions: SQLFunctions, _ db: Database)
         throws(LiveQueryError) -> [RefetchReason.Shape]
     {
-        guard let tokens = _SQLTokenizer.tokens(sql) else {
+        guard let tokens = SQLTokenizer.tokens(sql) else {
             throw LiveQueryError.invalidSQL(DatabaseFailure(DatabaseError(resultCode: .SQLITE_ERROR, message: "unterminated literal or identifier",
                                                                           sql: sql, arguments: arguments)))
         }
-        let calls = _SQLTokenizer.functionCalls(tokens)
+        let calls = SQLTokenizer.functionCalls(tokens)
         var shapes: [RefetchReason.Shape] = []
-        let nondeterministic = functions.nondeterministicScalars.subtracting(_CurrentTime.dateFunctions).subtracting(_CurrentTime.keywords)
+        let nondeterministic = functions.nondeterministicScalars.subtracting(CurrentTime.dateFunctions).subtracting(CurrentTime.keywords)
         let called = calls.intersection(nondeterministic)
         if !called.isEmpty { shapes.append(.nondeterministicFunctions(called.sorted())) }
-        if _CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db) { shapes.append(.currentTime) }
+        if CurrentTime.isRead(tokens: tokens, calls: calls, arguments: arguments, db) { shapes.append(.currentTime) }
         return shapes
     }
 
@@ -286,7 +286,7 @@ extension QueryPlan.Columns {
         var values: [SQLValue] = []
         values.reserveCapacity(columns.key.count)
         for column in columns.key { values.append(SQLValue(statement: statement, column: column)) }
-        var digest = _Digest()
+        var digest = ContentDigest()
         switch columns.content {
         case let .version(column): digest.combine(SQLValue(statement: statement, column: column))
         case let .digest(range): for column in range { digest.combine(column: column, of: statement) }
@@ -297,7 +297,7 @@ extension QueryPlan.Columns {
     }
 }
 
-extension _ResultLayout {
+extension ResultLayout {
     /// How SQLite loads this layout's rows as records.
     var recordQuery: QueryPlan.RecordQuery? { records as? QueryPlan.RecordQuery }
 }

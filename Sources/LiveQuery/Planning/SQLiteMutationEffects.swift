@@ -11,7 +11,7 @@ package enum SQLiteMutationEffects {
     package static func effects(of statements: [String], parameters: [String: Set<SQLStorageClass>], in db: Database) throws -> MutationEffects {
         var tokenized: [[StatementToken]] = []
         for (number, sql) in statements.enumerated() {
-            guard let tokens = _SQLTokenizer.tokens(sql) else { return .unstated(.form(statement: number, detail: "a literal or a quoted name is not closed")) }
+            guard let tokens = SQLTokenizer.tokens(sql) else { return .unstated(.form(statement: number, detail: "a literal or a quoted name is not closed")) }
             tokenized.append(tokens.map(\.statementToken))
         }
         var facts: [String: TableFacts] = [:]

@@ -5,7 +5,7 @@ public enum StatementAnalysis {
     /// The table `tokens` (one statement) changes, when it is one of the stated forms: for the
     /// engine to read its facts before ``effects(of:parameters:facts:)``.
     public static func table(of tokens: [StatementToken]) -> String? {
-        var parser = _StatementParser(tokens)
+        var parser = StatementParser(tokens)
         guard let statement = try? parser.statement() else { return nil }   // Not a stated form: effects(of:) says why.
         switch statement {
         case let .insert(table, _, _), let .update(table, _, _, _), let .delete(table, _, _): return table.text
@@ -35,8 +35,8 @@ public enum StatementAnalysis {
     public static func filter(_ tokens: [StatementToken], table: TableFacts, names: Set<String>,
                               arguments: (String) -> SQLValue?) -> Result<[RowCondition], UnstatedEffect> {
         guard !tokens.isEmpty else { return .success([]) }
-        var parser = _StatementParser(tokens)
-        let written: [_StatementParser.Condition]
+        var parser = StatementParser(tokens)
+        let written: [StatementParser.Condition]
         do {
             written = try parser.conjunction()
         } catch {
@@ -73,14 +73,14 @@ public enum StatementAnalysis {
 
     private static func effect(of tokens: [StatementToken], number: Int, parameters: [String: Set<SQLStorageClass>],
                                facts: (String) -> TableFacts?) throws(UnstatedEffect) -> StatementEffect {
-        var parser = _StatementParser(tokens)
-        let statement: _StatementParser.Statement
+        var parser = StatementParser(tokens)
+        let statement: StatementParser.Statement
         do {
             statement = try parser.statement()
         } catch {
             throw .form(statement: number, detail: error.detail)
         }
-        let context = _StatementContext(number: number, parameters: parameters)
+        let context = StatementContext(number: number, parameters: parameters)
         switch statement {
         case let .insert(name, columns, values):
             let table = try context.table(name, facts)
@@ -104,17 +104,17 @@ public enum StatementAnalysis {
 }
 
 /// One statement's analysis: its number (for the reasons) and the mutation's parameters.
-private struct _StatementContext {
+private struct StatementContext {
     var number: Int
     var parameters: [String: Set<SQLStorageClass>]
 
-    func table(_ name: _StatementParser.Name, _ facts: (String) -> TableFacts?) throws(UnstatedEffect) -> TableFacts {
+    func table(_ name: StatementParser.Name, _ facts: (String) -> TableFacts?) throws(UnstatedEffect) -> TableFacts {
         guard let table = facts(name.text) else { throw .unknownTable(statement: number, table: name.text) }
         if let trigger = table.triggers.first { throw .trigger(statement: number, table: table.name, trigger: trigger) }
         return table
     }
 
-    func column(_ name: _StatementParser.Name, of table: TableFacts) throws(UnstatedEffect) -> TableFacts.Column {
+    func column(_ name: StatementParser.Name, of table: TableFacts) throws(UnstatedEffect) -> TableFacts.Column {
         guard let column = table.column(name.text) else { throw .form(statement: number, detail: "\(table.name) has no column \(name.text)") }
         return column
     }
@@ -125,7 +125,7 @@ private struct _StatementContext {
     }
 
     /// The value `expression` stores in `column`: itself when stored as given, else not stated.
-    func stored(_ expression: _StatementParser.Expression, in column: TableFacts.Column) throws(UnstatedEffect) -> RowOperand? {
+    func stored(_ expression: StatementParser.Expression, in column: TableFacts.Column) throws(UnstatedEffect) -> RowOperand? {
         switch expression {
         case .other: return nil
         case let .operand(.value(value)): return column.storesExactly.contains(SQLStorageClass(of: value)) ? .value(value) : nil
@@ -134,7 +134,7 @@ private struct _StatementContext {
         }
     }
 
-    func inserted(columns: [_StatementParser.Name]?, values: [_StatementParser.Expression],
+    func inserted(columns: [StatementParser.Name]?, values: [StatementParser.Expression],
                   in table: TableFacts) throws(UnstatedEffect) -> [String: RowOperand?] {
         let named: [TableFacts.Column]
         if let columns {
@@ -157,7 +157,7 @@ private struct _StatementContext {
         return row
     }
 
-    func conditions(_ written: [_StatementParser.Condition], of table: TableFacts, names: [String]) throws(UnstatedEffect) -> [RowCondition] {
+    func conditions(_ written: [StatementParser.Condition], of table: TableFacts, names: [String]) throws(UnstatedEffect) -> [RowCondition] {
         var conditions: [RowCondition] = []
         for condition in written {
             if let qualifier = condition.qualifier, !names.contains(where: { table.matches(qualifier, $0) }) {
@@ -185,7 +185,7 @@ private struct _StatementContext {
 
 extension TableFacts {
     /// Whether `written` (a qualifier in a statement) names the table as `name` does.
-    func matches(_ written: _StatementParser.Name, _ name: String) -> Bool {
+    func matches(_ written: StatementParser.Name, _ name: String) -> Bool {
         namesIgnoreCase ? written.text.asciiLowercased == name.asciiLowercased : written.text == name
     }
 }

@@ -41,7 +41,7 @@ package enum SortKey: Hashable, Sendable {
 /// A row as the result index holds it: where it sorts, which row it is, and a 64-bit token of its
 /// content. `rowid` is the base table's rowid on the incremental path (and breaks ties), or the
 /// row's ordinal in the fetch that produced it on the refetch path.
-package struct IndexEntry: Sendable, _TreeElement {
+package struct IndexEntry: Sendable, TreeElement {
     package var key: SortKey
     package var rowid: Int64
     /// Changes whenever the row's content does: a digest of the version column (or of every
@@ -59,7 +59,7 @@ package struct IndexEntry: Sendable, _TreeElement {
 
 /// A section as the section index holds it: its key (normalized under the section term's
 /// collation) and how many rows it holds.
-struct SectionEntry: Sendable, _TreeElement {
+struct SectionEntry: Sendable, TreeElement {
     var key: SQLValue
     var count: Int
 

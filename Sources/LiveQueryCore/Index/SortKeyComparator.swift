@@ -9,11 +9,11 @@ import Darwin
 /// compared numerically without rounding; TEXT by BINARY, NOCASE or RTRIM; BLOB by memcmp then
 /// length; DESC and NULLS FIRST/LAST; the rowid last, so no two rows tie.
 ///
-/// SQLite's side of the engine seam's ordering (``_RowOrdering``; its rules are the
-/// ``_SectionOrdering`` of a sectioned result).
-package struct SortKeyComparator: _RowOrdering {
+/// SQLite's side of the engine seam's ordering (``RowOrdering``; its rules are the
+/// ``SectionOrdering`` of a sectioned result).
+package struct SortKeyComparator: RowOrdering {
     /// One term's direction, NULLs placement and collation.
-    package struct Rule: _SectionOrdering {
+    package struct Rule: SectionOrdering {
         package var descending: Bool
         package var nullsFirst: Bool
         package var collation: SortTerm.Collation

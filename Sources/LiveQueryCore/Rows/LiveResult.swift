@@ -16,9 +16,9 @@ import ListDiff
 /// - Complexity: O(log n) for a row or a section by position, O(log n + k) for k rows in a
 ///   range; ``path(ofItem:)`` is O(log n) on the newest result of a query.
 public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
-    package let storage: _ResultSnapshot
+    package let storage: PublishedResult
 
-    package init(_ storage: _ResultSnapshot) {
+    package init(_ storage: PublishedResult) {
         self.storage = storage
     }
 
@@ -104,7 +104,7 @@ public struct LiveResult<ID: LiveIdentity>: SectionedList, Sendable {
     }
 
     func row(of entry: IndexEntry) -> LiveRow<ID> {
-        // Rows whose identity does not decode never enter the index (see `_LiveIndex`).
+        // Rows whose identity does not decode never enter the index (see `LiveIndex`).
         guard let id = ID(identityValue: storage.layout.identity(of: entry)) else {
             preconditionFailure("a row of a live result has an identity that is not a \(ID.self)")
         }

@@ -5,7 +5,7 @@ import ListDiff
 /// changeset it keeps for resuming clients: it shares every section node a commit did not touch
 /// with the shapes after it, so it costs O(change), and nothing of the rows.
 package struct LiveResultShape: Sendable {
-    let sections: _SectionsSnapshot
+    let sections: PublishedSections
     /// The number of rows.
     package let count: Int
 

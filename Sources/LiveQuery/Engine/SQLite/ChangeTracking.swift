@@ -51,7 +51,7 @@ public enum ChangeTracking {
                 INSERT OR IGNORE INTO \(metaTable)(key, value) VALUES ('generation', lower(hex(randomblob(16)))), ('pruned_through', 0);
                 """)
             for table in tables {
-                guard let schema = try _TableSchema.read(table, db) else { throw LiveQueryError.unknownTable(table) }
+                guard let schema = try TableSchema.read(table, db) else { throw LiveQueryError.unknownTable(table) }
                 for sql in Self.dropTriggers(schema.name) { try db.execute(sql: sql) }
                 for sql in Self.createTriggers(schema) { try db.execute(sql: sql) }
             }
@@ -106,7 +106,7 @@ public enum ChangeTracking {
     /// What is logged for a row: its rowid (`col` NULL) and its single-column unique keys, as
     /// (the `col` literal, the column as SQL). A table with neither logs `'*'`: any change to it
     /// makes its readers refetch.
-    static func loggedKeys(_ schema: _TableSchema) -> [(label: String, column: String?)] {
+    static func loggedKeys(_ schema: TableSchema) -> [(label: String, column: String?)] {
         var keys: [(String, String?)] = []
         if let rowid = schema.rowidName { keys.append(("NULL", rowid)) }
         for index in schema.uniqueIndexes where index.predicate == nil && index.terms.count == 1 {
@@ -120,7 +120,7 @@ public enum ChangeTracking {
 
     static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 
-    static func createTriggers(_ schema: _TableSchema) -> [String] {
+    static func createTriggers(_ schema: TableSchema) -> [String] {
         let table = schema.name
         let quoted = table.quotedIdentifier
         let name = literal(table)
@@ -137,7 +137,7 @@ public enum ChangeTracking {
             }.joined(separator: " ")
         }
         // An UPDATE that changes a key logs the old one too, and may delete rows by REPLACE.
-        let whenKeyChanges = _ChangeTriggers.whenKeysChange(schema, also: keys.compactMap { $0.column.map { "NEW.\($0) IS NOT OLD.\($0)" } })
+        let whenKeyChanges = ChangeTriggers.whenKeysChange(schema, also: keys.compactMap { $0.column.map { "NEW.\($0) IS NOT OLD.\($0)" } })
         var triggers = [
             "CREATE TRIGGER \(triggerName(table, "insert")) AFTER INSERT ON \(quoted) BEGIN \(insertLog)\(values("NEW")); END",
             "CREATE TRIGGER \(triggerName(table, "delete")) AFTER DELETE ON \(quoted) BEGIN \(insertLog)\(values("OLD")); END",
@@ -145,7 +145,7 @@ public enum ChangeTracking {
             "CREATE TRIGGER \(triggerName(table, "updateold")) AFTER UPDATE ON \(quoted)\(whenKeyChanges) BEGIN \(insertLog)\(values("OLD")); END",
         ]
         // The rows a REPLACE is about to delete: no delete trigger fires for them.
-        var conflicts = _ChangeTriggers.conflictConditions(schema, row: "NEW")
+        var conflicts = ChangeTriggers.conflictConditions(schema, row: "NEW")
         if let rowid = schema.rowidName { conflicts.insert("\(rowid) = NEW.\(rowid)", at: 0) }
         if !conflicts.isEmpty {
             triggers.append("CREATE TRIGGER \(triggerName(table, "replace")) BEFORE INSERT ON \(quoted) BEGIN \(logRows(where: conflicts)) END")

@@ -55,7 +55,7 @@ package enum ExactArguments {
             if case let .text(text) = value { return text.bytes.contains(0) || !text.isValidUTF8 }
             return false
         }
-        guard !inlined.isEmpty, let tokens = _SQLTokenizer.tokens(sql) else { return (sql, arguments) }
+        guard !inlined.isEmpty, let tokens = SQLTokenizer.tokens(sql) else { return (sql, arguments) }
         var bytes = Array(sql.utf8)
         for token in tokens.reversed() where token.kind == .parameter {
             guard let first = token.text.first, first != "?", let value = inlined[String(token.text.dropFirst())] else { continue }

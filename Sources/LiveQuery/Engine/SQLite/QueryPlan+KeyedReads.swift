@@ -6,7 +6,7 @@ extension QueryPlan.RecordQuery {
     /// identity — for the rows the index holds, one identity per key.
     ///
     /// - Complexity: O(k log n) for k identities in a result of n rows.
-    func keys<ID: LiveIdentity>(of ids: some Sequence<ID>, in index: _LiveIndex, layout: _ResultLayout) -> [SQLValue: ID] {
+    func keys<ID: LiveIdentity>(of ids: some Sequence<ID>, in index: LiveIndex, layout: ResultLayout) -> [SQLValue: ID] {
         var keys: [SQLValue: ID] = [:]
         for id in ids {
             guard let entry = index.entry(ofIdentity: id.identityValue) else { continue }
