@@ -19,27 +19,25 @@
 //
 // A list restored from an OfflineStore shows at once (construct the view after `store.keep`),
 // with the class `ll-stale` on the scroller until the server's first message.
+//
+// This module follows the live query: the selection and the anchor through its changes, when to
+// draw (around animations and smooth scrolls), the keys and clicks. Its DOM is drawn by
+// `livelist/list-drawing.js`, its rows placed by `livelist/list-layout.js`, and where it is
+// scrolled to worked out by `livelist/list-viewport.js`.
 
 import { displayText } from './livelist.js';
 import { Layout } from './livelist/list-layout.js';
+import { ListDrawing } from './livelist/list-drawing.js';
+import { anchorAt, anchoredTop, followAnchor, relocateAnchor, rowsInView, topRevealing, topShowingFirst } from './livelist/list-viewport.js';
 
 /** @typedef {import('./livelist/live-query.js').LiveQuery} LiveQuery */
 /** @typedef {import('./livelist/live-query.js').LiveEvent} LiveEvent */
-/** @typedef {import('./livelist/positions.js').Sections} Sections */
 /** @typedef {import('./livelist/pending-overlay.js').DisplayedList} DisplayedList */
-/** @typedef {import('./livelist/pending-overlay.js').DisplayedRow} DisplayedRow */
 /** @typedef {import('./livelist/pending-overlay.js').DisplayedTransition} DisplayedTransition */
-/** @typedef {import('./livelist/values.js').Value} Value */
-
-/**
- * A row's element, with the top it was last put at.
- * @typedef {HTMLDivElement & {_top?: number | null}} RowElement
- */
-
-/**
- * The list's state row: loading, failed (with its message), empty.
- * @typedef {{kind: 'loading' | 'empty'} | {kind: 'failed', message: string}} ListState
- */
+/** @typedef {import('./livelist/list-drawing.js').ListState} ListState */
+/** @typedef {import('./livelist/list-drawing.js').RowRenderer} RowRenderer */
+/** @typedef {import('./livelist/list-drawing.js').HeaderRenderer} HeaderRenderer */
+/** @typedef {import('./livelist/list-viewport.js').Anchor} Anchor */
 
 /**
  * What a LiveListView draws with: row and header heights, rows drawn beyond the view, the length
@@ -49,27 +47,10 @@ import { Layout } from './livelist/list-layout.js';
  * @property {number} [headerHeight]
  * @property {number} [margin]
  * @property {number} [animationMs]
- * @property {(element: HTMLElement, values: Value[], columns: string[], row: DisplayedRow) => void} [renderRow]
- * @property {(element: HTMLElement, key: Value) => void} [renderHeader]
+ * @property {RowRenderer} [renderRow] `(element, values, columns, row)`: fills a row's element
+ * @property {HeaderRenderer} [renderHeader] `(element, key)`: fills a section header's element
  * @property {string} [label]
  */
-
-const css = `
-.ll-scroller { position: relative; overflow-y: auto; overflow-x: hidden; outline: none; contain: strict; overflow-anchor: none; }
-.ll-content { position: relative; width: 100%; }
-.ll-row, .ll-header, .ll-state { position: absolute; left: 0; right: 0; box-sizing: border-box; will-change: transform; }
-.ll-row { display: flex; align-items: center; padding: 0 12px; border-bottom: 1px solid #eee; cursor: default; background: #fff; transition: opacity 0.18s; }
-.ll-row[aria-selected="true"] { background: #dbe9ff; }
-.ll-row.ll-placeholder { color: #999; }
-.ll-row.pending { opacity: 0.5; }
-.ll-row.ll-leaving { pointer-events: none; }
-.ll-row.ll-placeholder .ll-skeleton { display: inline-block; width: 60%; height: 0.8em; border-radius: 4px; background: linear-gradient(90deg, #eee, #f6f6f6, #eee); }
-.ll-header { display: flex; align-items: center; padding: 0 12px; font-weight: 600; background: #f3f4f6; color: #333; z-index: 1; }
-.ll-sticky { position: sticky; top: 0; height: 0; z-index: 2; }
-.ll-sticky > .ll-header { position: absolute; top: 0; }
-.ll-state { display: flex; align-items: center; gap: 12px; padding: 0 12px; color: #555; background: #fafafa; }
-.ll-state.ll-failed { color: #a40000; background: #fff0f0; }
-`;
 
 export class LiveListView extends EventTarget {
   /**
@@ -87,65 +68,31 @@ export class LiveListView extends EventTarget {
     this.headerHeight = headerHeight;
     this.margin = margin;
     this.animationMs = animationMs;
-    /** @type {NonNullable<ViewOptions['renderRow']>} */
+    /** @type {RowRenderer} */
     this.renderRow = renderRow ?? ((element, values) => { element.textContent = values.map(displayText).join(' · '); });
-    /** @type {NonNullable<ViewOptions['renderHeader']>} */
+    /** @type {HeaderRenderer} */
     this.renderHeader = renderHeader ?? ((element, key) => { element.textContent = displayText(key); });
     /** @type {string | null} */
     this.selectedKey = null;
     /** @type {number | null} */
     this.selectedPosition = null;
-    /** @type {{position: number, key: string | null, offset: number} | null} the first visible row and its distance from the top */
+    /** @type {Anchor | null} the first visible row and its distance from the top */
     this.anchor = null;
-    /** @type {Map<string, RowElement>} key → element */
-    this.rows = new Map();
-    /** @type {Map<string, HTMLDivElement>} section key JSON → element */
-    this.headers = new Map();
     this.busyUntil = 0;           // an animation or a smooth scroll runs until then
     /** @type {{observedAt: number[]} | null} a render waiting for it */
     this.pending = null;
-    this.pendingMoves = new Map();
     /** @type {number[]} commit → painted, ms (the server's `at`) */
     this.latencies = [];
     this.renders = 0;
     this.lastRender = 0;
-    this.domWrites = 0;
 
-    if (!document.getElementById('ll-style')) {
-      const style = document.createElement('style');
-      style.id = 'll-style';
-      style.textContent = css;
-      document.head.append(style);
-    }
-    this.scroller = document.createElement('div');
-    this.scroller.className = 'll-scroller';
-    this.scroller.style.height = '100%';
-    this.scroller.setAttribute('role', 'grid');
-    this.scroller.setAttribute('aria-label', label);
-    this.scroller.tabIndex = 0;
-    this.sticky = document.createElement('div');
-    this.sticky.className = 'll-sticky';
-    this.stickyHeader = document.createElement('div');
-    this.stickyHeader.className = 'll-header';
-    this.stickyHeader.setAttribute('aria-hidden', 'true');
-    this.stickyHeader.style.height = `${headerHeight}px`;
-    this.sticky.append(this.stickyHeader);
-    this.content = document.createElement('div');
-    this.content.className = 'll-content';
-    this.state = document.createElement('div');
-    this.state.className = 'll-state';
-    this.state.setAttribute('role', 'row');
-    this.state.style.height = `${rowHeight}px`;
-    this.stateText = document.createElement('span');
-    this.retryButton = document.createElement('button');
-    this.retryButton.type = 'button';
-    this.retryButton.className = 'll-retry';
-    this.retryButton.textContent = 'Retry';
-    this.retryButton.addEventListener('click', () => this.live.retry());
-    this.state.append(this.stateText, this.retryButton);
-    this.scroller.append(this.sticky, this.content);
-    root.replaceChildren(this.scroller);
-
+    this.drawing = new ListDrawing(root, {
+      rowHeight, headerHeight, animationMs, label,
+      renderRow: (element, values, columns, row) => this.renderRow(element, values, columns, row),
+      renderHeader: (element, key) => this.renderHeader(element, key),
+    });
+    this.scroller = this.drawing.scroller;
+    this.drawing.retryButton.addEventListener('click', () => this.live.retry());
     this.scroller.addEventListener('scroll', () => this.#scrolled());
     this.scroller.addEventListener('click', (event) => this.#clicked(event));
     this.scroller.addEventListener('keydown', (event) => this.#key(event));
@@ -159,11 +106,14 @@ export class LiveListView extends EventTarget {
 
   /** The positions in view now. */
   get visibleRange() {
-    const layout = this.layout;
-    if (layout.sections.count === 0) return [0, 0];
-    const top = this.scroller.scrollTop, bottom = top + this.scroller.clientHeight;
-    return [layout.positionAt(top), Math.min(layout.sections.count, layout.positionAt(bottom) + 1)];
+    return rowsInView(this.layout, this.scroller.scrollTop, this.scroller.clientHeight);
   }
+
+  /** The rows' elements in the DOM, by key. */
+  get rows() { return this.drawing.rows; }
+
+  /** How many times a row's content was written (its values changed, or it came into the window). */
+  get domWrites() { return this.drawing.domWrites; }
 
   /**
    * Scrolls so that `position` is the first row in view (smoothly: updates wait for the end).
@@ -171,9 +121,8 @@ export class LiveListView extends EventTarget {
    * @param {{smooth?: boolean}} options
    */
   scrollToPosition(position, { smooth = false } = {}) {
-    const top = this.layout.rowTop(Math.max(0, Math.min(position, this.layout.sections.count - 1)));
-    if (top === null) return;
-    const target = Math.max(0, top - this.layout.headerHeight);
+    const target = topShowingFirst(this.layout, position);
+    if (target === null) return;
     if (smooth) {
       this.smoothScrolling = true;
       this.busyUntil = Math.max(this.busyUntil, performance.now() + 1000);
@@ -251,10 +200,7 @@ export class LiveListView extends EventTarget {
         this.selectedPosition = position;
       }
     }
-    if (this.anchor && this.anchor.key) {
-      const position = displayed.positionOf(this.anchor.key);
-      if (position !== null) this.anchor.position = position;
-    }
+    if (this.anchor) relocateAnchor(this.anchor, displayed);
     this.#schedule(null);
   }
 
@@ -267,14 +213,7 @@ export class LiveListView extends EventTarget {
       const next = transition.newPosition(this.selectedPosition) ?? (this.selectedKey !== null ? displayed.positionOf(this.selectedKey) : null);
       if (next === null) this.#dropSelection('removed'); else this.selectedPosition = next;
     }
-    if (this.anchor) {
-      // The first visible row, or the first one after it that is still in the list.
-      let position = this.anchor.position, next = transition.newPosition(position) ?? (this.anchor.key ? displayed.positionOf(this.anchor.key) : null), steps = 0;
-      const survived = next !== null;
-      while (next === null && position + 1 < transition.from.count && steps < 200) { position += 1; steps += 1; next = transition.newPosition(position); }
-      this.anchor.position = next ?? Math.min(this.anchor.position, Math.max(0, displayed.count - 1));
-      if (!survived) this.anchor.key = displayed.row(this.anchor.position)?.key ?? null;
-    }
+    if (this.anchor) followAnchor(this.anchor, transition, displayed);
   }
 
   /** @param {string} reason */
@@ -331,11 +270,7 @@ export class LiveListView extends EventTarget {
     // model may have changed since, with this layout not yet drawn).
     if (this.ownScrollTop !== undefined && Math.abs(this.scroller.scrollTop - this.ownScrollTop) < 1) return;
     this.ownScrollTop = undefined;
-    const layout = this.layout;
-    const [first] = this.visibleRange;
-    const top = layout.rowTop(first);
-    const row = this.live.displayed.row(first);
-    this.anchor = top === null ? null : { position: first, key: row ? row.key : null, offset: top - this.scroller.scrollTop };
+    this.anchor = anchorAt(this.layout, this.live.displayed, this.scroller.scrollTop, this.scroller.clientHeight);
     if (!this.pending && !this.scrollFrame) {
       this.scrollFrame = requestAnimationFrame(() => { this.scrollFrame = null; this.#render(null); });
     }
@@ -352,33 +287,14 @@ export class LiveListView extends EventTarget {
     const live = this.live, model = live.displayed;
     const layout = this.#makeLayout();
     this.layout = layout;
-    this.content.style.height = `${Math.max(layout.height, this.#listState() ? this.rowHeight : 0)}px`;
-    this.scroller.setAttribute('aria-rowcount', String(model.count));
-    this.scroller.setAttribute('aria-busy', model.version === null ? 'true' : 'false');
+    this.drawing.size(layout, model, this.#listState() !== null);
     this.#keepAnchor(layout, model);
     const [first, end] = this.visibleRange;
     const from = Math.max(0, first - this.margin), to = Math.min(model.count, end + this.margin);
     live.showRows(first, end);
-    const state = this.#renderState();
-
-    // Rows: reuse by identity; placeholders for rows whose identity or values are on their way.
-    const old = new Map(this.rows);
-    const next = new Map();
+    const state = this.#listState();
     const now = performance.now();
-    let animated = false;
-    for (let position = from; position < to; position++) {
-      const row = model.row(position);
-      const key = row ? row.key : `#${position}`;
-      const kept = old.get(key);
-      const existed = kept !== undefined;
-      if (existed) old.delete(key);
-      const element = kept ?? this.#newRow();
-      animated = this.#renderRow(element, { position, row, top: layout.rowTop(position), existed, state, animate }) || animated;
-      next.set(key, element);
-    }
-    animated = this.#removeRows(old, animate) || animated;
-    this.rows = next;
-    this.#renderHeaders(layout, from, to);
+    const animated = this.drawing.draw({ layout, model, from, to, state, columns: live.displayed.columns, selectedKey: this.selectedKey, animate });
     if (animated) this.busyUntil = Math.max(this.busyUntil, now + this.animationMs);
     this.#reportPaint(observedAt);
     this.dispatchEvent(new CustomEvent('rendered'));
@@ -393,113 +309,12 @@ export class LiveListView extends EventTarget {
    * @param {DisplayedList} model
    */
   #keepAnchor(layout, model) {
-    if (!this.anchor || model.count === 0) return;
-    if (this.anchor.key !== null) {
-      const position = model.positionOf(this.anchor.key);
-      if (position !== null) this.anchor.position = position;
-    }
-    const top = layout.rowTop(Math.min(this.anchor.position, model.count - 1));
-    if (top === null) return;
-    const wanted = Math.max(0, top - this.anchor.offset);
-    if (Math.abs(this.scroller.scrollTop - wanted) >= 1) {
+    if (!this.anchor) return;
+    const wanted = anchoredTop(this.anchor, layout, model);
+    if (wanted !== null && Math.abs(this.scroller.scrollTop - wanted) >= 1) {
       this.scroller.scrollTop = wanted;
       this.ownScrollTop = this.scroller.scrollTop;
     }
-  }
-
-  /** The list's state row (loading, failed with its retry, empty), in the DOM while there is one; returns the state. */
-  #renderState() {
-    const state = this.#listState();
-    if (state) {
-      this.state.className = `ll-state ll-${state.kind}`;
-      this.state.setAttribute('aria-rowindex', '1');
-      this.state.style.transform = 'translateY(0px)';
-      const text = state.kind === 'failed' ? `⚠ ${state.message}` : state.kind === 'loading' ? 'Loading…' : 'Nothing here';
-      if (this.stateText.textContent !== text) this.stateText.textContent = text;
-      this.retryButton.hidden = state.kind !== 'failed';
-    }
-    if (state && this.state.parentNode !== this.content) this.content.append(this.state);
-    if (!state && this.state.parentNode) this.state.remove();
-    return state;
-  }
-
-  /**
-   * One row's element at its position: its content when its values changed (or a placeholder),
-   * its selection and place, and the move or fade-in that gets it there. Returns whether it animates.
-   * @param {RowElement} element
-   * @param {{position: number, row: DisplayedRow | null, top: number | null, existed: boolean, state: ListState | null, animate: boolean}} place
-   */
-  #renderRow(element, { position, row, top, existed, state, animate }) {
-    const loaded = row !== null && row.values !== null;
-    const stamp = loaded ? `${row.stamp}` : '';
-    if (element.dataset.stamp !== stamp || !existed) {
-      this.domWrites += 1;
-      element.dataset.stamp = stamp;
-      element.classList.toggle('ll-placeholder', !loaded);
-      if (loaded) {
-        element.dataset.id = row.key;
-        this.renderRow(element, row.values, this.live.displayed.columns, row);
-      } else {
-        delete element.dataset.id;
-        const skeleton = document.createElement('span');
-        skeleton.className = 'll-skeleton';
-        skeleton.setAttribute('aria-label', 'loading');
-        element.replaceChildren(skeleton);
-      }
-    }
-    // A row an effect of the client's own mutation shows or changes, not yet the server's.
-    const pending = loaded && row.pending === true;
-    element.classList.toggle('pending', pending);
-    if ((element.getAttribute('aria-busy') === 'true') !== pending) {
-      if (pending) element.setAttribute('aria-busy', 'true'); else element.removeAttribute('aria-busy');
-    }
-    element.setAttribute('aria-rowindex', String(position + 1 + (state ? 1 : 0)));
-    const selected = this.selectedKey !== null && row !== null && row.key === this.selectedKey;
-    element.setAttribute('aria-selected', selected ? 'true' : 'false');
-    element.tabIndex = selected ? 0 : -1;
-    element.dataset.position = String(position);
-    let animated = false;
-    const previousTop = element._top;
-    if (previousTop !== top) {
-      element.style.transform = `translateY(${top}px)`;
-      element._top = top;
-      if (animate && existed && previousTop !== undefined && previousTop !== null && top !== null && Math.abs(previousTop - top) < 4 * this.scroller.clientHeight) {
-        element.animate([{ transform: `translateY(${previousTop}px)` }, { transform: `translateY(${top}px)` }],
-          { duration: this.animationMs, easing: 'ease-out' });
-        animated = true;
-      }
-    }
-    if (!existed) {
-      this.content.append(element);
-      if (animate && row !== null && this.renders > 1) {
-        element.animate([{ opacity: 0, offset: 0 }], { duration: this.animationMs });   // to its own opacity (a pending row's is lower)
-        animated = true;
-      }
-    }
-    return animated;
-  }
-
-  /**
-   * Rows gone: deleted ones in view fade out; others leave at once. Returns whether any fades.
-   * @param {Map<string, RowElement>} gone
-   * @param {boolean} animate
-   */
-  #removeRows(gone, animate) {
-    let animated = false;
-    for (const [key, element] of gone) {
-      if (animate && !key.startsWith('#') && element._top !== undefined) {
-        element.classList.add('ll-leaving');
-        element.setAttribute('aria-hidden', 'true');
-        element.removeAttribute('aria-selected');
-        element.tabIndex = -1;
-        const fading = element.animate([{ opacity: 0 }], { duration: this.animationMs, fill: 'forwards' });
-        fading.onfinish = () => element.remove();
-        animated = true;
-      } else {
-        element.remove();
-      }
-    }
-    return animated;
   }
 
   /** Painted at the next frame: commit → screen, by the server's clock (one machine, or NTP). */
@@ -512,57 +327,6 @@ export class LiveListView extends EventTarget {
       performance.mark('livelist:painted');
       this.dispatchEvent(new CustomEvent('painted', { detail: { latencies: observedAt.map((at) => (painted - at) / 1000) } }));
     });
-  }
-
-  /** @returns {RowElement} */
-  #newRow() {
-    const element = document.createElement('div');
-    element.className = 'll-row';
-    element.setAttribute('role', 'row');
-    element.style.height = `${this.rowHeight}px`;
-    return element;
-  }
-
-  /**
-   * @param {Layout} layout
-   * @param {number} from
-   * @param {number} to
-   */
-  #renderHeaders(layout, from, to) {
-    const sections = layout.sections;
-    const next = new Map();
-    if (layout.headerHeight > 0 && sections.count > 0) {
-      const firstPath = sections.path(Math.min(from, sections.count - 1)), lastPath = sections.path(Math.max(0, Math.min(to, sections.count) - 1));
-      for (let section = firstPath ? firstPath[0] : 0; lastPath && section <= lastPath[0]; section++) {
-        const key = JSON.stringify(sections.keys[section]);
-        let element = this.headers.get(key);
-        if (element) this.headers.delete(key); else {
-          element = document.createElement('div');
-          element.className = 'll-header';
-          element.setAttribute('role', 'row');
-          element.style.height = `${layout.headerHeight}px`;
-          element.dataset.key = key;
-          this.renderHeader(element, sections.keys[section]);
-          this.content.append(element);
-        }
-        element.style.transform = `translateY(${layout.headerTop(section)}px)`;
-        next.set(key, element);
-      }
-      // The header of the section at the top stays in view.
-      const [first] = this.visibleRange;
-      const path = sections.path(first);
-      // Only once the section's own header has scrolled out (never over the list's state row).
-      if (path && this.scroller.scrollTop > layout.headerTop(path[0])) {
-        this.renderHeader(this.stickyHeader, sections.keys[path[0]]);
-        this.stickyHeader.style.display = '';
-      } else {
-        this.stickyHeader.style.display = 'none';
-      }
-    } else {
-      this.stickyHeader.style.display = 'none';
-    }
-    for (const element of this.headers.values()) element.remove();
-    this.headers = next;
   }
 
   /** @param {MouseEvent} event */
@@ -598,12 +362,9 @@ export class LiveListView extends EventTarget {
    * @param {number} position
    */
   #reveal(position) {
-    const layout = this.layout;
-    const top = layout.rowTop(position);
+    const top = topRevealing(this.layout, position, this.scroller.scrollTop, this.scroller.clientHeight);
     if (top === null) return;
-    const viewTop = this.scroller.scrollTop + layout.headerHeight, viewBottom = this.scroller.scrollTop + this.scroller.clientHeight;
-    if (top < viewTop) this.scroller.scrollTop = top - layout.headerHeight;
-    else if (top + this.rowHeight > viewBottom) this.scroller.scrollTop = top + this.rowHeight - this.scroller.clientHeight;
+    if (top !== this.scroller.scrollTop) this.scroller.scrollTop = top;
     this.#scrolled();
   }
 }

@@ -15,6 +15,8 @@
 //   stored-change.js     a pending effect as the offline store keeps it
 //   offline-store.js     the last lists and pending mutations kept across page loads
 //   list-layout.js       where livelist-view.js's rows go, positions to pixels
+//   list-viewport.js     where livelist-view.js is scrolled to: rows in view, its anchor
+//   list-drawing.js      livelist-view.js's DOM: rows, headers, state row, animations
 //
 // No dependencies, no build step: ES modules for browsers and Node (20+, where `WebSocket` is
 // passed in). Their JSDoc types are checked by `tsc -p Web/jsconfig.json`.
