@@ -27,7 +27,7 @@ extension HubState {
 
     func subscribe(_ subscriber: Subscriber, window: Range<Int>, resume: WireResume?, attempt: Int = 0) async {
         guard let resume, let result else {
-            subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+            subscriptions.set(subscriber, sub: subscriber.sub, window: window)
             await reset(subscriber, reason: .subscribed)
             return
         }
@@ -48,7 +48,7 @@ extension HubState {
             // server followed commits that did not change it): every subscriber moves up to it.
             await announce(resume.version, observedAt: nil)
         }
-        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+        subscriptions.set(subscriber, sub: subscriber.sub, window: window)
         guard let held = resume.held.range else {
             observer.resumed(.reset)
             await reset(subscriber, reason: .versionUnavailable)
@@ -93,7 +93,7 @@ extension HubState {
     ///   identity), once per change of arguments.
     func switchIn(_ subscriber: Subscriber, window: Range<Int>, from: Detached) async {
         guard let result else { return }
-        subscriptions[subscriber.key] = Subscription(subscriber: subscriber, window: window)
+        subscriptions.set(subscriber, sub: subscriber.sub, window: window)
         let changes = Changeset(from: from.result.materialized(), to: result.materialized()).changes
         guard changes.count <= configuration.resetThreshold else {
             await reset(subscriber, reason: .argumentsChanged)
@@ -137,10 +137,9 @@ extension HubState {
     }
 
     func move(_ subscriber: Subscriber, to window: Range<Int>) async {
-        guard let result, var subscription = subscriptions[subscriber.key] else { return }
+        guard let result, let subscription = subscriptions[subscriber.key] else { return }
         let held = subscription.window.clamped(to: 0..<result.count)
-        subscription.window = window
-        subscriptions[subscriber.key] = subscription
+        subscriptions.set(subscriber, sub: subscriber.sub, window: window)
         let wanted = window.clamped(to: 0..<result.count)
         let positions = wanted.filter { !held.contains($0) }
         let (rows, failed) = await readRows(at: Set(positions), in: result)

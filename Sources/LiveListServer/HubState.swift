@@ -34,12 +34,6 @@ final class HubState {
         }
     }
 
-    struct Subscription {
-        var subscriber: Subscriber
-        /// The positions the client asked for (not clamped: the list may grow into them).
-        var window: Range<Int>
-    }
-
     let query: any ServedLiveQuery
     let versions: HubVersions
     let configuration: LiveListServer.Configuration
@@ -72,12 +66,8 @@ final class HubState {
     private(set) var kept: ResumeBuffer<Buffered>
     /// The version the subscribers hold, the changesets counted, the last commit's time.
     private(set) var clock: HubVersionState
-    var subscriptions: [ObjectIdentifier: Subscription] = [:] {
-        didSet { groups = nil }
-    }
-    /// The subscribers by window and subscription number, as `publish` sends to them: kept
-    /// between commits, made again after the subscriptions change.
-    var groups: [Range<Int>: [Int: [Subscriber]]]?
+    /// The subscribers, with their windows, and grouped as a commit is sent to them.
+    var subscriptions = HubSubscriptions<Subscriber>()
     /// Rows of the current result sent without their values (they changed again before they
     /// were read): every later message brings them to the windows that show them, until a read
     /// finds them as the result holds them — a row changed and changed back within one commit's
@@ -145,7 +135,7 @@ final class HubState {
         case let .detach(subscriber, reply):
             dropDeferred(of: subscriber)
             pendingResumes.remove(subscriber.key)
-            guard let result, let subscription = subscriptions.removeValue(forKey: subscriber.key) else {
+            guard let result, let subscription = subscriptions.remove(subscriber.key) else {
                 reply.resume(returning: nil)
                 return
             }
@@ -153,10 +143,10 @@ final class HubState {
         case let .window(subscriber, window): await move(subscriber, to: window)
         case let .unsubscribe(subscriber):
             pendingResumes.remove(subscriber.key)
-            subscriptions[subscriber.key] = nil
+            subscriptions.remove(subscriber.key)
             dropDeferred(of: subscriber)
         case let .acknowledge(subscriber):
-            guard subscriptions[subscriber.key] != nil else { return }
+            guard subscriptions.contains(subscriber.key) else { return }
             subscriber.send(body: ServerMessage.changes(WireChanges(sub: 0, from: version, to: version, changes: ListChanges(), insertedSectionKeys: [],
                                                                     insertedIDs: [], movedIDs: [], reloadedIDs: [], rows: [])).encodedBody(),
                             version: version)
@@ -166,7 +156,7 @@ final class HubState {
             let reached = state.map { state in self.result?.stateID == state || buffer.contains { $0.fromState == state } } ?? true
             pendingSyncs.add((subscriber, reply), state: state, reached: reached)
         case let .resync(subscribers, reason):
-            for subscriber in subscribers where subscriptions[subscriber.key] != nil {
+            for subscriber in subscribers where subscriptions.contains(subscriber.key) {
                 await reset(subscriber, reason: reason)
             }
         }
@@ -197,7 +187,7 @@ final class HubState {
     private func answerSyncs() {
         guard let result else { return }
         let due = pendingSyncs.due(at: result.stateID) { pending, reached in
-            guard subscriptions[pending.subscriber.key] != nil else { return pendingResumes.contains(pending.subscriber.key) ? .wait : .drop }
+            guard subscriptions.contains(pending.subscriber.key) else { return pendingResumes.contains(pending.subscriber.key) ? .wait : .drop }
             // Frames dropped for a slow client: the commits reach it with its reset, which the
             // answer waits for (a `synced` would be dropped, a `mutated` come before them).
             guard !reached || !pending.subscriber.outbox.isAwaitingReset(pending.subscriber.sub) else { return .wait }
@@ -216,10 +206,9 @@ final class HubState {
     func finish() {
         let delta = kept.removeAll()
         gauge.add(changesets: delta.changesets, bytes: delta.bytes)
-        for subscription in subscriptions.values {
+        for subscription in subscriptions.removeAll() {
             subscription.subscriber.end(.queryClosed, "the live query stopped")
         }
-        subscriptions = [:]
     }
 
     private func handle(_ event: ServedLiveQueryEvent) async {
@@ -244,16 +233,11 @@ final class HubState {
             await publish(update.changeset.changes, old: old.shape, from: fromVersion)
         case let .failure(error):
             logger.warning("live query failed", metadata: ["error": "\(error)"])
-            for subscription in subscriptions.values {
-                if error.isTerminal {
-                    subscription.subscriber.end(.queryClosed, "\(error)")
-                } else {
-                    subscription.subscriber.send(.queryFailed, "\(error)")
-                }
-            }
             if error.isTerminal {
-                subscriptions = [:]
+                for subscription in subscriptions.removeAll() { subscription.subscriber.end(.queryClosed, "\(error)") }
                 onTerminal()
+            } else {
+                for subscription in subscriptions.all { subscription.subscriber.send(.queryFailed, "\(error)") }
             }
         }
     }
@@ -275,25 +259,32 @@ final class HubState {
     private func publish(_ changes: ListChanges, old: LiveResultShape, from: WireVersion) async {
         guard let result, !subscriptions.isEmpty else { return }
         if changes.count > configuration.resetThreshold {
-            for subscription in subscriptions.values { await reset(subscription.subscriber, reason: .tooFarBehind) }
+            for subscription in subscriptions.all { await reset(subscription.subscriber, reason: .tooFarBehind) }
             return
         }
         let transition = Transition(changes: changes, old: old, new: result)
-        let groups = self.groups ?? makeGroups()
-        self.groups = groups
+        let groups = subscriptions.groups
         var missing: [Range<Int>: [Int]] = [:]
         for window in groups.keys {
             missing[window] = Array(Set(transition.missing(window: window, held: window)).union(unresolvedPositions(in: window)))
         }
         let (rows, failed) = await readRows(at: Set(missing.values.joined()), in: result)
-        if failed { retry(groups.values.flatMap { $0.values.joined() }) }
-        var messages: [(WireMessage, [Subscriber])] = []
+        if failed { retry(subscriptions.all.map(\.subscriber)) }
+        send(to: groups, version: version) { window in
+            ServerMessage.changes(transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] },
+                                                     observedAt: observedAt)).encodedBody()
+        }
+    }
+
+    /// Sends every subscriber in `groups` the body made for its window: one body per distinct
+    /// window, one frame per subscription number (clients mostly use the same), shared by the
+    /// subscribers that use it.
+    private func send(to groups: [Range<Int>: [Int: [ObjectIdentifier: Subscriber]]], version: WireVersion,
+                      body: (Range<Int>) -> String) {
+        var messages: [(WireMessage, Dictionary<ObjectIdentifier, Subscriber>.Values)] = []
         for (window, bySub) in groups {
-            let message = transition.message(from: from, to: version, rows: (missing[window] ?? []).compactMap { rows[$0] },
-                                             observedAt: observedAt)
-            let body = ServerMessage.changes(message).encodedBody()
-            // One message per subscription number (clients mostly use the same), shared.
-            for (sub, subscribers) in bySub { messages.append((WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers)) }
+            let body = body(window)
+            for (sub, subscribers) in bySub { messages.append((WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers.values)) }
         }
         writers.holding {
             for (message, subscribers) in messages {
@@ -333,31 +324,15 @@ final class HubState {
     /// that left its list as it was. Nothing when `later` is not after the version they hold.
     func announce(_ later: WireVersion, observedAt: Int64?) async {
         guard let result, let held = clock.announce(later, observedAt: observedAt), !subscriptions.isEmpty else { return }
-        let groups = self.groups ?? makeGroups()
-        self.groups = groups
+        let groups = subscriptions.groups
         var missing: [Range<Int>: [Int]] = [:]
         for window in groups.keys { missing[window] = unresolvedPositions(in: window) }
         let (rows, _) = await readRows(at: Set(missing.values.joined()), in: result)
-        var messages: [(WireMessage, [Subscriber])] = []
-        for (window, bySub) in groups {
-            let body = ServerMessage.changes(WireChanges(sub: 0, from: held, to: later, changes: ListChanges(), insertedSectionKeys: [], insertedIDs: [],
-                                                         movedIDs: [], reloadedIDs: [], rows: (missing[window] ?? []).compactMap { rows[$0] },
-                                                         observedAt: observedAt)).encodedBody()
-            for (sub, subscribers) in bySub { messages.append((WireMessage(string: ServerMessage.frame(sub: sub, body: body)), subscribers)) }
+        send(to: groups, version: later) { window in
+            ServerMessage.changes(WireChanges(sub: 0, from: held, to: later, changes: ListChanges(), insertedSectionKeys: [], insertedIDs: [],
+                                              movedIDs: [], reloadedIDs: [], rows: (missing[window] ?? []).compactMap { rows[$0] },
+                                              observedAt: observedAt)).encodedBody()
         }
-        writers.holding {
-            for (message, subscribers) in messages {
-                for subscriber in subscribers { subscriber.send(message, version: later) }
-            }
-        }
-    }
-
-    private func makeGroups() -> [Range<Int>: [Int: [Subscriber]]] {
-        var groups: [Range<Int>: [Int: [Subscriber]]] = [:]
-        for subscription in subscriptions.values {
-            groups[subscription.window, default: [:]][subscription.subscriber.sub, default: []].append(subscription.subscriber)
-        }
-        return groups
     }
 
     /// How a resuming client's list becomes the current one.
