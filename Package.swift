@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(name: "LiveListOfflineTests", dependencies: ["LiveListOffline"]),
         .testTarget(name: "LiveListWireTests", dependencies: ["LiveListWire", "ListDiff", "ListTesting"]),
         // The Swift client without a server: its list model and the decoding of rows into records.
-        .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff"]),
+        .testTarget(name: "LiveListClientTests", dependencies: ["LiveListClient", "LiveListWire", "ListDiff", "ListPresenter"]),
         .testTarget(name: "LiveListServerTests", dependencies: [
             "ListDiff", "ListPresenter", "ListTesting", "LiveQueryCore", "LiveQuery", "LiveListWire", "LiveListServer", "LiveListServerSQLite",
             "LiveListClient", "LiveListOffline", "ScratchPostgres", "OwnThread", "DroppingTransport",
@@ -223,7 +223,7 @@ let package = Package(
         ]),
         // A throwaway PostgreSQL cluster (initdb, pg_ctl) for the tests and the benchmarks.
         .target(name: "ScratchPostgres", dependencies: [
-            "OwnThread",
+            "ListDiff", "OwnThread",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -291,10 +291,10 @@ public final class RemoteLiveQuery {
             messagesApplied += 1
             // A reset after dropped frames (a slow client): a `synced` may have gone with them.
             if subscription.applied(message) { resendSyncs(on: connection) }
-            if connectionState != .live {
-                connectionState = .live
-                failure = nil
-            }
+            if connectionState != .live { connectionState = .live }
+            // The server's messages flow again: whatever failed (the connection, a read of the
+            // query) is over, for the placeholders and for subscribers to come.
+            failure = nil
             staleSince = nil
             lastLiveAt = Date()
             deliver(output)
