@@ -6,8 +6,9 @@ import PostgresNIO
 /// commits and the next rounds go on — so the updates of queries followed row by row never wait
 /// behind whole reads, and the whole reads of several queries run side by side. Commits that touch
 /// a query while it is read apart wait for the next time it is read, one read for all of them: the
-/// lane runs off the engine's actor, so they are held here and given to the query when the lane
-/// hands it back (``PostgresDatabaseRunner/handBack(_:)``).
+/// lane runs off the engine's actor, so they are held (``PostgresDatabaseRunner/lanes``, a
+/// `LaneState`) and given to the query when the lane hands it back
+/// (``PostgresDatabaseRunner/handBack(_:)``).
 extension PostgresDatabaseRunner {
     /// How many lanes read at once, each on a connection of its own. One: measured with
     /// `pg.mixed` on two cores, a second lane let two whole reads run side by side and took the
@@ -15,17 +16,17 @@ extension PostgresDatabaseRunner {
     static let laneCount = 1
 
     /// Whether every lane is reading: refetched queries that are due wait for one.
-    var lanesBusy: Bool { busyLanes.count >= Self.laneCount }
+    var lanesBusy: Bool { lanes.allBusy }
 
     /// Reads `runners` apart in the snapshot of the round on `session`, spread over the free lanes:
     /// each imports the snapshot before the round commits, and reads on while the engine goes on.
     func detach(_ runners: [any PostgresQueryFollowing], round through: UInt64, from session: PostgresSession) async throws(PostgresLiveQueryError) {
-        let free = (0..<Self.laneCount).filter { !busyLanes.contains($0) }
+        let free = lanes.free
         guard !free.isEmpty, !runners.isEmpty else { return }
         guard let snapshot = try await session.control.text("SELECT pg_export_snapshot()"),
               snapshot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw .malformedChange("pg_export_snapshot()") }
         let used = Array(free.prefix(runners.count))
-        var lanes: [(Int, PostgresSession)] = []
+        var opened: [(Int, PostgresSession)] = []
         for number in used {
             let lane = try await connectedLane(number)
             // Sent together, waited for once.
@@ -36,16 +37,21 @@ extension PostgresDatabaseRunner {
                 _ = try await imported.value()
             } catch {
                 if !lane.connection.isClosed { try? await lane.control.execute("ROLLBACK") }
-                for (_, begun) in lanes { try? await begun.control.execute("ROLLBACK") }
+                for (_, other) in opened { try? await other.control.execute("ROLLBACK") }
                 throw error
             }
-            lanes.append((number, lane))
+            opened.append((number, lane))
         }
         // Spread by turns; each lane reads its share one query after the other.
-        for (offset, (number, lane)) in lanes.enumerated() {
-            let share = runners.enumerated().filter { $0.offset % lanes.count == offset }.map(\.element)
+        for (offset, (number, lane)) in opened.enumerated() {
+            let share = runners.enumerated().filter { $0.offset % opened.count == offset }.map(\.element)
+            guard lanes.take(number, for: share.map { (ObjectIdentifier($0), $0) }) else {
+                // Refused (the lane reads, or a query is read apart, already): never so while one
+                // round at a time detaches; its queries stay with the rounds.
+                try? await lane.control.execute("ROLLBACK")
+                continue
+            }
             for runner in share { runner.detach() }
-            busyLanes.insert(number)
             Task { await self.readApart(share, round: through, lane: number, lane) }
         }
     }
@@ -80,7 +86,13 @@ extension PostgresDatabaseRunner {
             logger.debug("refetch lane failed; its queries are read again", metadata: ["error": "\(failure)"])
             try? await lane.connection.close()
         }
-        busyLanes.remove(number)
+        // Each query was handed back as it was read, so none is left; one that were would be
+        // handed back here, its work left to a round.
+        for left in lanes.finished(number) ?? [] {
+            left.query.abandonApply()
+            left.query.reattach()
+            for what in left.held { what.tell(left.query) }
+        }
         for runner in runners where runner.awaitsRound { attend(runner) }
         inbox.signal()
     }

@@ -27,11 +27,10 @@ actor PostgresDatabaseRunner {
     /// that WAL to the stream; the lanes, which read refetched queries apart in a round's exported
     /// snapshot (`PostgresDatabaseRunner+Lane.swift`).
     var state = DatabaseRunnerState<PostgresSession, CheckedContinuation<Bool, Never>>()
-    /// The lanes reading now.
-    var busyLanes: Set<Int> = []
-    /// What the queries read apart are told when their lane hands them back, in order: a query
-    /// being read apart runs on the lane, off this actor, so nothing else touches it meanwhile.
-    var heldForLane: [ObjectIdentifier: [HeldForLane]] = [:]
+    /// The lanes reading now, the queries each reads apart, and what those are told when their
+    /// lane hands them back, in order: a query being read apart runs on the lane, off this actor,
+    /// so nothing else touches it meanwhile.
+    var lanes = LaneState<any PostgresQueryFollowing, HeldForLane>(count: PostgresDatabaseRunner.laneCount)
     nonisolated let inbox: StreamInbox
     nonisolated let stream: ReplicationStream
     nonisolated let slotName: String
@@ -328,17 +327,13 @@ actor PostgresDatabaseRunner {
 
     /// Tells `runner` now, or, while a lane reads it apart, once the lane hands it back.
     func deliver(_ what: HeldForLane, to runner: any PostgresQueryFollowing) {
-        guard runner.isDetached else {
-            what.tell(runner)
-            return
-        }
-        heldForLane[ObjectIdentifier(runner), default: []].append(what)
+        if case let .tell(now) = lanes.hold(what, for: ObjectIdentifier(runner)) { now.tell(runner) }
     }
 
     /// A lane hands `runner` back: it is told, in order, what happened while it was read apart.
     func handBack(_ runner: any PostgresQueryFollowing) {
         runner.reattach()
-        for what in heldForLane.removeValue(forKey: ObjectIdentifier(runner)) ?? [] { what.tell(runner) }
+        for what in lanes.handBack(ObjectIdentifier(runner)) ?? [] { what.tell(runner) }
     }
 
     /// Runs a round at once and returns once it applied what was committed before the call: what
