@@ -5,7 +5,7 @@
 /// meanwhile, else where the first screen was read) and who waits for it; once whole, nothing.
 /// Events in — a commit touched the query, the rest arrived, someone waits, the result was
 /// completed (or the query stopped) — and the waiters to wake out. No lock, no I/O:
-/// `PostgresQueryRunner` holds it under its `restLock` and resumes the waiters.
+/// `PostgresQueryRunner` holds it in a `Locked` box and resumes the waiters.
 struct FirstFetchState<Rest, Waiter> {
     enum State {
         /// The rest is being read.

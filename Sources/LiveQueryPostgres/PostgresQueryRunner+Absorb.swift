@@ -10,10 +10,10 @@ extension PostgresQueryRunner {
     func absorb(_ commit: DecodedCommit, relations: KnownRelations) {
         let read = plan.relationsRead
         let end = commit.endLSN.value
-        if tracker.isBuilding { restLock.withLock { firstFetch.touched(at: end) } }
+        if tracker.isBuilding { firstFetch.withLock { $0.touched(at: end) } }
         var entry = AbsorbedCommit(end: end)
         defer { work.absorb(entry, reshaped: !commit.reshaped.isDisjoint(with: read)) }
-        positionsLock.withLock { if deliveries.positions.pendingFrom == nil { deliveries.positions.pendingFrom = end } }
+        deliveries.withLock { if $0.positions.pendingFrom == nil { $0.positions.pendingFrom = end } }
         guard tracker.state.wantsRows else { return }
         if !commit.reshaped.isDisjoint(with: read) {
             tracker.state.needsRefetch(.schemaChanged)

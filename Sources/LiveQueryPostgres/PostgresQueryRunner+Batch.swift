@@ -90,7 +90,7 @@ extension PostgresQueryRunner {
 
     func finishBatched(_ rows: [ReadRow], round: UInt64, _ session: PostgresSession) async throws(PostgresLiveQueryError) -> Bool {
         guard let taken = takenWork.takeBatched() else { return true }
-        defer { positionsLock.withLock { deliveries.positions.pendingFrom = work.pendingFrom } }
+        defer { deliveries.withLock { $0.positions.pendingFrom = work.pendingFrom } }
         let reads = PrefetchedReads(entries: PostgresRows.entries(rows, plan, &keys))
         if rows.count <= PostgresRows.contentsKept { keep(rows) }
         return try await finishApply(taken, round: round, session, guarded: false, start: .now, prefetched: reads)

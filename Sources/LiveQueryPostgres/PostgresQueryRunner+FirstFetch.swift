@@ -24,10 +24,10 @@ final class BuilderSink: @unchecked Sendable {
 /// snapshot the first screen was read in (exported to a connection of its own), and completed in
 /// a later round with the commits absorbed meanwhile, re-read in that round's snapshot.
 extension PostgresQueryRunner {
-    var hasRest: Bool { restLock.withLock { firstFetch.rest != nil } }
+    var hasRest: Bool { firstFetch.withLock { $0.rest != nil } }
 
     /// Whether the result is whole (not a first screen waiting for the rest).
-    var isWhole: Bool { restLock.withLock { firstFetch.isWhole } }
+    var isWhole: Bool { firstFetch.withLock { $0.isWhole } }
 
     /// Reads the whole result on `session` (a transaction that imported the first screen's
     /// snapshot), commits and closes it, keeps the rows for the next round and calls `then`.
@@ -52,7 +52,7 @@ extension PostgresQueryRunner {
             }
             _ = try? await session.execute("COMMIT")
             try? await session.connection.close()
-            restLock.withLock { firstFetch.arrived(outcome) }
+            firstFetch.withLock { $0.arrived(outcome) }
             then()
         }
     }
@@ -61,7 +61,7 @@ extension PostgresQueryRunner {
     /// meanwhile, re-read in this round's snapshot; one update from the first screen to the whole,
     /// which holds from the last commit that touched the query since it opened.
     func completeFirstFetch(round: UInt64, _ session: PostgresSession) async throws(PostgresLiveQueryError) {
-        guard case let (outcome, holdsFrom)? = restLock.withLock({ firstFetch.rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
+        guard case let (outcome, holdsFrom)? = firstFetch.withLock({ $0.rest }), case let .building(touched, refetch) = tracker.state.phase else { return }
         var reads = PrefetchedReads(entries: [])
         var builder: IndexBuilder?
         var failure: PostgresLiveQueryError?
@@ -101,21 +101,21 @@ extension PostgresQueryRunner {
         } else {
             tracker.finishBuild(builder, reads)
         }
-        if builder == nil { positionsLock.withLock { deliveries.positions.failed(heldThrough: nil) } }
+        if builder == nil { deliveries.withLock { $0.positions.failed(heldThrough: nil) } }
         finishWaiting()
     }
 
     /// Returns once the result is whole (or the query stopped).
     func waitForWholeResult() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queued = restLock.withLock { firstFetch.wait(continuation) }
+            let queued = firstFetch.withLock { $0.wait(continuation) }
             if !queued { continuation.resume() }
         }
     }
 
     /// Wakes whoever waits for the whole result (it is whole, or the query stopped).
     func finishWaiting() {
-        let waiting = restLock.withLock { firstFetch.complete() }
+        let waiting = firstFetch.withLock { $0.complete() }
         for waiter in waiting { waiter.resume() }
     }
 }

@@ -9,19 +9,17 @@ import PostgresNIO
 /// actor, one round at a time (the engine's gate) — or, read apart, for its lane alone, the
 /// engine holding back what it would tell it meanwhile (`HeldForLane`) — so ``tracker``'s state, ``keys``,
 /// ``work`` and ``takenWork`` are never touched concurrently (the channel's tap runs there too, inside the
-/// tracker's deliveries); ``deliveries`` (the positions) is under `positionsLock` for readers on
-/// other threads, the plan under `planLock`, the rest of the first fetch under `restLock`, the
-/// contents kept from reads in their own lock box.
+/// tracker's deliveries); ``deliveries`` (the positions), the plan, the rest of the first fetch and
+/// the contents kept from reads are each a lock box of their own, for readers on other threads.
 final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unchecked Sendable {
     /// The request, planned again when a table's shape changes.
     let request: PostgresLiveQueryRequest<ID>
     let publishesViaRoot: Bool
-    private let planLock = NSLock()
-    private var storedPlan: PostgresPlan
+    private let storedPlan: Locked<PostgresPlan>
     /// How the query is read and kept now (read from any thread; replaced on the engine actor).
     var plan: PostgresPlan {
-        get { planLock.withLock { storedPlan } }
-        set { planLock.withLock { storedPlan = newValue } }
+        get { storedPlan.withLock { $0 } }
+        set { storedPlan.withLock { $0 = newValue } }
     }
     /// The commits absorbed and not applied, a plan to make again, the last failure.
     var work = QueryWork()
@@ -31,18 +29,16 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     var keys: RowKeys
     /// Past this many rows touched in one round, a refetch is cheaper.
     let refetchThreshold: Int
-    let positionsLock = NSLock()
     /// The positions each delivered result holds at, and what a delivery under way stands for.
-    var deliveries = PositionedDeliveries()
+    let deliveries = Locked(PositionedDeliveries())
     /// The contents the query's latest reads carried, by canonical identity, with their tokens
     /// (``keep(_:)``): read by the server's payload reads on other threads.
     let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
     let progress: EngineProgress
     let positioned: PositionedChannel<ID>
     /// A first screen's rest — being read (in the snapshot the first screen was read in), or read
-    /// — where the whole result will hold from, and who waits for it; under ``restLock``.
-    let restLock = NSLock()
-    var firstFetch: FirstFetchState<Result<FirstFetchRest, PostgresLiveQueryError>, CheckedContinuation<Void, Never>>
+    /// — where the whole result will hold from, and who waits for it.
+    let firstFetch: Locked<FirstFetchState<Result<FirstFetchRest, PostgresLiveQueryError>, CheckedContinuation<Void, Never>>>
     /// Grouped by the base table's key: per aggregated table (by role), the group of each of its
     /// rows that belongs to a group the result holds.
     var childLinks: [Int: ChildLinks] = [:]
@@ -52,17 +48,17 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
 
     /// The latest position the query announced: the end of the last commit that touched its
     /// tables and that its latest result includes.
-    var version: PostgresLSN { PostgresLSN(positionsLock.withLock { deliveries.positions.latest }) }
+    var version: PostgresLSN { PostgresLSN(deliveries.withLock { $0.positions.latest }) }
 
     /// The position a delivered result is the query's result at.
     func position(of state: ListStateID) -> PostgresLSN? {
-        positionsLock.withLock { deliveries.positions.position(of: state) }.map(PostgresLSN.init)
+        deliveries.withLock { $0.positions.position(of: state) }.map(PostgresLSN.init)
     }
 
     /// Whether a delivered result is the query's result at `position`.
     func holds(_ state: ListStateID, at position: PostgresLSN) -> Bool {
         let followed = progress.applied
-        return positionsLock.withLock { deliveries.positions.holds(state, at: position.value, followed: followed) }
+        return deliveries.withLock { $0.positions.holds(state, at: position.value, followed: followed) }
     }
 
     var relationsRead: Set<UInt32> { plan.relationsRead }
@@ -90,7 +86,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
         self.request = request
         self.publishesViaRoot = publishesViaRoot
         self.progress = progress
-        storedPlan = plan
+        storedPlan = Locked(plan)
         self.refetchThreshold = refetchThreshold
         var keys = RowKeys(integerKeys: plan.integerKeys)
         var builder = IndexBuilder(layout: plan.layout, canonicalIdentity: Self.canonicalizer())
@@ -111,9 +107,9 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
                                channel: EventChannel(initial: initial, callbackQueue: nil, onEvent: nil),
                                statistics: statistics)
         self.keys = keys
-        firstFetch = FirstFetchState(whole: !isBuilding, holdsFrom: holdsFrom)
+        firstFetch = Locked(FirstFetchState(whole: !isBuilding, holdsFrom: holdsFrom))
         // A first screen is not the query's result at any position: only the whole result is.
-        if !isBuilding, let state = initial.stateID { deliveries.positions.read(state, from: holdsFrom) }
+        if !isBuilding, let state = initial.stateID { deliveries.withLock { $0.positions.read(state, from: holdsFrom) } }
         positioned = PositionedChannel(initial: initial, position: isBuilding ? nil : PostgresLSN(holdsFrom))
         childLinks = try await Self.childLinks(plan, groups: entries.compactMap { keys.value(of: $0.rowid) }, session)
         tracker.channel.tap { [weak self] event in self?.tapped(event) }
@@ -126,7 +122,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
         case .initial:
             break
         case let .update(update):
-            let position = positionsLock.withLock { deliveries.delivered(update.result.stateID) }
+            let position = deliveries.withLock { $0.delivered(update.result.stateID) }
             positioned.send(.update(update, position: position.map(PostgresLSN.init)))
         case let .failure(failure):
             positioned.send(.failure(failure))
@@ -135,7 +131,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
 
     /// The current result stands again after a step that did not change it.
     private func unchanged(first: UInt64, last: UInt64) {
-        let known = positionsLock.withLock { deliveries.unchanged(first: first, last: last) }
+        let known = deliveries.withLock { $0.unchanged(first: first, last: last) }
         if known { positioned.send(.unchanged(through: PostgresLSN(last))) }
     }
 
@@ -145,13 +141,13 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     @discardableResult
     func delivering(_ standsFor: PositionedDeliveries.StandsFor, shown: ListStateID? = nil,
                     _ body: () throws -> Void) rethrows -> PositionedDeliveries.Outcome {
-        positionsLock.withLock { deliveries.open(standsFor, shown: shown) }
+        deliveries.withLock { $0.open(standsFor, shown: shown) }
         let outcome: PositionedDeliveries.Outcome
         do {
             try body()
-            outcome = positionsLock.withLock { deliveries.close() }
+            outcome = deliveries.withLock { $0.close() }
         } catch {
-            positionsLock.withLock { _ = deliveries.close() }
+            deliveries.withLock { _ = $0.close() }
             throw error
         }
         if case let .unchanged(through) = outcome { positioned.send(.unchanged(through: PostgresLSN(through))) }
@@ -213,7 +209,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     func apply(round: UInt64, _ session: PostgresSession, guarded: Bool) async throws(PostgresLiveQueryError) -> Bool {
         guard needsRound || isDetached else { return true }
         // Commits absorbed while this one is read apart are held by the engine until it is handed back.
-        defer { positionsLock.withLock { deliveries.positions.pendingFrom = work.pendingFrom } }
+        defer { deliveries.withLock { $0.positions.pendingFrom = work.pendingFrom } }
         // A query that failed before, or whose tables changed shape, reads guarded.
         let guarded = guarded || tracker.state.isBehind || needsPlan || takenWork.detached?.replan == true
         let start = ContinuousClock.now
@@ -327,7 +323,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     /// A read failed: the query says so (once while it keeps failing) and is behind; its result
     /// held until just before `before` (a commit's end), as far as it knows.
     func fail(_ error: PostgresLiveQueryError, before: UInt64?) {
-        positionsLock.withLock { deliveries.positions.failed(heldThrough: before.map { $0 - 1 }) }
+        deliveries.withLock { deliveries in deliveries.positions.failed(heldThrough: before.map { $0 - 1 }) }
         if work.failed(at: .now) {
             tracker.reportFailure(LiveQueryError(error))
         } else {
@@ -376,7 +372,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
                 childLinks = links
                 // Following, the refetch is one step of the round's commits; after a failure (commits
                 // may have been missed) the result read holds at the round's position.
-                let following = positionsLock.withLock { deliveries.positions.isFollowing }
+                let following = deliveries.withLock { $0.positions.isFollowing }
                 let standsFor: PositionedDeliveries.StandsFor
                 if following, let first = commits.first?.end, let last = commits.last?.end {
                     standsFor = .step(first: first, last: last)
@@ -404,7 +400,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     }
 
     func abandonApply() {
-        positionsLock.withLock { deliveries.positions.failed(heldThrough: deliveries.positions.pendingFrom.map { $0 - 1 }) }
+        deliveries.withLock { deliveries in deliveries.positions.failed(heldThrough: deliveries.positions.pendingFrom.map { $0 - 1 }) }
         tracker.state.failed()
         work.clearFailure()
     }
@@ -412,8 +408,8 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     func lostTrack(_ error: PostgresLiveQueryError, heldThrough: UInt64) {
         // Commits may have been missed: nothing is known after `heldThrough` until the result is read again.
         work.forgetCommits()
-        positionsLock.withLock { deliveries.positions.pendingFrom = nil }
-        positionsLock.withLock { deliveries.positions.failed(heldThrough: heldThrough) }
+        deliveries.withLock { $0.positions.pendingFrom = nil }
+        deliveries.withLock { $0.positions.failed(heldThrough: heldThrough) }
         tracker.reportFailure(LiveQueryError(error))
     }
 
