@@ -1,4 +1,4 @@
-import Foundation
+import ListDiff
 import LiveQueryCore
 
 /// A PostgreSQL live query's event with the commit position it is at: what a server needs to
@@ -17,59 +17,62 @@ public enum PostgresPositionedEvent<ID: LiveIdentity>: Sendable {
 }
 
 /// Hands the positioned events of one query to each consumer of ``PostgresLiveQuery/positionedEvents()``,
-/// in the order the engine made them. `@unchecked Sendable`: `streams`, `latest` and `finished`
-/// are only touched under `lock`.
-final class PositionedChannel<ID: LiveIdentity>: @unchecked Sendable {
+/// in the order the engine made them. Its streams, latest result and whether it finished are one
+/// `Locked` value.
+final class PositionedChannel<ID: LiveIdentity>: Sendable {
     typealias Event = PostgresPositionedEvent<ID>
 
-    private let lock = NSLock()
-    private var streams: [Int: AsyncStream<Event>.Continuation] = [:]
-    private var next = 0
-    private var latest: (result: LiveResult<ID>, position: PostgresLSN?)
-    private var finished = false
+    private struct State {
+        var streams: [Int: AsyncStream<Event>.Continuation] = [:]
+        var next = 0
+        var latest: (result: LiveResult<ID>, position: PostgresLSN?)
+        var finished = false
+    }
+
+    private let state: Locked<State>
 
     init(initial: LiveResult<ID>, position: PostgresLSN?) {
-        latest = (initial, position)
+        state = Locked(State(latest: (initial, position)))
     }
 
     /// A new stream that starts with `.initial(latest result, its position)`; unbounded, as a
     /// query's `events` are.
     func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
-        lock.withLock {
-            continuation.yield(.initial(latest.result, position: latest.position))
-            guard !finished else {
+        state.withLock { state in
+            continuation.yield(.initial(state.latest.result, position: state.latest.position))
+            guard !state.finished else {
                 continuation.finish()
                 return
             }
-            let id = next
-            next += 1
-            streams[id] = continuation
+            let id = state.next
+            state.next += 1
+            state.streams[id] = continuation
             continuation.onTermination = { [weak self] _ in
                 guard let self else { return }
-                _ = self.lock.withLock { self.streams.removeValue(forKey: id) }
+                _ = self.state.withLock { $0.streams.removeValue(forKey: id) }
             }
         }
         return stream
     }
 
     func send(_ event: Event) {
-        lock.withLock {
-            guard !finished else { return }
+        state.withLock { state in
+            guard !state.finished else { return }
             switch event {
-            case let .update(update, position): latest = (update.result, position)
-            case let .unchanged(position): latest.position = position
+            case let .update(update, position): state.latest = (update.result, position)
+            case let .unchanged(position): state.latest.position = position
             case .initial, .failure: break
             }
-            for continuation in streams.values { continuation.yield(event) }
+            for continuation in state.streams.values { continuation.yield(event) }
         }
     }
 
     func finish() {
-        let ending = lock.withLock {
-            finished = true
-            defer { streams = [:] }
-            return Array(streams.values)
+        let ending = state.withLock { state in
+            state.finished = true
+            defer { state.streams = [:] }
+            return Array(state.streams.values)
         }
         for continuation in ending { continuation.finish() }
     }
