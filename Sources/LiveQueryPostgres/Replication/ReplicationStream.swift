@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -17,11 +18,11 @@ import Darwin
 /// starts after the last commit received, so the engine misses nothing; with a temporary one
 /// (gone with its connection) the engine's queries read their results again.
 ///
-/// `@unchecked Sendable`: the connection, the decoder and the schedule are only used on the
-/// thread; `stopping`, `applied`, `positionWanted`, `reconnectWanted`, `connection` (for
-/// ``stop()``'s and ``reconnect()``'s cancel) and `exited` are only touched under `lock`; the
-/// wake pipe's descriptors are fixed at `init`.
-final class ReplicationStream: @unchecked Sendable {
+/// The connection, the decoder and the schedule live on the thread (its locals); what it shares
+/// with the other side — stopping, the position applied, the requests, the connection (for
+/// ``stop()``'s and ``reconnect()``'s cancel), who waits for the thread to end — is one `Locked`
+/// value; the wake pipe's descriptors are fixed at `init`.
+final class ReplicationStream: Sendable {
     struct Settings: Sendable {
         var conninfo: String
         var slotName: String
@@ -34,16 +35,19 @@ final class ReplicationStream: @unchecked Sendable {
     let settings: Settings
     let inbox: StreamInbox
     private let logger: Logger
-    private let lock = NSLock()
-    private var stopping = false
-    private var applied = PostgresLSN.zero
-    private var positionWanted = false
-    /// The watchdog found the stream stalled: the session ends and a new one starts.
-    private var reconnectWanted = false
-    private var connection: ReplicationConnection?
-    private var exited: [CheckedContinuation<Void, Never>] = []
-    private var hasExited = false
-    private var started = false
+    private struct Shared {
+        var stopping = false
+        var applied = PostgresLSN.zero
+        var positionWanted = false
+        /// The watchdog found the stream stalled: the session ends and a new one starts.
+        var reconnectWanted = false
+        var connection: ReplicationConnection?
+        var exited: [CheckedContinuation<Void, Never>] = []
+        var hasExited = false
+        var started = false
+    }
+
+    private let shared = Locked(Shared())
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -67,9 +71,9 @@ final class ReplicationStream: @unchecked Sendable {
 
     /// Starts the thread (once).
     func start() {
-        let first = lock.withLock {
-            defer { started = true }
-            return !started
+        let first = shared.withLock { shared in
+            defer { shared.started = true }
+            return !shared.started
         }
         guard first else { return }
         inbox.whenDrained { [weak self] in self?.wake() }
@@ -80,22 +84,22 @@ final class ReplicationStream: @unchecked Sendable {
 
     /// Every commit that ends at or before `position` is applied: the server may forget it.
     func confirm(_ position: PostgresLSN) {
-        lock.withLock { applied = max(applied, position) }
+        shared.withLock { $0.applied = max($0.applied, position) }
         wake()
     }
 
     /// Asks the server to say at once how far it decoded (a keepalive, then ``StreamInbox/reached(_:)``).
     func requestPosition() {
-        lock.withLock { positionWanted = true }
+        shared.withLock { $0.positionWanted = true }
         wake()
     }
 
     /// Ends the session under way (its command in progress cancelled) and starts a new one: what
     /// the watchdog does to a stream that stopped bringing the WAL (`WALWatch`).
     func reconnect() {
-        let connection: ReplicationConnection? = lock.withLock {
-            reconnectWanted = true
-            return self.connection
+        let connection: ReplicationConnection? = shared.withLock { shared in
+            shared.reconnectWanted = true
+            return shared.connection
         }
         connection?.cancel()
         wake()
@@ -104,23 +108,23 @@ final class ReplicationStream: @unchecked Sendable {
     /// Stops the thread and closes the connection (a temporary slot goes with it); returns once
     /// the thread is done.
     func stop() async {
-        let connection: ReplicationConnection? = lock.withLock {
-            stopping = true
-            return self.connection
+        let connection: ReplicationConnection? = shared.withLock { shared in
+            shared.stopping = true
+            return shared.connection
         }
         connection?.cancel()
         wake()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = lock.withLock {
-                if hasExited || !started { return true }
-                exited.append(continuation)
+            let done = shared.withLock { shared in
+                if shared.hasExited || !shared.started { return true }
+                shared.exited.append(continuation)
                 return false
             }
             if done { continuation.resume() }
         }
     }
 
-    private var isStopping: Bool { lock.withLock { stopping } }
+    private var isStopping: Bool { shared.withLock { $0.stopping } }
 
     private func wake() {
         var byte: UInt8 = 1
@@ -147,10 +151,10 @@ final class ReplicationStream: @unchecked Sendable {
                 sleep(milliseconds: delay)
             }
         }
-        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            hasExited = true
-            defer { exited = [] }
-            return exited
+        let waiters: [CheckedContinuation<Void, Never>] = shared.withLock { shared in
+            shared.hasExited = true
+            defer { shared.exited = [] }
+            return shared.exited
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -170,12 +174,12 @@ final class ReplicationStream: @unchecked Sendable {
     /// One connection's life: connect, take up the slot, stream until it fails or the stream stops.
     private func session(first: Bool, connected: () -> Void) throws(PostgresLiveQueryError) {
         let connection = try ReplicationConnection(conninfo: settings.conninfo)
-        let stop = lock.withLock {
-            self.connection = connection
-            return stopping
+        let stop = shared.withLock { shared in
+            shared.connection = connection
+            return shared.stopping
         }
         defer {
-            lock.withLock { self.connection = nil }
+            shared.withLock { $0.connection = nil }
             connection.close()
         }
         guard !stop else { return }
@@ -185,7 +189,7 @@ final class ReplicationStream: @unchecked Sendable {
             + "publication_names " + Self.literal(PostgresPlan.quoted(settings.publication)) + ")")
         connected()
         inbox.sessionStarted(StreamStart(position: position, slotIsNew: isNew, positionsName: name), first: first)
-        let confirmed = lock.withLock { max(applied, position) }
+        let confirmed = shared.withLock { max($0.applied, position) }
         var schedule = StreamSchedule(started: position, applied: confirmed, at: .now, interval: settings.statusInterval, deadAfter: settings.deadAfter)
         try stream(connection, &schedule)
     }
@@ -203,7 +207,7 @@ final class ReplicationStream: @unchecked Sendable {
             _ = poll(&descriptors, 2, milliseconds)
             drainWakePipe()
             if isStopping { return }
-            if lock.withLock({ defer { reconnectWanted = false }; return reconnectWanted }) {
+            if shared.withLock({ shared in defer { shared.reconnectWanted = false }; return shared.reconnectWanted }) {
                 throw .replicationStream(.init(message: "the watchdog found the stream stalled behind the WAL"))
             }
             let now = ContinuousClock.now
@@ -216,9 +220,9 @@ final class ReplicationStream: @unchecked Sendable {
             }
             if paused { schedule.arrived(at: now) }   // not reading: silence is ours
             if output, descriptors[0].revents & Int16(POLLOUT) != 0 { output = try connection.flush() }
-            let (position, wanted) = lock.withLock {
-                defer { positionWanted = false }
-                return (applied, positionWanted)
+            let (position, wanted) = shared.withLock { shared in
+                defer { shared.positionWanted = false }
+                return (shared.applied, shared.positionWanted)
             }
             schedule.confirmed(position)
             if wanted { schedule.positionWanted() }

@@ -1,4 +1,4 @@
-import Foundation
+import ListDiff
 
 /// What the replication stream's thread hands the engine, in the order it happened: the commits,
 /// how far the stream has reached, where the stream started again without the commits before (a
@@ -10,8 +10,8 @@ import Foundation
 /// the new session starts after the last commit the last one brought (the thread reports what it
 /// received as flushed), so the commits go on as one stream.
 ///
-/// `@unchecked Sendable`: every stored property is only touched under `lock`.
-final class StreamInbox: @unchecked Sendable {
+/// What the two sides share is one `Locked` value.
+final class StreamInbox: Sendable {
     enum Item: Sendable {
         /// The stream (re)started on a new slot at `start.position`: the first session, or one
         /// after which commits between the last session and this one were never seen.
@@ -27,24 +27,27 @@ final class StreamInbox: @unchecked Sendable {
         case lost(since: ContinuousClock.Instant, PostgresLiveQueryError)
     }
 
-    private let lock = NSLock()
-    private var items: [Item] = []
-    private var head = 0
-    /// Keys held by the commits waiting: the backlog's measure.
-    private var backlog = 0
-    private var reachedPosition = PostgresLSN.zero
-    private var state = Session.connecting
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
-    /// The waits under way, and those among them whose time was up (or whose task was
-    /// cancelled) before they began to wait.
-    private var active: Set<Int> = []
-    private var woken: Set<Int> = []
-    private var signalled = false
-    /// Commits posted by the stream and taken by the engine, and sessions lost, since the start.
-    private var counts = Counts()
-    /// Called (on the engine's side) when the backlog went back under its limit.
-    private var onDrained: (@Sendable () -> Void)?
+    private struct Shared {
+        var items: [Item] = []
+        var head = 0
+        /// Keys held by the commits waiting: the backlog's measure.
+        var backlog = 0
+        var reachedPosition = PostgresLSN.zero
+        var state = Session.connecting
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+        /// The waits under way, and those among them whose time was up (or whose task was
+        /// cancelled) before they began to wait.
+        var active: Set<Int> = []
+        var woken: Set<Int> = []
+        var signalled = false
+        /// Commits posted by the stream and taken by the engine, and sessions lost, since the start.
+        var counts = Counts()
+        /// Called (on the engine's side) when the backlog went back under its limit.
+        var onDrained: (@Sendable () -> Void)?
+    }
+
+    private let shared = Locked(Shared())
     /// Past this many keys waiting, the stream's thread pauses.
     let limit: Int
 
@@ -53,15 +56,15 @@ final class StreamInbox: @unchecked Sendable {
     // MARK: - The stream's thread
 
     func post(_ item: Item) {
-        lock.withLock {
+        shared.withLock { shared in
             switch item {
-            case let .started(start): reachedPosition = max(reachedPosition, start.position)
+            case let .started(start): shared.reachedPosition = max(shared.reachedPosition, start.position)
             case let .commit(commit):
-                reachedPosition = max(reachedPosition, commit.endLSN)
-                backlog += commit.touched.values.reduce(1) { $0 + $1.count }
-                counts.commitsDecoded += 1
+                shared.reachedPosition = max(shared.reachedPosition, commit.endLSN)
+                shared.backlog += commit.touched.values.reduce(1) { $0 + $1.count }
+                shared.counts.commitsDecoded += 1
             }
-            items.append(item)
+            shared.items.append(item)
         }
         signal()
     }
@@ -69,9 +72,9 @@ final class StreamInbox: @unchecked Sendable {
     /// A session started: posted as an item when it is the first or follows lost commits.
     func sessionStarted(_ start: StreamStart, first: Bool) {
         if first || start.slotIsNew { post(.started(start)) }
-        lock.withLock {
-            reachedPosition = max(reachedPosition, start.position)
-            state = .streaming(start)
+        shared.withLock { shared in
+            shared.reachedPosition = max(shared.reachedPosition, start.position)
+            shared.state = .streaming(start)
         }
         signal()
     }
@@ -79,10 +82,10 @@ final class StreamInbox: @unchecked Sendable {
     /// The session ended (or none could start) for `error`: the statements under way on the
     /// engine's other connections end too (a server gone leaves them waiting otherwise).
     func sessionLost(_ error: PostgresLiveQueryError) {
-        let first: Bool = lock.withLock {
-            if case .lost = state { return false }
-            state = .lost(since: .now, error)
-            counts.sessionsLost += 1
+        let first: Bool = shared.withLock { shared in
+            if case .lost = shared.state { return false }
+            shared.state = .lost(since: .now, error)
+            shared.counts.sessionsLost += 1
             return true
         }
         if first { aborts.fire(error) }
@@ -94,48 +97,48 @@ final class StreamInbox: @unchecked Sendable {
 
     /// The server has sent everything it decoded before `position`.
     func reached(_ position: PostgresLSN) {
-        let moved = lock.withLock {
-            guard position > reachedPosition else { return false }
-            reachedPosition = position
+        let moved = shared.withLock { shared in
+            guard position > shared.reachedPosition else { return false }
+            shared.reachedPosition = position
             return true
         }
         if moved { signal() }
     }
 
     /// Whether the thread should stop reading until the engine takes what waits.
-    var isFull: Bool { lock.withLock { backlog >= limit } }
+    var isFull: Bool { shared.withLock { $0.backlog >= limit } }
 
-    func whenDrained(_ body: @escaping @Sendable () -> Void) { lock.withLock { onDrained = body } }
+    func whenDrained(_ body: @escaping @Sendable () -> Void) { shared.withLock { $0.onDrained = body } }
 
     // MARK: - The engine
 
     /// Whether a session streams now.
-    var session: Session { lock.withLock { state } }
+    var session: Session { shared.withLock { $0.state } }
 
     /// How far the stream has reached: every commit that ends at or before it is in the inbox
     /// (or was taken from it).
-    var reached: PostgresLSN { lock.withLock { reachedPosition } }
+    var reached: PostgresLSN { shared.withLock { $0.reachedPosition } }
 
     /// The next item, left in place.
-    func peek() -> Item? { lock.withLock { head < items.count ? items[head] : nil } }
+    func peek() -> Item? { shared.withLock { $0.head < $0.items.count ? $0.items[$0.head] : nil } }
 
     /// Takes the next item.
     @discardableResult
     func take() -> Item? {
-        let (item, drained): (Item?, (@Sendable () -> Void)?) = lock.withLock {
-            guard head < items.count else { return (nil, nil) }
-            let item = items[head]
-            head += 1
-            let wasFull = backlog >= limit
+        let (item, drained): (Item?, (@Sendable () -> Void)?) = shared.withLock { shared in
+            guard shared.head < shared.items.count else { return (nil, nil) }
+            let item = shared.items[shared.head]
+            shared.head += 1
+            let wasFull = shared.backlog >= limit
             if case let .commit(commit) = item {
-                backlog -= commit.touched.values.reduce(1) { $0 + $1.count }
-                counts.commitsTaken += 1
+                shared.backlog -= commit.touched.values.reduce(1) { $0 + $1.count }
+                shared.counts.commitsTaken += 1
             }
-            if head >= 1_024, head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
+            if shared.head >= 1_024, shared.head * 2 >= shared.items.count {
+                shared.items.removeFirst(shared.head)
+                shared.head = 0
             }
-            return (item, wasFull && backlog < limit ? onDrained : nil)
+            return (item, wasFull && shared.backlog < limit ? shared.onDrained : nil)
         }
         drained?()
         return item
@@ -156,25 +159,25 @@ final class StreamInbox: @unchecked Sendable {
         var sessionsLost = 0
     }
 
-    var counted: Counts { lock.withLock { counts } }
+    var counted: Counts { shared.withLock { $0.counts } }
 
     /// Whether items wait.
-    var isEmpty: Bool { lock.withLock { head >= items.count } }
+    var isEmpty: Bool { shared.withLock { $0.head >= $0.items.count } }
 
     /// How far the stream has reached, when nothing waits to be taken: every commit that ends at
     /// or before it was taken.
-    func quietlyReached() -> PostgresLSN? { lock.withLock { head >= items.count ? reachedPosition : nil } }
+    func quietlyReached() -> PostgresLSN? { shared.withLock { $0.head >= $0.items.count ? $0.reachedPosition : nil } }
 
     /// The item `offset` places after the next one, left in place.
-    func peek(at offset: Int) -> Item? { lock.withLock { head + offset < items.count ? items[head + offset] : nil } }
+    func peek(at offset: Int) -> Item? { shared.withLock { $0.head + offset < $0.items.count ? $0.items[$0.head + offset] : nil } }
 
     /// Returns when something is posted or reached (at once if it was since the last wait), or
     /// after `timeout`. Any number of tasks may wait (the engine's pump, a round, an open).
     func wait(timeout: Duration) async {
-        let id = lock.withLock {
-            nextWaiter += 1
-            active.insert(nextWaiter)
-            return nextWaiter
+        let id = shared.withLock { shared in
+            shared.nextWaiter += 1
+            shared.active.insert(shared.nextWaiter)
+            return shared.nextWaiter
         }
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
@@ -182,19 +185,19 @@ final class StreamInbox: @unchecked Sendable {
         }
         defer {
             timer.cancel()
-            lock.withLock {
-                active.remove(id)
-                woken.remove(id)
+            shared.withLock { shared in
+                shared.active.remove(id)
+                shared.woken.remove(id)
             }
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready: Bool = lock.withLock {
-                    if signalled || woken.remove(id) != nil {
-                        signalled = false
+                let ready: Bool = shared.withLock { shared in
+                    if shared.signalled || shared.woken.remove(id) != nil {
+                        shared.signalled = false
                         return true
                     }
-                    waiters[id] = continuation
+                    shared.waiters[id] = continuation
                     return false
                 }
                 if ready { continuation.resume() }
@@ -207,9 +210,9 @@ final class StreamInbox: @unchecked Sendable {
     /// Ends one wait (its time is up, or its task was cancelled), or makes it end at once if it
     /// has not begun.
     private func wake(_ id: Int) {
-        let waiter: CheckedContinuation<Void, Never>? = lock.withLock {
-            guard let waiting = waiters.removeValue(forKey: id) else {
-                if active.contains(id) { woken.insert(id) }
+        let waiter: CheckedContinuation<Void, Never>? = shared.withLock { shared in
+            guard let waiting = shared.waiters.removeValue(forKey: id) else {
+                if shared.active.contains(id) { shared.woken.insert(id) }
                 return nil
             }
             return waiting
@@ -219,13 +222,13 @@ final class StreamInbox: @unchecked Sendable {
 
     /// Ends every wait, or the next one.
     func signal() {
-        let ending: [CheckedContinuation<Void, Never>] = lock.withLock {
-            guard !waiters.isEmpty else {
-                signalled = true
+        let ending: [CheckedContinuation<Void, Never>] = shared.withLock { shared in
+            guard !shared.waiters.isEmpty else {
+                shared.signalled = true
                 return []
             }
-            defer { waiters = [:] }
-            return Array(waiters.values)
+            defer { shared.waiters = [:] }
+            return Array(shared.waiters.values)
         }
         for waiter in ending { waiter.resume() }
     }
