@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import ListDiff
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,12 +12,12 @@ import Darwin
 /// `START_REPLICATION` opens, read and written without blocking. Used by one thread only — the
 /// stream's (``ReplicationStream``) — but ``cancel()``, which any thread may call.
 ///
-/// `@unchecked Sendable`: `connection` is only used on the stream's thread; `canceller` is set
-/// there and read by ``cancel()`` under `lock` (libpq's cancel objects are made for other threads).
+/// `@unchecked Sendable`: `connection` is only used on the stream's thread; `canceller` is a
+/// `Locked` value, set there and used by ``cancel()`` under its lock (libpq's cancel objects are
+/// made for other threads; a pointer is not Sendable, so neither is the box).
 final class ReplicationConnection: @unchecked Sendable {
     private var connection: OpaquePointer?
-    private let lock = NSLock()
-    private var canceller: OpaquePointer?
+    private let canceller = Locked<OpaquePointer?>(nil)
 
     /// Connects (blocking, within the `connect_timeout` of `conninfo`).
     init(conninfo: String) throws(PostgresLiveQueryError) {
@@ -28,14 +29,14 @@ final class ReplicationConnection: @unchecked Sendable {
             connection = nil
             throw .replicationStream(failure)
         }
-        lock.withLock { canceller = PQgetCancel(made) }
+        canceller.withLock { $0 = PQgetCancel(made) }
     }
 
     deinit { close() }
 
     /// Closes the connection (PostgreSQL drops a temporary slot with it).
     func close() {
-        lock.withLock {
+        canceller.withLock { canceller in
             if let canceller { PQfreeCancel(canceller) }
             canceller = nil
         }
@@ -46,7 +47,10 @@ final class ReplicationConnection: @unchecked Sendable {
     /// Asks the server to cancel the command in progress (a slot's creation waiting for old
     /// transactions to end): from any thread.
     func cancel() {
-        lock.withLock {
+        // Under the lock for the whole round trip to the server (longer than `Locked` asks of a
+        // body), as before: `close()` must not free the cancel object while `PQcancel` uses it.
+        // `PQcancel` takes no lock of its own (libpq makes it safe even in a signal handler).
+        canceller.withLock { canceller in
             guard let canceller else { return }
             var buffer = [CChar](repeating: 0, count: 256)
             _ = PQcancel(canceller, &buffer, Int32(buffer.count))
