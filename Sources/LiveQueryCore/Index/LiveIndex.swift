@@ -145,8 +145,9 @@ package final class LiveIndex: @unchecked Sendable {
     /// The rows of the index, other than those in `excluded`, that hold the identity of one of
     /// `entries` under another rowid. O(k) for k entries.
     func otherHolders(ofIdentitiesOf entries: some Sequence<IndexEntry>, excluding excluded: Set<Int64>) -> Set<Int64> {
-        guard !layout.identityIsRowid else { return [] }
-        return lock.withLock {
+        lock.withLock {
+            // The layout is read under the lock too: `replaceAll(with:)` replaces it.
+            guard !layout.identityIsRowid else { return [] }
             var holders = Set<Int64>()
             for entry in entries {
                 guard let identity = canonicalIdentity(layout.identity(of: entry)), let holder = rowOfIdentity[identity],
