@@ -23,27 +23,63 @@ package typealias IdentityCanonicalizer = @Sendable (SQLValue) -> SQLValue?
 /// sections, and the maps from a row to its leaf. Changed on the writer's queue; published states
 /// are read anywhere.
 ///
-/// `@unchecked Sendable`: every stored property is read and written under `lock` (the writer
-/// applies transactions under it, identity lookups from other threads take it).
+/// `@unchecked Sendable`: everything the index changes is in `state`, one `Locked` value (the
+/// writer applies transactions in it, identity lookups from other threads read it), and the rest
+/// is constant. The box is not Sendable itself because its counted trees are changed in place;
+/// the invariant is that no tree node leaves a `withLock` body but in a published
+/// ``FrozenTree`` (whose nodes nothing writes any more, see `Epoch`) or as copied entries.
 package final class LiveIndex: @unchecked Sendable {
-    private let lock = NSLock()
+    /// What the index changes: read and written only in `state.withLock`.
+    private struct State {
+        var layout: ResultLayout
+        var rows: CountedTree<IndexEntry>
+        var sectionTree: CountedTree<SectionEntry>?
+        /// rowid → leaf id of every row.
+        var leafOfRow: RowidMap
+        /// Canonical identity → rowid, when the identity is not the rowid.
+        var rowOfIdentity: [SQLValue: Int64]
+        var generation: UInt64 = 0
+        var latest: PublishedResult?
+        /// Whether the index holds every row of the result (not only the first screen).
+        var isComplete: Bool
+        /// The rows of the SQL result the list leaves out, remembered so they can enter it later.
+        var leftOut: LeftOutSet
+        /// What ``leftOut`` is, as published (recomputed when it changes).
+        var leftOutSummary: LeftOutRows
+
+        /// The entry of `rowid` now, or `nil`. O(leaf) through the rowid map.
+        func entry(forRowid rowid: Int64) -> IndexEntry? {
+            guard let leafID = leafOfRow[rowid], let leaf = rows.leaf(leafID) else { return nil }
+            return leaf.elements.first { $0.rowid == rowid }
+        }
+
+        /// Counts `delta` more rows in the section of `key` (adding or removing the section).
+        mutating func adjustSection(_ key: SQLValue, by delta: Int) {
+            // Positional sections only belong to refetched results, which are never changed in place.
+            guard var tree = sectionTree, let ordering = layout.sections, !layout.sectionsArePositional else { return }
+            sectionTree = nil   // keeps the tree uniquely held while it changes
+            defer { sectionTree = tree }
+            let order = SectionOrder(ordering: ordering)
+            let probe = SectionEntry(key: key, count: 0)
+            let (position, found) = tree.current.lowerBound(of: probe, order: order)
+            var tracker = NoLeafTracker<SectionEntry>()
+            if found {
+                let existing = tree.current.element(at: position)
+                let count = existing.count + delta
+                if count <= 0 {
+                    tree.remove(existing, order: order, tracker: &tracker)
+                } else {
+                    tree.replace(existing, with: SectionEntry(key: existing.key, count: count), order: order)
+                }
+            } else if delta > 0 {
+                tree.insert(SectionEntry(key: key, count: delta), order: order, tracker: &tracker)
+            }
+        }
+    }
+
     package let source: UInt64
-    private var layout: ResultLayout
-    private var rows: CountedTree<IndexEntry>
-    private var sectionTree: CountedTree<SectionEntry>?
-    /// rowid → leaf id of every row.
-    private var leafOfRow: RowidMap
-    /// Canonical identity → rowid, when the identity is not the rowid.
-    private var rowOfIdentity: [SQLValue: Int64]
-    private var generation: UInt64 = 0
-    private var latest: PublishedResult?
+    private let state: Locked<State>
     private let canonicalIdentity: IdentityCanonicalizer
-    /// Whether the index holds every row of the result (not only the first screen).
-    private var isComplete: Bool
-    /// The rows of the SQL result the list leaves out, remembered so they can enter it later.
-    private var leftOut: LeftOutSet
-    /// What ``leftOut`` is, as published (recomputed when it changes).
-    private var leftOutSummary: LeftOutRows
     /// The identity type's name, for the summary.
     private let identityType: String
 
@@ -70,13 +106,12 @@ package final class LiveIndex: @unchecked Sendable {
             last += 1
             return last
         }
-        layout = builder.layout
         canonicalIdentity = builder.canonicalIdentity
-        self.isComplete = isComplete
         self.identityType = identityType
-        leftOut = builder.leftOut
-        leftOutSummary = builder.leftOut.summary(layout: builder.layout, identityType: identityType)
-        (rows, sectionTree, leafOfRow, rowOfIdentity) = Self.build(builder)
+        let (rows, sectionTree, leafOfRow, rowOfIdentity) = Self.build(builder)
+        state = Locked(State(layout: builder.layout, rows: rows, sectionTree: sectionTree, leafOfRow: leafOfRow,
+                             rowOfIdentity: rowOfIdentity, isComplete: isComplete, leftOut: builder.leftOut,
+                             leftOutSummary: builder.leftOut.summary(layout: builder.layout, identityType: identityType)))
         _ = publish()
     }
 
@@ -95,62 +130,55 @@ package final class LiveIndex: @unchecked Sendable {
 
     /// The latest state, published as is.
     package var current: PublishedResult {
-        lock.withLock {
+        state.withLock { state in
             // `latest` is set by every publication, the first one in `init`.
-            latest ?? publishLocked()
+            state.latest ?? publishLocked(&state)
         }
     }
 
     private func publish() -> PublishedResult {
-        lock.withLock { publishLocked() }
+        state.withLock { publishLocked(&$0) }
     }
 
-    private func publishLocked() -> PublishedResult {
-        generation += 1
+    private func publishLocked(_ state: inout State) -> PublishedResult {
+        state.generation += 1
         let sections: PublishedSections
-        if var tree = sectionTree {
+        if var tree = state.sectionTree {
             sections = .tree(tree.publish())
-            sectionTree = tree
+            state.sectionTree = tree
         } else {
-            sections = .flat(count: rows.count)
+            sections = .flat(count: state.rows.count)
         }
         let published = PublishedResult(
-            rows: rows.publish(), sections: sections, stateID: ListStateID(source: source, generation: generation),
-            layout: layout, index: self, isComplete: isComplete, leftOut: leftOutSummary)
-        latest = published
+            rows: state.rows.publish(), sections: sections, stateID: ListStateID(source: source, generation: state.generation),
+            layout: state.layout, index: self, isComplete: state.isComplete, leftOut: state.leftOutSummary)
+        state.latest = published
         return published
     }
 
-    /// The entry of `rowid` now, or `nil`. O(leaf) through the rowid map.
-    private func entryLocked(forRowid rowid: Int64) -> IndexEntry? {
-        guard let leafID = leafOfRow[rowid], let leaf = rows.leaf(leafID) else { return nil }
-        return leaf.elements.first { $0.rowid == rowid }
-    }
-
     package func entry(forRowid rowid: Int64) -> IndexEntry? {
-        lock.withLock { entryLocked(forRowid: rowid) }
+        state.withLock { $0.entry(forRowid: rowid) }
     }
 
     /// The current row whose canonical identity is `identity`. O(log n).
     package func entry(ofIdentity identity: SQLValue) -> IndexEntry? {
-        lock.withLock {
-            if layout.identityIsRowid {
+        state.withLock { state in
+            if state.layout.identityIsRowid {
                 guard case let .integer(rowid) = identity else { return nil }
-                return entryLocked(forRowid: rowid)
+                return state.entry(forRowid: rowid)
             }
-            return rowOfIdentity[identity].flatMap { entryLocked(forRowid: $0) }
+            return state.rowOfIdentity[identity].flatMap { state.entry(forRowid: $0) }
         }
     }
 
     /// The rows of the index, other than those in `excluded`, that hold the identity of one of
     /// `entries` under another rowid. O(k) for k entries.
     func otherHolders(ofIdentitiesOf entries: some Sequence<IndexEntry>, excluding excluded: Set<Int64>) -> Set<Int64> {
-        lock.withLock {
-            // The layout is read under the lock too: `replaceAll(with:)` replaces it.
-            guard !layout.identityIsRowid else { return [] }
+        state.withLock { state in
+            guard !state.layout.identityIsRowid else { return [] }
             var holders = Set<Int64>()
             for entry in entries {
-                guard let identity = canonicalIdentity(layout.identity(of: entry)), let holder = rowOfIdentity[identity],
+                guard let identity = canonicalIdentity(state.layout.identity(of: entry)), let holder = state.rowOfIdentity[identity],
                       holder != entry.rowid, !excluded.contains(holder) else { continue }
                 holders.insert(holder)
             }
@@ -161,15 +189,15 @@ package final class LiveIndex: @unchecked Sendable {
     /// The position of the row whose canonical identity is `identity` in `snapshot`: O(log n)
     /// when the row has not changed since `snapshot` was published, O(n) otherwise.
     func position(ofIdentity identity: SQLValue, in snapshot: PublishedResult) -> Int? {
-        let current: IndexEntry? = lock.withLock {
+        let current: IndexEntry? = state.withLock { state in
             let rowid: Int64?
-            if layout.identityIsRowid {
+            if state.layout.identityIsRowid {
                 guard case let .integer(value) = identity else { return nil }
                 rowid = value
             } else {
-                rowid = rowOfIdentity[identity]
+                rowid = state.rowOfIdentity[identity]
             }
-            return rowid.flatMap { entryLocked(forRowid: $0) }
+            return rowid.flatMap { state.entry(forRowid: $0) }
         }
         if let current, let position = snapshot.position(of: current) { return position }
         // The row changed (or left) since `snapshot`: look for it the slow way.
@@ -190,43 +218,45 @@ package final class LiveIndex: @unchecked Sendable {
     /// Applies one transaction's row changes and returns the changes from the state before to
     /// the state after, both published. O(k log n) for k changed rows.
     func apply(_ changes: [RowChange]) -> AppliedChanges {
-        lock.withLock { applyLocked(changes) }
+        state.withLock { applyLocked(changes, &$0) }
     }
 
-    private func applyLocked(_ changes: [RowChange]) -> AppliedChanges {
-        let before = latest ?? publishLocked()
-        let order = RowOrder(ordering: layout.ordering)
-        let hadLeftOut = !leftOut.isEmpty
-        var touched = classifyLocked(changes, in: before, order: order)
+    private func applyLocked(_ changes: [RowChange], _ state: inout State) -> AppliedChanges {
+        let before = state.latest ?? publishLocked(&state)
+        let order = RowOrder(ordering: state.layout.ordering)
+        let hadLeftOut = !state.leftOut.isEmpty
+        var touched = Self.classifyLocked(changes, in: before, order: order, &state)
         var tracker = MapTracker(map: RowidMap())
-        swap(&tracker.map, &leafOfRow)
+        swap(&tracker.map, &state.leafOfRow)
         // Remove every old entry first, so that rows trading places or identities never collide.
-        let freedIdentities = removeOldEntriesLocked(of: touched, order: order, tracker: &tracker)
-        reloadLocked(touched, order: order)
-        insertNewEntriesLocked(of: &touched, freedIdentities: freedIdentities, order: order, tracker: &tracker)
-        swap(&tracker.map, &leafOfRow)
-        if hadLeftOut || !leftOut.isEmpty {
-            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
+        let freedIdentities = removeOldEntriesLocked(of: touched, order: order, tracker: &tracker, &state)
+        Self.reloadLocked(touched, order: order, &state)
+        insertNewEntriesLocked(of: &touched, freedIdentities: freedIdentities, order: order, tracker: &tracker, &state)
+        swap(&tracker.map, &state.leafOfRow)
+        if hadLeftOut || !state.leftOut.isEmpty {
+            state.leftOutSummary = state.leftOut.summary(layout: state.layout, identityType: identityType)
         }
-        let after = publishLocked()
+        let after = publishLocked(&state)
         let logical = Self.listChanges(of: touched, from: before, to: after, canonicalIdentity: canonicalIdentity)
         // Nothing to deliver (no row and no left-out row changed): the state before stays the
         // newest one, so that the next changeset starts where the last delivered one ended.
-        if logical.isEmpty && after.leftOut == before.leftOut { latest = before }
-        return AppliedChanges(before: before, after: latest ?? after, changes: logical)
+        if logical.isEmpty && after.leftOut == before.leftOut { state.latest = before }
+        return AppliedChanges(before: before, after: state.latest ?? after, changes: logical)
     }
 
     /// How each row `changes` name was touched, against `before` (the current state): a rowid's
     /// first change counts, and a row neither in the result before nor after is not touched. A
     /// left-out row that was re-read is forgotten, to be classified again from scratch: it
     /// enters the list if its identity is now free and valid, or is left out again.
-    private func classifyLocked(_ changes: [RowChange], in before: PublishedResult, order: RowOrder) -> [TouchedRow] {
+    private static func classifyLocked(_ changes: [RowChange], in before: PublishedResult, order: RowOrder,
+                                       _ state: inout State) -> [TouchedRow] {
+        let layout = state.layout
         var touched: [TouchedRow] = []
         touched.reserveCapacity(changes.count)
         var seen = Set<Int64>()
         for change in changes where seen.insert(change.rowid).inserted {
-            leftOut.remove(change.rowid)
-            guard let old = entryLocked(forRowid: change.rowid) else {
+            state.leftOut.remove(change.rowid)
+            guard let old = state.entry(forRowid: change.rowid) else {
                 if let new = change.new { touched.append(.added(new)) }
                 continue
             }
@@ -250,7 +280,9 @@ package final class LiveIndex: @unchecked Sendable {
 
     /// Takes the old entries of the rows that left or moved out of the index, and returns the
     /// identities they held (none when the identity is the rowid).
-    private func removeOldEntriesLocked(of touched: [TouchedRow], order: RowOrder, tracker: inout MapTracker) -> [SQLValue] {
+    private func removeOldEntriesLocked(of touched: [TouchedRow], order: RowOrder, tracker: inout MapTracker,
+                                        _ state: inout State) -> [SQLValue] {
+        let layout = state.layout
         var freedIdentities: [SQLValue] = []
         for row in touched {
             let old: IndexEntry
@@ -258,11 +290,11 @@ package final class LiveIndex: @unchecked Sendable {
             case let .removed(entry, _), let .moved(entry, _, _): old = entry
             case .reloaded, .added, .leftOut: continue
             }
-            rows.remove(old, order: order, tracker: &tracker)
+            state.rows.remove(old, order: order, tracker: &tracker)
             tracker.map[old.rowid] = nil
-            adjustSection(layout.sectionKey(of: old), by: -1)
+            state.adjustSection(layout.sectionKey(of: old), by: -1)
             if !layout.identityIsRowid, let identity = canonicalIdentity(layout.identity(of: old)) {
-                rowOfIdentity[identity] = nil
+                state.rowOfIdentity[identity] = nil
                 freedIdentities.append(identity)
             }
         }
@@ -270,10 +302,10 @@ package final class LiveIndex: @unchecked Sendable {
     }
 
     /// Replaces, in place, the entries of the rows whose content changed.
-    private func reloadLocked(_ touched: [TouchedRow], order: RowOrder) {
+    private static func reloadLocked(_ touched: [TouchedRow], order: RowOrder, _ state: inout State) {
         for row in touched {
             guard case let .reloaded(old, new, _) = row else { continue }
-            rows.replace(old, with: new, order: order)
+            state.rows.replace(old, with: new, order: order)
         }
     }
 
@@ -282,83 +314,61 @@ package final class LiveIndex: @unchecked Sendable {
     /// lets the first row left out for holding it too enter the list: SQLite returns it, and its
     /// entry is current (any write to it would have been re-read by this transaction).
     private func insertNewEntriesLocked(of touched: inout [TouchedRow], freedIdentities: [SQLValue], order: RowOrder,
-                                        tracker: inout MapTracker) {
+                                        tracker: inout MapTracker, _ state: inout State) {
         for index in touched.indices {
             switch touched[index] {
             case let .moved(old, new, from):
-                if !insertLocked(new, order: order, tracker: &tracker) { touched[index] = .removed(old: old, at: from) }
+                if !insertLocked(new, order: order, tracker: &tracker, &state) { touched[index] = .removed(old: old, at: from) }
             case let .added(new):
-                if !insertLocked(new, order: order, tracker: &tracker) { touched[index] = .leftOut }
+                if !insertLocked(new, order: order, tracker: &tracker, &state) { touched[index] = .leftOut }
             case .removed, .reloaded, .leftOut:
                 continue
             }
         }
-        for identity in freedIdentities where rowOfIdentity[identity] == nil {
-            guard let entry = leftOut.takeFirst(withIdentity: identity, order: order),
-                  insertLocked(entry, order: order, tracker: &tracker) else { continue }
+        for identity in freedIdentities where state.rowOfIdentity[identity] == nil {
+            guard let entry = state.leftOut.takeFirst(withIdentity: identity, order: order),
+                  insertLocked(entry, order: order, tracker: &tracker, &state) else { continue }
             touched.append(.added(entry))
         }
     }
 
     /// Inserts `new` into the index, or leaves it out when its identity does not decode or
     /// another row holds it. Whether it was inserted.
-    private func insertLocked(_ new: IndexEntry, order: RowOrder, tracker: inout MapTracker) -> Bool {
-        if !layout.identityIsRowid {
-            guard let identity = canonicalIdentity(layout.identity(of: new)) else {
-                leftOut.insertInvalid(new)
+    private func insertLocked(_ new: IndexEntry, order: RowOrder, tracker: inout MapTracker, _ state: inout State) -> Bool {
+        if !state.layout.identityIsRowid {
+            guard let identity = canonicalIdentity(state.layout.identity(of: new)) else {
+                state.leftOut.insertInvalid(new)
                 return false
             }
-            if let holder = rowOfIdentity[identity], holder != new.rowid {
-                leftOut.insertDuplicate(new, identity: identity)
+            if let holder = state.rowOfIdentity[identity], holder != new.rowid {
+                state.leftOut.insertDuplicate(new, identity: identity)
                 return false
             }
-            rowOfIdentity[identity] = new.rowid
+            state.rowOfIdentity[identity] = new.rowid
         }
-        rows.insert(new, order: order, tracker: &tracker)
-        adjustSection(layout.sectionKey(of: new), by: +1)
+        state.rows.insert(new, order: order, tracker: &tracker)
+        state.adjustSection(state.layout.sectionKey(of: new), by: +1)
         return true
-    }
-
-    private func adjustSection(_ key: SQLValue, by delta: Int) {
-        // Positional sections only belong to refetched results, which are never changed in place.
-        guard var tree = sectionTree, let ordering = layout.sections, !layout.sectionsArePositional else { return }
-        sectionTree = nil   // keeps the tree uniquely held while it changes
-        defer { sectionTree = tree }
-        let order = SectionOrder(ordering: ordering)
-        let probe = SectionEntry(key: key, count: 0)
-        let (position, found) = tree.current.lowerBound(of: probe, order: order)
-        var tracker = NoLeafTracker<SectionEntry>()
-        if found {
-            let existing = tree.current.element(at: position)
-            let count = existing.count + delta
-            if count <= 0 {
-                tree.remove(existing, order: order, tracker: &tracker)
-            } else {
-                tree.replace(existing, with: SectionEntry(key: existing.key, count: count), order: order)
-            }
-        } else if delta > 0 {
-            tree.insert(SectionEntry(key: key, count: delta), order: order, tracker: &tracker)
-        }
     }
 
     /// Makes `snapshot` — the state delivered last, when a refetch found nothing new — the newest
     /// state again, so that the next changeset starts from it.
     func keepDelivered(_ snapshot: PublishedResult) {
-        lock.withLock { latest = snapshot }
+        state.withLock { $0.latest = snapshot }
     }
 
     /// Replaces the whole result (a refetch, or a new request) and returns the states before
     /// and after, with the identities left out as duplicates.
     func replaceAll(with builder: IndexBuilder) -> (before: PublishedResult, after: PublishedResult) {
         let built = Self.build(builder)
-        return lock.withLock {
-            let before = latest ?? publishLocked()
-            self.layout = builder.layout
-            isComplete = true
-            (rows, sectionTree, leafOfRow, rowOfIdentity) = built
-            leftOut = builder.leftOut
-            leftOutSummary = leftOut.summary(layout: layout, identityType: identityType)
-            let after = publishLocked()
+        return state.withLock { state in
+            let before = state.latest ?? publishLocked(&state)
+            state.layout = builder.layout
+            state.isComplete = true
+            (state.rows, state.sectionTree, state.leafOfRow, state.rowOfIdentity) = built
+            state.leftOut = builder.leftOut
+            state.leftOutSummary = state.leftOut.summary(layout: state.layout, identityType: identityType)
+            let after = publishLocked(&state)
             return (before, after)
         }
     }
@@ -376,11 +386,11 @@ package final class LiveIndex: @unchecked Sendable {
     ///
     /// - Complexity: O(n) comparisons for n rows; O(k) memory for k changed rows.
     func rowChanges(reaching builder: IndexBuilder) -> [RowChange]? {
-        lock.withLock {
-            guard !layout.sectionsArePositional, leftOut.isEmpty, builder.leftOut.isEmpty else { return nil }
-            let before = latest ?? publishLocked()
+        state.withLock { state in
+            guard !state.layout.sectionsArePositional, state.leftOut.isEmpty, builder.leftOut.isEmpty else { return nil }
+            let before = state.latest ?? publishLocked(&state)
             let limit = max(64, max(before.count, builder.count) / 8)
-            let order = RowOrder(ordering: layout.ordering)
+            let order = RowOrder(ordering: state.layout.ordering)
             var added: [Int64: IndexEntry] = [:]
             var removed: [Int64] = []
             var fresh = builder.entries.makeIterator()
@@ -413,9 +423,10 @@ package final class LiveIndex: @unchecked Sendable {
         }
     }
 
-    /// Up to three identity values, among the rows left out as invalid, that satisfy `predicate`.
+    /// Up to three identity values, among the rows left out as invalid, that satisfy `predicate`
+    /// (the caller's, run under the lock: it only looks at the value).
     package func invalidIdentities(where predicate: (SQLValue) -> Bool) -> [SQLValue] {
-        lock.withLock { leftOut.invalidIdentities(layout: layout, limit: LeftOutRows.exampleLimit, where: predicate) }
+        state.withLock { $0.leftOut.invalidIdentities(layout: $0.layout, limit: LeftOutRows.exampleLimit, where: predicate) }
     }
 
     /// A builder for this index's rows (its identity rules), under `layout`.
