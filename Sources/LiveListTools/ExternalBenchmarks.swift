@@ -21,16 +21,15 @@ public enum ExternalBenchmarks {
     }
 
     /// Collects delivered updates with the monotonic time of their delivery.
-    final class Deliveries: @unchecked Sendable {
-        // Guarded by `lock`: appended on the writer's queue, drained by the benchmark.
-        private let lock = NSLock()
-        private var updates: [(nanoseconds: Int64, path: LiveUpdatePath)] = []
+    final class Deliveries: Sendable {
+        /// Appended on the writer's queue, drained by the benchmark.
+        private let updates = Locked<[(nanoseconds: Int64, path: LiveUpdatePath)]>([])
         func append(_ event: LiveQueryEvent<Int64>) {
             guard case let .update(update) = event else { return }
             let now = ExternalBenchmarks.monotonicNanoseconds()
-            lock.withLock { updates.append((now, update.path)) }
+            updates.withLock { $0.append((now, update.path)) }
         }
-        func drain() -> [(nanoseconds: Int64, path: LiveUpdatePath)] { lock.withLock { defer { updates = [] }; return updates } }
+        func drain() -> [(nanoseconds: Int64, path: LiveUpdatePath)] { updates.withLock { updates in defer { updates = [] }; return updates } }
     }
 
     /// Runs `live.external.1m` unless `quick`, or `filter` (a name prefix) leaves it out.

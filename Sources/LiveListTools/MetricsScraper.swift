@@ -1,17 +1,20 @@
 import Foundation
+import ListDiff
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// Scrapes a server's `GET /metrics` on a thread of its own, every `interval`, as Prometheus would
 /// (far more often than Prometheus does), until stopped: each scrape's round-trip time and size.
-/// `@unchecked Sendable`: `stopped`, `times` and `bytes` are only touched under `lock`.
-final class MetricsScraper: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stopped = false
-    private var times: [Double] = []
-    private var bytes = 0
-    private var failures = 0
+final class MetricsScraper: Sendable {
+    private struct State {
+        var stopped = false
+        var times: [Double] = []
+        var bytes = 0
+        var failures = 0
+    }
+
+    private let state = Locked(State())
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts scraping `http://HOST:PORT/metrics` for the server whose WebSocket is `webSocketURL`.
@@ -21,7 +24,7 @@ final class MetricsScraper: @unchecked Sendable {
         let thread = Thread { [self] in
             let session = URLSession(configuration: .ephemeral)
             let clock = ContinuousClock()
-            while !lock.withLock({ stopped }) {
+            while !state.withLock({ $0.stopped }) {
                 let start = clock.now
                 let finished = DispatchSemaphore(value: 0)
                 // Written by the completion handler before it signals, read after the wait: the
@@ -34,12 +37,12 @@ final class MetricsScraper: @unchecked Sendable {
                 task.resume()
                 finished.wait()
                 let milliseconds = Stopwatch.milliseconds(start.duration(to: clock.now))
-                lock.withLock {
+                state.withLock { state in
                     if let received, !received.isEmpty {
-                        times.append(milliseconds)
-                        bytes = received.count
+                        state.times.append(milliseconds)
+                        state.bytes = received.count
                     } else {
-                        failures += 1
+                        state.failures += 1
                     }
                 }
                 Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
@@ -54,8 +57,8 @@ final class MetricsScraper: @unchecked Sendable {
     /// Stops after the scrape under way; every scrape's time in ms, the last one's bytes, and the
     /// scrapes that failed.
     func stop() -> (times: [Double], bytes: Int, failures: Int) {
-        lock.withLock { stopped = true }
+        state.withLock { $0.stopped = true }
         done.wait()
-        return lock.withLock { (times, bytes, failures) }
+        return state.withLock { ($0.times, $0.bytes, $0.failures) }
     }
 }

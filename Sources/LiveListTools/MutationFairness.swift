@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import ListTesting
 import LiveListClient
 import LiveListServer
@@ -179,12 +180,11 @@ public enum MutationFairness {
     /// One connection, its frames read in order, its mutations numbered.
     final class Wire: @unchecked Sendable {
         // `@unchecked Sendable`: `iterator` is used by one task at a time (the one that measures or
-        // floods), `state` under its lock.
+        // floods); `state` is a `Locked` value.
         let client: String
         private let connection: RemoteConnection
         private var iterator: AsyncThrowingStream<String, any Error>.Iterator
-        private let lock = NSLock()
-        private var state = (id: Int64(0), answered: 0, applied: 0, refused: 0, stopped: false)
+        private let state = Locked((id: Int64(0), answered: 0, applied: 0, refused: 0, stopped: false))
 
         init(_ url: String, client: String) async throws {
             self.client = client
@@ -196,19 +196,19 @@ public enum MutationFairness {
         func close() { connection.close() }
 
         func nextID() -> Int64 {
-            lock.withLock {
+            state.withLock { state in
                 state.id += 1
                 return state.id
             }
         }
 
-        var counts: (answered: Int, applied: Int, refused: Int) { lock.withLock { (state.answered, state.applied, state.refused) } }
-        var isStopped: Bool { lock.withLock { state.stopped } }
-        func stop() { lock.withLock { state.stopped = true } }
-        func resume() { lock.withLock { state.stopped = false } }
+        var counts: (answered: Int, applied: Int, refused: Int) { state.withLock { ($0.answered, $0.applied, $0.refused) } }
+        var isStopped: Bool { state.withLock { $0.stopped } }
+        func stop() { state.withLock { $0.stopped = true } }
+        func resume() { state.withLock { $0.stopped = false } }
 
         func count(_ answer: ServerMessage) {
-            lock.withLock {
+            state.withLock { state in
                 state.answered += 1
                 switch answer {
                 case .mutated: state.applied += 1

@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import LiveListWire
 import NIOCore
 import NIOPosix
@@ -51,8 +52,7 @@ struct MixedCommits: Codable {
 /// place (`to`, `version`, `at`), the resets and errors, the order; a warmer also counts the rows
 /// of its list (decoding each message whole: it stops before the measured run).
 ///
-/// `@unchecked Sendable`: `current` is read and written under `lock` only.
-final class MixedRecorder: FrameRecording, @unchecked Sendable {
+final class MixedRecorder: FrameRecording {
     struct Received {
         var sequence: UInt64
         /// Seconds since 1970 at receipt.
@@ -82,20 +82,19 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
     }
 
     private let countsRows: Bool
-    private let lock = NSLock()
-    private var current = State()
+    private let current = Locked(State())
 
     init(countsRows: Bool) { self.countsRows = countsRows }
 
-    var state: State { lock.withLock { current } }
-    var isSubscribed: Bool { lock.withLock { current.subscribed } }
-    var highest: UInt64 { lock.withLock { current.highest } }
+    var state: State { current.withLock { $0 } }
+    var isSubscribed: Bool { current.withLock { $0.subscribed } }
+    var highest: UInt64 { current.withLock { $0.highest } }
 
     func note(_ utf8: [UInt8], at time: Double) {
         if countsRows { countRows(utf8) }
         if FrameScan.find(Self.errorType, in: utf8) != nil {
             let text = String(decoding: utf8.prefix(400), as: UTF8.self)
-            lock.withLock {
+            current.withLock { current in
                 current.errors += 1
                 if current.firstError == nil { current.firstError = text }
             }
@@ -105,7 +104,7 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
         let version = from == nil ? FrameScan.field(Self.versionField, in: utf8) : nil
         let isReset = version != nil && FrameScan.find(Self.resetType, in: utf8) != nil
         let at = from == nil ? nil : Self.integer(after: Self.atField, in: utf8)
-        lock.withLock {
+        current.withLock { current in
             if let version, isReset {
                 let sequence = Self.sequence(utf8[version]) ?? 0
                 if current.subscribed {
@@ -138,7 +137,7 @@ final class MixedRecorder: FrameRecording, @unchecked Sendable {
     /// include the rows of inserted and deleted sections; moves keep the count).
     private func countRows(_ utf8: [UInt8]) {
         guard let message = try? ServerMessage.decode(utf8) else { return }
-        lock.withLock {
+        current.withLock { current in
             switch message {
             case let .reset(reset): current.count = reset.sections.reduce(0) { $0 + $1.count }
             case let .changes(changes) where current.count >= 0:

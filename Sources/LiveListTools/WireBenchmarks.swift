@@ -308,12 +308,10 @@ final class WireServer: Sendable {
 }
 
 /// A client connection read synchronously by the benchmark's main thread.
-///
-/// `@unchecked Sendable`: `frames` is read and written under `lock` only; `arrived` counts them.
-final class WireConnection: @unchecked Sendable {
+final class WireConnection: Sendable {
     private let connection: RemoteConnection
-    private let lock = NSLock()
-    private var frames: [String] = []
+    private let frames = Locked<[String]>([])
+    /// Signalled once per frame appended: what `nextFrame()` waits for.
     private let arrived = DispatchSemaphore(value: 0)
     private let reader: Task<Void, Never>
 
@@ -331,7 +329,7 @@ final class WireConnection: @unchecked Sendable {
     }
 
     fileprivate func deliver(_ frame: String?) {
-        lock.withLock { frames.append(frame ?? "") }
+        frames.withLock { $0.append(frame ?? "") }
         arrived.signal()
     }
 
@@ -342,7 +340,7 @@ final class WireConnection: @unchecked Sendable {
     /// The next frame, waiting at most 30 s.
     func nextFrame() throws -> String {
         guard arrived.wait(timeout: .now() + 30) == .success else { throw BenchFailure("no frame from the wire server within 30 s") }
-        let frame = lock.withLock { frames.removeFirst() }
+        let frame = frames.withLock { $0.removeFirst() }
         guard !frame.isEmpty else { throw BenchFailure("the wire connection closed") }
         return frame
     }
@@ -355,30 +353,31 @@ final class WireConnection: @unchecked Sendable {
     }
 }
 
-/// Hands frames to the connection once it exists.
-///
-/// `@unchecked Sendable`: `target` is written once, before any frame can arrive that needs it,
-/// and read under `lock`; frames that arrive first wait in `early`.
-private final class FrameSink: @unchecked Sendable {
-    private let lock = NSLock()
-    private var early: [String?] = []
-    private weak var stored: WireConnection?
+/// Hands frames to the connection once it exists: `target` is written once, before any frame
+/// can arrive that needs it; frames that arrive first wait in `early`.
+private final class FrameSink: Sendable {
+    private struct State {
+        var early: [String?] = []
+        weak var stored: WireConnection?
+    }
+
+    private let state = Locked(State())
     var target: WireConnection? {
-        get { lock.withLock { stored } }
+        get { state.withLock { $0.stored } }
         set {
-            let pending = lock.withLock { () -> [String?] in
-                stored = newValue
-                defer { early = [] }
-                return early
+            let pending = state.withLock { state -> [String?] in
+                state.stored = newValue
+                defer { state.early = [] }
+                return state.early
             }
             for frame in pending { newValue?.deliver(frame) }
         }
     }
 
     func deliver(_ frame: String?) {
-        let target = lock.withLock { () -> WireConnection? in
-            if stored == nil { early.append(frame) }
-            return stored
+        let target = state.withLock { state -> WireConnection? in
+            if state.stored == nil { state.early.append(frame) }
+            return state.stored
         }
         target?.deliver(frame)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import GRDB
 import HummingbirdWSClient
 import ListTesting
@@ -233,10 +234,8 @@ struct FanoutCommits {
 
 /// What one subscriber of the load generator saw: each version's receipt time, the order, the
 /// resets, the bytes; the checker's also the count and first rows of the list it applied.
-///
-/// `@unchecked Sendable`: `current` is read and written under `lock` only (a connection's event
-/// loop or task writes it; the generator's thread reads it).
-final class FanoutRecorder: @unchecked Sendable {
+/// A connection's event loop or task writes `current`; the generator's thread reads it.
+final class FanoutRecorder: Sendable {
     struct State {
         var subscribed = false
         /// The version the client holds, as its bytes in the messages.
@@ -251,11 +250,10 @@ final class FanoutRecorder: @unchecked Sendable {
         var version: String { String(decoding: versionBytes, as: UTF8.self) }
     }
 
-    private let lock = NSLock()
-    private var current = State()
+    private let current = Locked(State())
 
-    var isSubscribed: Bool { lock.withLock { current.subscribed } }
-    var state: State { lock.withLock { current } }
+    var isSubscribed: Bool { current.withLock { $0.subscribed } }
+    var state: State { current.withLock { $0 } }
 
     /// Notes a message: its version (read from its bytes in place, as a load generator must stay
     /// cheap), its order and its bytes.
@@ -263,7 +261,7 @@ final class FanoutRecorder: @unchecked Sendable {
         let from = FrameScan.field(Self.fromField, in: utf8), to = FrameScan.field(Self.toField, in: utf8)
         let version = from == nil ? FrameScan.field(Self.versionField, in: utf8) : nil
         let isReset = version != nil && FrameScan.find(Self.resetType, in: utf8) != nil
-        lock.withLock {
+        current.withLock { current in
             if let version, isReset {
                 if current.subscribed { current.resets += 1 }
                 current.subscribed = true
@@ -290,7 +288,7 @@ final class FanoutRecorder: @unchecked Sendable {
 
     /// The checker's list after a message.
     func noteList(count: Int, firstIDs: [Int64]) {
-        lock.withLock {
+        current.withLock { current in
             current.count = count
             current.firstIDs = firstIDs
         }
