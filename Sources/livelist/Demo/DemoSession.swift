@@ -16,14 +16,12 @@ final class DemoSession: DemoListView {
 
     /// Events from the live query (appended on the database queue) and rows the cache loaded
     /// (appended on a loader thread), taken on the main thread.
-    final class Inbox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var events: [LiveQueryEvent<Int64>] = []
-        private var loaded: [Int64] = []
-        func append(_ event: LiveQueryEvent<Int64>) { lock.withLock { events.append(event) } }
-        func drain() -> [LiveQueryEvent<Int64>] { lock.withLock { defer { events = [] }; return events } }
-        func rowsLoaded(_ ids: [Int64]) { lock.withLock { loaded += ids } }
-        func drainLoaded() -> [Int64] { lock.withLock { defer { loaded = [] }; return loaded } }
+    final class Inbox: Sendable {
+        private let state = Locked((events: [LiveQueryEvent<Int64>](), loaded: [Int64]()))
+        func append(_ event: LiveQueryEvent<Int64>) { state.withLock { $0.events.append(event) } }
+        func drain() -> [LiveQueryEvent<Int64>] { state.withLock { state in defer { state.events = [] }; return state.events } }
+        func rowsLoaded(_ ids: [Int64]) { state.withLock { $0.loaded += ids } }
+        func drainLoaded() -> [Int64] { state.withLock { state in defer { state.loaded = [] }; return state.loaded } }
     }
 
     let database: DatabaseQueue

@@ -1,24 +1,28 @@
 import Foundation
 import GRDB
+import ListDiff
 import ListTesting
 
 /// Makes live changes to the inbox at a steady rate, with a burst every tenth tick.
-final class DemoWriter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var paused = false
-    private var task: Task<Void, Never>?
-    private var written = 0
-
-    var isPaused: Bool {
-        get { lock.withLock { paused } }
-        set { lock.withLock { paused = newValue } }
+final class DemoWriter: Sendable {
+    private struct State {
+        var paused = false
+        var task: Task<Void, Never>?
+        var written = 0
     }
 
-    var rowsWritten: Int { lock.withLock { written } }
+    private let state = Locked(State())
+
+    var isPaused: Bool {
+        get { state.withLock { $0.paused } }
+        set { state.withLock { $0.paused = newValue } }
+    }
+
+    var rowsWritten: Int { state.withLock { $0.written } }
 
     func start(database: DatabaseQueue, writesPerSecond: Int, seed: UInt64) {
         let perTick = max(1, writesPerSecond / 10)
-        task = Task.detached { [weak self] in
+        let task = Task.detached { [weak self] in
             var random = SeededRandomNumberGenerator(seed: seed &+ 1)
             var tick = 0
             while !Task.isCancelled {
@@ -32,13 +36,15 @@ final class DemoWriter: @unchecked Sendable {
                     var random = SeededRandomNumberGenerator(seed: seedForTick)
                     return try InboxDatabase.write(db, count: count, random: &random)
                 }) ?? 0
-                self.lock.withLock { self.written += touched }
+                self.state.withLock { $0.written += touched }
             }
         }
+        state.withLock { $0.task = task }
     }
 
     /// Stops writing and waits for the write in flight.
     func stop() async {
+        let task = state.withLock { $0.task }
         task?.cancel()
         await task?.value
     }
