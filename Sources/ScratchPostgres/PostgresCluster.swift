@@ -1,4 +1,5 @@
 import Foundation
+import ListDiff
 import OwnThread
 import Logging
 import PostgresNIO
@@ -202,32 +203,34 @@ public enum PostgresCluster {
 }
 
 /// The cluster's start, once, on its own thread; every caller awaits the same outcome.
-/// `@unchecked Sendable`: `outcome`, `waiters` and `started` are only touched under `lock`.
-final class ClusterStartup: @unchecked Sendable {
+final class ClusterStartup: Sendable {
     typealias Outcome = Result<PostgresCluster.Running, PostgresCluster.ClusterUnavailable>
 
-    private let lock = NSLock()
-    private var outcome: Outcome?
-    private var waiters: [CheckedContinuation<Outcome, Never>] = []
-    private var started = false
+    private struct State {
+        var outcome: Outcome?
+        var waiters: [CheckedContinuation<Outcome, Never>] = []
+        var started = false
+    }
+
+    private let state = Locked(State())
 
     func result() async -> Outcome {
         await withCheckedContinuation { continuation in
-            let (ready, start): (Outcome?, Bool) = lock.withLock {
-                if let outcome { return (outcome, false) }
-                waiters.append(continuation)
-                defer { started = true }
-                return (nil, !started)
+            let (ready, start): (Outcome?, Bool) = state.withLock { state in
+                if let outcome = state.outcome { return (outcome, false) }
+                state.waiters.append(continuation)
+                defer { state.started = true }
+                return (nil, !state.started)
             }
             if let ready { continuation.resume(returning: ready) }
             guard start else { return }
             Thread.detachNewThread {
                 let outcome = PostgresCluster.start()
                 if case let .failure(reason) = outcome, !PostgresCluster.isRequired { print("PostgreSQL tests skipped: \(reason)") }
-                let waiting: [CheckedContinuation<Outcome, Never>] = self.lock.withLock {
-                    self.outcome = outcome
-                    defer { self.waiters = [] }
-                    return self.waiters
+                let waiting: [CheckedContinuation<Outcome, Never>] = self.state.withLock { state in
+                    state.outcome = outcome
+                    defer { state.waiters = [] }
+                    return state.waiters
                 }
                 for waiter in waiting { waiter.resume(returning: outcome) }
             }
