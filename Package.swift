@@ -74,7 +74,6 @@ let package = Package(
         .target(name: "LiveQueryPostgres", dependencies: [
             "ListDiff", "LiveQueryCore", "CLibPQ",
             .product(name: "PostgresNIO", package: "postgres-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -107,7 +106,6 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ], resources: [.copy("Web")]),
@@ -217,10 +215,7 @@ let package = Package(
         // Blocking calls from async code, each on a thread of its own (tests and benchmarks).
         .target(name: "OwnThread"),
         // A client transport whose connections can be cut at will (tests and benchmarks).
-        .target(name: "DroppingTransport", dependencies: [
-            "LiveListClient",
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ]),
+        .target(name: "DroppingTransport", dependencies: ["ListDiff", "LiveListClient"]),
         // A throwaway PostgreSQL cluster (initdb, pg_ctl) for the tests and the benchmarks.
         .target(name: "ScratchPostgres", dependencies: [
             "ListDiff", "OwnThread",

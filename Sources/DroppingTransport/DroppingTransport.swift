@@ -1,5 +1,5 @@
+import ListDiff
 import LiveListClient
-import NIOConcurrencyHelpers
 
 /// A transport whose open connections can be cut at any moment, as a lost network cuts them:
 /// for the tests and benchmarks of what a client does through disconnects (resends, resumes).
@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 public struct DroppingTransport: RemoteTransport {
     private final class Open: Sendable {
         /// The open connections' `close`, by number.
-        let closers = NIOLockedValueBox<(next: Int, closers: [Int: @Sendable () -> Void])>((0, [:]))
+        let closers = Locked<(next: Int, closers: [Int: @Sendable () -> Void])>((0, [:]))
     }
 
     private let base: any RemoteTransport
@@ -24,12 +24,12 @@ public struct DroppingTransport: RemoteTransport {
     public func connect(to url: String) async throws -> RemoteConnection {
         let connection = try await base.connect(to: url)
         let open = open
-        let number = open.closers.withLockedValue { state in
+        let number = open.closers.withLock { state in
             defer { state.next += 1 }
             state.closers[state.next] = connection.close
             return state.next
         }
-        let forget: @Sendable () -> Void = { _ = open.closers.withLockedValue { $0.closers.removeValue(forKey: number) } }
+        let forget: @Sendable () -> Void = { _ = open.closers.withLock { $0.closers.removeValue(forKey: number) } }
         return RemoteConnection(frames: connection.frames, send: connection.send, close: {
             forget()
             connection.close()
@@ -39,7 +39,7 @@ public struct DroppingTransport: RemoteTransport {
     /// Cuts every connection open now; returns how many.
     @discardableResult
     public func drop() -> Int {
-        let closers = open.closers.withLockedValue { state in
+        let closers = open.closers.withLock { state in
             defer { state.closers = [:] }
             return Array(state.closers.values)
         }

@@ -1,21 +1,21 @@
 import CoreMetrics
+import ListDiff
 import LiveQueryCore
-import NIOConcurrencyHelpers
 
 /// The live queries whose last event was a failure they have not recovered from: what makes a
 /// server not ready (``LiveListHealth/NotReady/queryFailing(query:count:)``).
 final class FailingQueries: Sendable {
-    private let failing = NIOLockedValueBox([ObjectIdentifier: String]())
+    private let failing = Locked([ObjectIdentifier: String]())
 
     /// The live query `id` (of published query `query`) failed, or (`nil`) is following.
     func set(_ id: ObjectIdentifier, failing query: String?) {
-        failing.withLockedValue { $0[id] = query }
+        failing.withLock { $0[id] = query }
     }
 
     /// The failing live queries, counted by published query.
     /// - Complexity: O(failing live queries).
     var byQuery: [String: Int] {
-        failing.withLockedValue { failing in failing.values.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+        failing.withLock { failing in failing.values.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
     }
 }
 
@@ -27,11 +27,11 @@ final class HubObserver: Sendable {
     private let metrics: LiveListMetrics
     private let failures: FailingQueries
     private let applyTimer: CoreMetrics.Timer
-    private let isFailing = NIOLockedValueBox(false)
+    private let isFailing = Locked(false)
     /// Events the engine delivered and the hub's loop has not handled yet, and since when the
     /// oldest of them waits: a loop stuck on one (a read that never ends) leaves its subscribers
     /// behind while the engine follows, and readiness says so.
-    private let backlog = NIOLockedValueBox((waiting: 0, since: ContinuousClock.Instant?.none))
+    private let backlog = Locked((waiting: 0, since: ContinuousClock.Instant?.none))
 
     init(query: String, metrics: LiveListMetrics, failures: FailingQueries) {
         self.query = query
@@ -41,7 +41,7 @@ final class HubObserver: Sendable {
     }
 
     func saw(_ event: ServedLiveQueryEvent) {
-        backlog.withLockedValue { backlog in
+        backlog.withLock { backlog in
             if backlog.waiting == 0 { backlog.since = .now }
             backlog.waiting += 1
         }
@@ -55,7 +55,7 @@ final class HubObserver: Sendable {
             if case let .refetch(reason) = update.path { metrics.countRefetch(reason) }
         case .failure:
             metrics.countFailure(query: query)
-            let wasFailing = isFailing.withLockedValue { failing in
+            let wasFailing = isFailing.withLock { failing in
                 defer { failing = true }
                 return failing
             }
@@ -65,25 +65,25 @@ final class HubObserver: Sendable {
 
     /// The hub's loop handled an event: the next one waits from now.
     func handled() {
-        backlog.withLockedValue { backlog in
+        backlog.withLock { backlog in
             backlog.waiting = max(0, backlog.waiting - 1)
             backlog.since = backlog.waiting == 0 ? nil : .now
         }
     }
 
     /// Since when the hub's loop has not handled the events waiting for it (`nil`: none waits).
-    var waitingSince: ContinuousClock.Instant? { backlog.withLockedValue { $0.since } }
+    var waitingSince: ContinuousClock.Instant? { backlog.withLock { $0.since } }
 
     func resumed(_ outcome: LiveListMetrics.ResumeOutcome) { metrics.countResume(outcome) }
 
     /// The live query stopped: it fails no longer.
     func closed() {
-        isFailing.withLockedValue { $0 = false }
+        isFailing.withLock { $0 = false }
         failures.set(ObjectIdentifier(self), failing: nil)
     }
 
     private func following() {
-        let wasFailing = isFailing.withLockedValue { failing in
+        let wasFailing = isFailing.withLock { failing in
             defer { failing = false }
             return failing
         }

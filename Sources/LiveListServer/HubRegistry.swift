@@ -1,7 +1,7 @@
+import ListDiff
 import LiveListWire
 import LiveQueryCore
 import Logging
-import NIOConcurrencyHelpers
 
 /// The shared live queries, one per (query, arguments), opened on the first subscription, kept
 /// while subscribed and for an idle timeout after the last one leaves (so a client that
@@ -18,7 +18,7 @@ actor HubRegistry {
     /// What health checks and scrapes read without a hop to this actor — on a busy server each hop
     /// waits for a thread of the pool (a scrape beside 10,000 subscribers took a second): kept in
     /// step with `hubs`, `subscribers` and `connections` by every method that changes them.
-    private nonisolated let published = NIOLockedValueBox(Published())
+    private nonisolated let published = Locked(Published())
 
     private struct Published {
         var observers: [HubKey: HubObserver] = [:]
@@ -36,14 +36,14 @@ actor HubRegistry {
         guard !isShutDown else { return false }
         connections[ObjectIdentifier(outbox)] = outbox
         let count = connections.count
-        published.withLockedValue { $0.connections = count }
+        published.withLock { $0.connections = count }
         return true
     }
 
     func unregister(_ outbox: Outbox) {
         connections[ObjectIdentifier(outbox)] = nil
         let count = connections.count
-        published.withLockedValue { $0.connections = count }
+        published.withLock { $0.connections = count }
     }
 
     /// The hub of `key`, opened with `open` when there is none; `subscriber` is counted and
@@ -66,10 +66,10 @@ actor HubRegistry {
                 throw CancellationError()
             }
             hubs[key] = hub
-            published.withLockedValue { $0.observers[key] = hub.observer }
+            published.withLock { $0.observers[key] = hub.observer }
         }
         subscribers[key, default: 0] += 1
-        published.withLockedValue { $0.subscriptions += 1 }
+        published.withLock { $0.subscriptions += 1 }
         idleGeneration[key, default: 0] += 1
         if let switching {
             hub.send(.switchIn(subscriber, window: window, from: switching))
@@ -93,7 +93,7 @@ actor HubRegistry {
         hub.send(.unsubscribe(subscriber))
         guard hubs[hub.key] === hub, let count = subscribers[hub.key] else { return }
         subscribers[hub.key] = count - 1
-        published.withLockedValue { $0.subscriptions -= 1 }
+        published.withLock { $0.subscriptions -= 1 }
         guard count - 1 == 0 else { return }
         idleGeneration[hub.key, default: 0] += 1
         let generation = idleGeneration[hub.key] ?? 0
@@ -113,7 +113,7 @@ actor HubRegistry {
         guard hubs[hub.key] === hub else { return }
         hubs[hub.key] = nil
         let gone = subscribers.removeValue(forKey: hub.key) ?? 0
-        published.withLockedValue { published in
+        published.withLock { published in
             published.observers[hub.key] = nil
             published.subscriptions -= gone
         }
@@ -125,7 +125,7 @@ actor HubRegistry {
     /// (published name, since when).
     /// - Complexity: O(open live queries).
     nonisolated var figures: (queries: Int, subscriptions: Int, connections: Int, waiting: [(query: String, since: ContinuousClock.Instant)]) {
-        published.withLockedValue { published in
+        published.withLock { published in
             let waiting = published.observers.compactMap { key, observer in observer.waitingSince.map { (query: key.name, since: $0) } }
             return (published.observers.count, published.subscriptions, published.connections, waiting)
         }
@@ -144,7 +144,7 @@ actor HubRegistry {
         for hub in hubs.values { hub.close() }
         hubs = [:]
         subscribers = [:]
-        published.withLockedValue { published in
+        published.withLock { published in
             published.observers = [:]
             published.subscriptions = 0
         }

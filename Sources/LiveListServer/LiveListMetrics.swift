@@ -1,6 +1,6 @@
 import CoreMetrics
 import Foundation
-import NIOConcurrencyHelpers
+import ListDiff
 import LiveQueryCore
 import Prometheus
 
@@ -42,7 +42,7 @@ public final class LiveListMetrics: Sendable {
     private let mutationCounters: [MutationOutcome: CoreMetrics.Counter]
     private let resumeCounters: [ResumeOutcome: CoreMetrics.Counter]
     /// The engine's own totals when last scraped: its counters grow by the difference.
-    private let engineTotals = NIOLockedValueBox([String: Int]())
+    private let engineTotals = Locked([String: Int]())
 
     /// The buckets of every duration histogram (commit to changeset, mutation to answer): 100 µs to 10 s.
     static let applyBuckets: [Duration] = [.microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
@@ -172,7 +172,7 @@ public final class LiveListMetrics: Sendable {
         ]
         for (name, total, counter) in totals {
             guard let total else { continue }
-            let grown = engineTotals.withLockedValue { last -> Int in
+            let grown = engineTotals.withLock { last -> Int in
                 defer { last[name] = max(last[name] ?? 0, total) }
                 return max(0, total - (last[name] ?? 0))
             }

@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import ListDiff
 import LiveListWire
 import LiveQueryCore
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import Prometheus
@@ -134,7 +134,7 @@ public final class LiveListServer: Sendable {
     /// The published mutations' effects, as the engine states them (read once).
     let statedEffects = StatedEffects()
     /// Set once shutdown begins: readiness says so.
-    private let shuttingDown = NIOLockedValueBox(false)
+    private let shuttingDown = Locked(false)
 
     /// A server of `queries` opened by `engine`: `SQLiteEngine` (of LiveListServerSQLite, which
     /// also gives `init(database:queries:options:configuration:logger:)`), `PostgresEngine` (of
@@ -248,7 +248,7 @@ public final class LiveListServer: Sendable {
         let kept = resumeGauge.current
         let limits = LiveListHealth.Limits(lag: configuration.maximumLag, lagBytes: configuration.maximumLagBytes)
         let notReady = LiveListHealth.assess(capture: capture, failingQueries: failures.byQuery, waiting: figures.waiting,
-                                             shuttingDown: shuttingDown.withLockedValue { $0 }, limits: limits, at: .now)
+                                             shuttingDown: shuttingDown.withLock { $0 }, limits: limits, at: .now)
         return LiveListHealth(notReady: notReady, capture: capture, queries: figures.queries, subscriptions: figures.subscriptions,
                               connections: figures.connections, keptChangesets: kept.changesets, keptBytes: kept.bytes)
     }
@@ -411,16 +411,16 @@ public final class LiveListServer: Sendable {
 
     /// Closes every live query; connections end as their clients go. Readiness says so from now on.
     public func shutDown() async {
-        shuttingDown.withLockedValue { $0 = true }
+        shuttingDown.withLock { $0 = true }
         await registry.shutDown()
     }
 }
 
 /// The hub, for its own termination callback, set right after the hub is made.
 final class HubBox: Sendable {
-    private let stored = NIOLockedValueBox<Hub?>(nil)
+    private let stored = Locked<Hub?>(nil)
     var hub: Hub? {
-        get { stored.withLockedValue { $0 } }
-        set { stored.withLockedValue { $0 = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import ListDiff
 import NIOCore
 
 /// A server's mutations, from every connection, handed to its engine fairly: round-robin per
@@ -13,7 +13,7 @@ final class MutationScheduler: Sendable {
     typealias Work = @Sendable (_ leftEngine: @escaping @Sendable () -> Void) async -> Void
     typealias ConnectionID = ObjectIdentifier
 
-    private struct Locked: Sendable {
+    private struct Guarded: Sendable {
         var state: MutationScheduleState<ConnectionID>
         /// The queued works of each connection, oldest first.
         var works: [ConnectionID: CircularBuffer<Work>] = [:]
@@ -28,17 +28,17 @@ final class MutationScheduler: Sendable {
         }
     }
 
-    private let locked: NIOLockedValueBox<Locked>
+    private let locked: Locked<Guarded>
 
     /// A scheduler that gives the engine at most `slots` mutations at once.
     init(slots: Int = 1) {
-        locked = NIOLockedValueBox(Locked(state: MutationScheduleState(slots: slots)))
+        locked = Locked(Guarded(state: MutationScheduleState(slots: slots)))
     }
 
     /// Queues `work` for `connection`; `false` (not queued) when `limit` of its mutations wait
     /// already, or the connection closed.
     func enqueue(_ connection: ConnectionID, limit: Int, _ work: @escaping Work) -> Bool {
-        let (queued, starts) = locked.withLockedValue { locked -> (Bool, [(ConnectionID, Work)]) in
+        let (queued, starts) = locked.withLock { locked -> (Bool, [(ConnectionID, Work)]) in
             let (queued, actions) = locked.state.enqueue(connection, limit: limit)
             if queued { locked.works[connection, default: CircularBuffer()].append(work) }
             return (queued, locked.take(actions))
@@ -49,7 +49,7 @@ final class MutationScheduler: Sendable {
 
     /// Drops the mutations `connection` has waiting, unrun; the one under way ends.
     func close(_ connection: ConnectionID) {
-        locked.withLockedValue { locked in
+        locked.withLock { locked in
             _ = locked.state.close(connection)
             locked.works[connection] = nil
         }
@@ -58,7 +58,7 @@ final class MutationScheduler: Sendable {
     /// Mutations waiting their turn, in all and on the connection with the most.
     /// - Complexity: O(connections with mutations).
     var depth: (waiting: Int, deepest: Int) {
-        locked.withLockedValue { locked in
+        locked.withLock { locked in
             locked.state.lanes.values.reduce((0, 0)) { ($0.0 + $1.queued, max($0.1, $1.queued)) }
         }
     }
@@ -69,7 +69,7 @@ final class MutationScheduler: Sendable {
                 let slot = Slot()
                 await work { [self] in if slot.free() { self.leftEngine(connection) } }
                 _ = slot.free()
-                start(locked.withLockedValue { locked in
+                start(locked.withLock { locked in
                     let actions = locked.state.answered(connection)
                     return locked.take(actions)
                 })
@@ -78,7 +78,7 @@ final class MutationScheduler: Sendable {
     }
 
     private func leftEngine(_ connection: ConnectionID) {
-        start(locked.withLockedValue { locked in
+        start(locked.withLock { locked in
             let actions = locked.state.leftEngine(connection)
             return locked.take(actions)
         })
@@ -87,11 +87,11 @@ final class MutationScheduler: Sendable {
 
 /// A running mutation's slot, freed once.
 private final class Slot: Sendable {
-    private let held = NIOLockedValueBox(true)
+    private let held = Locked(true)
 
     /// Whether this call freed it (it was held).
     func free() -> Bool {
-        held.withLockedValue { held in
+        held.withLock { held in
             defer { held = false }
             return held
         }

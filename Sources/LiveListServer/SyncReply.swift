@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import ListDiff
 import LiveListWire
 
 /// What answers a `sync` once the subscriber was sent the result of its state: the `synced`
@@ -14,7 +14,7 @@ enum SyncReply: Sendable {
 /// answers `nil`, so a waiter never waits for an input that is gone. The continuation is taken
 /// under the box's lock, so it is resumed once.
 final class VersionNotice: Sendable {
-    private let continuation: NIOLockedValueBox<CheckedContinuation<WireVersion?, Never>?>
+    private let continuation: Locked<CheckedContinuation<WireVersion?, Never>?>
 
     /// Waits for the notice made by `send` to be answered (or dropped).
     static func wait(_ send: (VersionNotice) -> Void) async -> WireVersion? {
@@ -24,12 +24,12 @@ final class VersionNotice: Sendable {
     }
 
     private init(_ continuation: CheckedContinuation<WireVersion?, Never>) {
-        self.continuation = NIOLockedValueBox(continuation)
+        self.continuation = Locked(continuation)
     }
 
     /// Answers the waiter with the version the subscription holds (`nil`: it holds none).
     func answer(_ version: WireVersion?) {
-        continuation.withLockedValue { continuation in
+        continuation.withLock { continuation in
             defer { continuation = nil }
             return continuation
         }?.resume(returning: version)

@@ -1,11 +1,11 @@
 import Foundation
+import ListDiff
 import ListTesting
 import LiveListClient
 import LiveListServer
 import LiveListServerPostgres
 import LiveListWire
 import LiveQueryPostgres
-import NIOConcurrencyHelpers
 import PostgresNIO
 import ScratchPostgres
 
@@ -180,22 +180,22 @@ enum PostgresRestart {
         }
 
         private let connection: RemoteConnection
-        private let state = NIOLockedValueBox(Figures())
-        private let reading: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
+        private let state = Locked(Figures())
+        private let reading: Locked<Task<Void, Never>?> = Locked(nil)
 
         init(url: String) async throws {
             connection = try await WebSocketTransport().connect(to: url)
-            state.withLockedValue { $0.model.didSubscribe(window: PostgresRestart.window) }
+            state.withLock { $0.model.didSubscribe(window: PostgresRestart.window) }
             connection.send(ClientMessage.subscribe(WireSubscription(sub: 1, query: "items", window: WireWindow(PostgresRestart.window))).encoded())
             let frames = connection.frames, state = state
-            reading.withLockedValue { $0 = Task { await Self.read(frames, into: state) } }
+            reading.withLock { $0 = Task { await Self.read(frames, into: state) } }
         }
 
-        private static func read(_ frames: AsyncThrowingStream<String, any Error>, into state: NIOLockedValueBox<Figures>) async {
+        private static func read(_ frames: AsyncThrowingStream<String, any Error>, into state: Locked<Figures>) async {
             do {
                 for try await frame in frames {
                     let message = try ServerMessage.decode(Array(frame.utf8))
-                    state.withLockedValue { figures in
+                    state.withLock { figures in
                         if case .reset = message { figures.resets += 1 }
                         do {
                             _ = try figures.model.receive(message)
@@ -210,18 +210,18 @@ enum PostgresRestart {
                     }
                 }
             } catch {
-                state.withLockedValue { $0.broken = "\(error)" }
+                state.withLock { $0.broken = "\(error)" }
             }
         }
 
         var figures: (tick: Int64, resets: Int, failures: Int) {
-            state.withLockedValue { ($0.broken == nil ? $0.tick : -1, $0.resets, $0.failures) }
+            state.withLock { ($0.broken == nil ? $0.tick : -1, $0.resets, $0.failures) }
         }
 
         /// Whether the list held equals `rows` (the whole result, in order): its count, and the
         /// window's rows with their values.
         func holds(_ rows: [[WireValue]]) -> Bool {
-            state.withLockedValue { figures in
+            state.withLock { figures in
                 guard figures.broken == nil, let held = figures.model.heldList(), held.sections.reduce(0, { $0 + $1.count }) == rows.count else { return false }
                 let range = PostgresRestart.window.clamped(to: 0..<rows.count)
                 guard held.rows.count == range.count else { return false }
@@ -230,7 +230,7 @@ enum PostgresRestart {
         }
 
         func close() {
-            reading.withLockedValue { $0?.cancel() }
+            reading.withLock { $0?.cancel() }
             connection.close()
         }
     }
@@ -298,10 +298,10 @@ enum PostgresRestart {
         /// `work`'s value, or `nil` when it failed or did not finish within `bound` (then left to
         /// run: a query on a connection a restart cut has been seen never to end in postgres-nio).
         private static func within<T: Sendable>(_ bound: Duration, _ work: @escaping @Sendable () async throws -> T) async -> T? {
-            let once = NIOLockedValueBox(false)
+            let once = Locked(false)
             return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
                 let finish: @Sendable (T?) -> Void = { value in
-                    let first = once.withLockedValue { done in
+                    let first = once.withLock { done in
                         defer { done = true }
                         return !done
                     }

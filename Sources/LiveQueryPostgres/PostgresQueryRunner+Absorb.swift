@@ -1,7 +1,6 @@
 import Foundation
 import ListDiff
 import LiveQueryCore
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// Taking in commits: which of a query's rows each touches, and the joined rows whose changes it

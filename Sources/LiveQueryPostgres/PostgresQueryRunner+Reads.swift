@@ -1,7 +1,6 @@
 import Foundation
 import ListDiff
 import LiveQueryCore
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// Reading rows for a query: re-reads of the rows a round changed, the values of rows a list
@@ -75,7 +74,7 @@ extension PostgresQueryRunner {
     /// - Complexity: O(rows).
     func keep(_ rows: [ReadRow]) {
         guard !rows.isEmpty else { return }
-        readContents.withLockedValue { kept in
+        readContents.withLock { kept in
             if kept.count + rows.count > PostgresRows.contentsKept { kept.removeAll(keepingCapacity: true) }
             for row in rows {
                 guard let contents = row.contents else { continue }
@@ -91,7 +90,7 @@ extension PostgresQueryRunner {
     func keptContents(of rows: [LiveRow<ID>]) -> (found: [ID: [SQLValue]], missing: [LiveRow<ID>]) {
         var found: [ID: [SQLValue]] = [:]
         var missing: [LiveRow<ID>] = []
-        readContents.withLockedValue { kept in
+        readContents.withLock { kept in
             for row in rows {
                 if let entry = kept[row.id.identityValue], entry.token == row.version {
                     found[row.id] = entry.values

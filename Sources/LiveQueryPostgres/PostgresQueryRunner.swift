@@ -1,7 +1,6 @@
 import Foundation
 import ListDiff
 import LiveQueryCore
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// One open query's following: its plan, tracker and row keys, and the commit positions its
@@ -33,7 +32,7 @@ final class PostgresQueryRunner<ID: LiveIdentity>: PostgresQueryFollowing, @unch
     let deliveries = Locked(PositionedDeliveries())
     /// The contents the query's latest reads carried, by canonical identity, with their tokens
     /// (``keep(_:)``): read by the server's payload reads on other threads.
-    let readContents = NIOLockedValueBox<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
+    let readContents = Locked<[SQLValue: (token: UInt64, values: [SQLValue])]>([:])
     let progress: EngineProgress
     let positioned: PositionedChannel<ID>
     /// A first screen's rest — being read (in the snapshot the first screen was read in), or read

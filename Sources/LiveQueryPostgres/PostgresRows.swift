@@ -1,6 +1,6 @@
 import Foundation
+import ListDiff
 import LiveQueryCore
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// A row of a query as the index needs it, decoded where it arrives (only this is held, not the
@@ -20,10 +20,10 @@ struct ReadRow: Sendable {
 /// Numbers the rows of one statement in the order they arrive (one statement's rows are decoded
 /// one after the other, by one task).
 final class Ordinal: Sendable {
-    private let value = NIOLockedValueBox<Int64>(0)
+    private let value = Locked<Int64>(0)
 
     func next() -> Int64 {
-        value.withLockedValue { value in
+        value.withLock { value in
             defer { value += 1 }
             return value
         }

@@ -1,6 +1,6 @@
 import Foundation
+import ListDiff
 import Logging
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// The engine's connection: every statement the engine runs, with server errors as
@@ -250,20 +250,20 @@ struct PendingRows<T: Sendable>: Sendable {
 /// The decoded rows of one statement, appended on its connection's event loop and read once it
 /// has ended.
 final class Decoded<T: Sendable>: Sendable {
-    private let values = NIOLockedValueBox<[T]>([])
+    private let values = Locked<[T]>([])
 
-    func append(_ value: T) { values.withLockedValue { $0.append(value) } }
+    func append(_ value: T) { values.withLock { $0.append(value) } }
 
-    var all: [T] { values.withLockedValue { $0 } }
+    var all: [T] { values.withLock { $0 } }
 }
 
 /// Settles once: the first of a statement's end, its time limit and an abort takes it.
 final class Once: Sendable {
-    private let taken = NIOLockedValueBox(false)
+    private let taken = Locked(false)
 
     /// Whether this call is the first.
     func take() -> Bool {
-        taken.withLockedValue { taken in
+        taken.withLock { taken in
             defer { taken = true }
             return !taken
         }
@@ -279,21 +279,21 @@ final class StatementAborts: Sendable {
         var next = 0
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Locked(State())
 
     func register(_ abort: @escaping @Sendable (PostgresLiveQueryError) -> Void) -> Int {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.next += 1
             state.aborts[state.next] = abort
             return state.next
         }
     }
 
-    func unregister(_ id: Int) { _ = state.withLockedValue { $0.aborts.removeValue(forKey: id) } }
+    func unregister(_ id: Int) { _ = state.withLock { $0.aborts.removeValue(forKey: id) } }
 
     /// Ends every statement under way with `error`.
     func fire(_ error: PostgresLiveQueryError) {
-        let ending = state.withLockedValue { state in
+        let ending = state.withLock { state in
             defer { state.aborts = [:] }
             return Array(state.aborts.values)
         }

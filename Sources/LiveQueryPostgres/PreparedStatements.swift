@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import ListDiff
 import NIOCore
 import PostgresNIO
 
@@ -129,17 +129,17 @@ final class PreparedStatements: Sendable {
 
     private let cache: NIOLoopBoundBox<PreparedStatementCache<PreparedQuery, Waiter>>
     private let connection: PostgresConnection
-    private let counts = NIOLockedValueBox((prepares: 0, outdated: 0, losses: 0))
+    private let counts = Locked((prepares: 0, outdated: 0, losses: 0))
 
     /// Prepares sent, and statements let go because their tables changed shape or the server lost
     /// them (for the tests).
-    var counted: (prepares: Int, outdated: Int) { counts.withLockedValue { ($0.prepares, $0.outdated) } }
+    var counted: (prepares: Int, outdated: Int) { counts.withLock { ($0.prepares, $0.outdated) } }
 
     /// Whether statements are still prepared on this connection: not once the server has lost them
     /// twice — a pooler between that hands each transaction to another server process (PgBouncer
     /// in transaction mode, without `max_prepared_statements`) loses them on every round, and the
     /// statements are then sent as text.
-    var preparing: Bool { counts.withLockedValue { $0.losses < 2 } }
+    var preparing: Bool { counts.withLock { $0.losses < 2 } }
 
     init(_ connection: PostgresConnection, capacity: Int = PreparedStatements.capacity) {
         self.connection = connection
@@ -159,7 +159,7 @@ final class PreparedStatements: Sendable {
             case .wait:
                 break
             case .prepare:
-                counts.withLockedValue { $0.prepares += 1 }
+                counts.withLock { $0.prepares += 1 }
                 connection.prepare(query: sql).hop(to: loop).whenComplete { [self] result in
                     switch result {
                     case let .success(prepared):
@@ -183,7 +183,7 @@ final class PreparedStatements: Sendable {
     func discard(_ sql: String, generation: UInt64, lost: Bool) {
         connection.eventLoop.execute { [self] in
             let old = lost ? cache.value.discardAll() : cache.value.discard(sql, generation: generation).map { [$0] } ?? []
-            counts.withLockedValue {
+            counts.withLock {
                 $0.outdated += old.count
                 // Counted once for all the statements it lost: runs decided before it was found
                 // out find nothing left to let go.

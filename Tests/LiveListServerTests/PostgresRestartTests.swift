@@ -1,8 +1,8 @@
 import Foundation
+import ListDiff
 import ListTesting
 import LiveListClient
 import LiveListWire
-import NIOConcurrencyHelpers
 import PostgresNIO
 import ScratchPostgres
 import Testing
@@ -13,7 +13,7 @@ import FoundationNetworking
 /// Commits random transactions on a connection of its own until stopped, connecting again
 /// whenever PostgreSQL goes away (a restart): the writes an operator's database takes throughout.
 final class BackgroundWriter: Sendable {
-    private let state = NIOLockedValueBox((stopped: false, committed: 0, failed: 0))
+    private let state = Locked((stopped: false, committed: 0, failed: 0))
     private let task: Task<Void, Never>
 
     init(_ configuration: PostgresConnection.Configuration, seed: UInt64, every interval: Duration) {
@@ -21,7 +21,7 @@ final class BackgroundWriter: Sendable {
         task = Task {
             var random = SeededRandomNumberGenerator(seed: seed)
             var connection: PostgresConnection?
-            while !state.withLockedValue(\.stopped) {
+            while !state.withLock({ $0.stopped }) {
                 do {
                     if connection == nil || connection?.isClosed == true {
                         connection = try await PostgresConnection.connect(configuration: configuration, id: 20, logger: PostgresCluster.logger)
@@ -32,13 +32,13 @@ final class BackgroundWriter: Sendable {
                     do {
                         for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresCluster.logger) }
                         try await connection.query("COMMIT", logger: PostgresCluster.logger)
-                        state.withLockedValue { $0.committed += 1 }
+                        state.withLock { $0.committed += 1 }
                     } catch let error as PSQLError where error.serverInfo != nil {
                         // A key update that collides: rolled back, the connection lives on.
                         _ = try? await connection.query("ROLLBACK", logger: PostgresCluster.logger)
                     }
                 } catch {
-                    state.withLockedValue { $0.failed += 1 }
+                    state.withLock { $0.failed += 1 }
                     try? await connection?.close()
                     connection = nil
                 }
@@ -52,13 +52,13 @@ final class BackgroundWriter: Sendable {
     /// connection the restart cut has been seen to wait forever in postgres-nio (the task is then
     /// left to the process's end) — and returns what it committed and the attempts that failed.
     func stop() async -> (committed: Int, failed: Int) {
-        state.withLockedValue { $0.stopped = true }
+        state.withLock { $0.stopped = true }
         let task = task
         // Not a task group: it would wait for a child that never ends.
-        let resumed = NIOLockedValueBox(false)
+        let resumed = Locked(false)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let once: @Sendable () -> Void = {
-                let first = resumed.withLockedValue { done in
+                let first = resumed.withLock { done in
                     defer { done = true }
                     return !done
                 }
@@ -73,7 +73,7 @@ final class BackgroundWriter: Sendable {
                 once()
             }
         }
-        return state.withLockedValue { ($0.committed, $0.failed) }
+        return state.withLock { ($0.committed, $0.failed) }
     }
 }
 

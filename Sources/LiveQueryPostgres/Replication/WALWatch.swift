@@ -1,5 +1,5 @@
+import ListDiff
 import Logging
-import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// Watches the replication stream against PostgreSQL's WAL, on a connection of its own: once a
@@ -20,7 +20,7 @@ actor WALWatch {
     private var session: PostgresSession?
     private var closed = false
     /// What the last probe measured: read from any thread.
-    private let measured: NIOLockedValueBox<Measured>
+    private let measured: Locked<Measured>
     /// The position a flush was last forced for: one per WAL position left behind.
     private var flushedFor: UInt64?
 
@@ -40,7 +40,7 @@ actor WALWatch {
         self.stream = stream
         self.progress = progress
         self.logger = logger
-        measured = NIOLockedValueBox(Measured(watchdog: StreamWatchdog(bound: bound)))
+        measured = Locked(Measured(watchdog: StreamWatchdog(bound: bound)))
     }
 
     /// Probes once a ``interval`` until the task is cancelled or the watch closed.
@@ -62,12 +62,12 @@ actor WALWatch {
             wal = PostgresDatabaseRunner.lastRecordEnd(insert: insert, pageSize: pageSize, segmentSize: segmentSize)
         } catch {
             if let session, session.connection.isClosed { self.session = nil }
-            measured.withLockedValue { $0.failure = error }
+            measured.withLock { $0.failure = error }
             return
         }
         let now = ContinuousClock.now
         let (received, applied) = (inbox.reached.value, progress.applied)
-        let decision = measured.withLockedValue { measured in
+        let decision = measured.withLock { measured in
             measured.probedAt = now
             measured.failure = nil
             return measured.watchdog.probed(wal: wal.value, received: received, applied: applied, at: now)
@@ -79,7 +79,7 @@ actor WALWatch {
             stream.requestPosition()
             // WAL an open transaction wrote and nobody flushed yet cannot reach the stream: a
             // commit flushes it (once per position left behind a probe).
-            if received < wal.value, let oldest = measured.withLockedValue({ $0.watchdog.unreached.first }), oldest.at < now,
+            if received < wal.value, let oldest = measured.withLock({ $0.watchdog.unreached.first }), oldest.at < now,
                flushedFor != oldest.position {
                 flushedFor = oldest.position
                 await flush()
@@ -127,7 +127,7 @@ actor WALWatch {
     nonisolated func status(counts: StreamInbox.Counts) -> PostgresReplicationStatus {
         let now = ContinuousClock.now
         let (received, applied) = (inbox.reached, PostgresLSN(progress.applied))
-        let measured = measured.withLockedValue { measured in
+        let measured = measured.withLock { measured in
             measured.watchdog.note(received: received.value, applied: applied.value, at: now)
             return measured
         }
