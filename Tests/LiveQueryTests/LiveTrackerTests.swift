@@ -224,6 +224,35 @@ struct LiveTrackerTests {
         #expect(!tracker.state.isBehind)
     }
 
+    @Test("a refetch of any reason that brings a failed query back is delivered, even when the rows are as before the failure",
+          arguments: [RefetchReason.tableChanged("scores"), .tooManyRowsChanged(threshold: 40), .anotherConnection(.noChangeLog)])
+    func recoveryIsToldWhateverItsReason(reason: RefetchReason) throws {
+        var engine = MemoryEngine()
+        for key in 1...10 { engine.rows[Int64(key)] = (Int64(key), 0) }
+        let events = Events()
+        let tracker = try Self.tracker(engine, events: events)
+        // A row comes and fails to be read; then it goes again: the rows are those delivered last.
+        engine.rows[11] = (50, 1)
+        engine.failsReads = true
+        tracker.state.touched(11)
+        #expect(throws: LiveQueryError.self) { try tracker.carryOut(tracker.state.committed(), engine, start: .now) }
+        tracker.reportFailure(.changeLogUnavailable("the memory engine is failing"))
+        _ = events.drain()
+        engine.rows[11] = nil
+        engine.failsReads = false
+        try tracker.refetch(engine, reason: reason, start: .now)
+        let delivered = events.drain()
+        guard case let .update(update)? = delivered.first else {
+            Issue.record("the recovery is delivered, not \(delivered)")
+            return
+        }
+        #expect(update.changeset.changes.isEmpty && Self.ids(update.result) == engine.result)
+        #expect(!tracker.state.isBehind)
+        // Once following, an empty refetch is not news.
+        try tracker.refetch(engine, reason: reason, start: .now)
+        #expect(events.drain().isEmpty)
+    }
+
     @Test("the first screen, then the rest through the seam: commits meanwhile are applied once the rest lands")
     @MainActor
     func firstScreenThenRest() throws {

@@ -95,6 +95,9 @@ package final class LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
             $0.rowsRead += count
             $0.refetches += 1
         }
+        // Consumers were told of the failure that left the query behind: this refetch, whatever
+        // its reason, is what brings it back, and they must hear so even when nothing changed.
+        let recovers = state.isBehind
         state.refetched()
         let before: PublishedResult, after: PublishedResult, changes: ListChanges
         if indexHasLayout, let rowChanges = index.rowChanges(reaching: builder) {
@@ -109,7 +112,7 @@ package final class LiveTracker<ID: LiveIdentity>: @unchecked Sendable {
         }
         // A recovery is delivered even when nothing changed: it tells consumers told of the
         // failure (a server's subscribers, its readiness) that the query follows again.
-        guard deliversEmptyChange || reason == .recovering || !changes.isEmpty || after.leftOut != before.leftOut else {
+        guard deliversEmptyChange || recovers || reason == .recovering || !changes.isEmpty || after.leftOut != before.leftOut else {
             index.keepDelivered(before)
             return
         }
