@@ -173,6 +173,46 @@ struct ChangeTrackingTests {
         #expect(query.statistics.refetches == 0)
     }
 
+    /// Whether `flaky(x)` fails: a read that fails while it is set, and succeeds again after.
+    static let flakyFails = Locked(false)
+
+    @Test("a query a failed read left behind is refetched by the next commit of another process, not re-read at that commit's rows")
+    func behindRecoversAtAnotherProcessCommit() async throws {
+        var configuration = Self.busyTolerant
+        configuration.prepareDatabase { db in
+            db.add(function: DatabaseFunction("flaky", argumentCount: 1, pure: true) { values in
+                if Self.flakyFails.withLock({ $0 }) { throw DatabaseError(message: "flaky is failing") }
+                return values[0]
+            })
+        }
+        let path = try TestDatabase.path()
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try await pool.write { db in
+            try db.execute(sql: MusicDatabase.schema)
+            var random = SeededRandomNumberGenerator(seed: 11)
+            try MusicDatabase.populate(db, &random)
+            try ChangeTracking.install(on: db, tables: Self.tracked)
+        }
+        let log = EventLog<Int64>()
+        let query = try await LiveQuery.open(LiveQueryRequest(sql: "SELECT * FROM track WHERE flaky(id) > 0 ORDER BY title"), in: pool,
+                                             options: .init(dataVersionPollInterval: nil, watchesFiles: false), callbackQueue: nil,
+                                             onEvent: { log.append($0) })
+        defer { query.cancel() }
+        // This connection's commit moves track 1 to the end; its re-read fails.
+        Self.flakyFails.withLock { $0 = true }
+        try await pool.write { db in try db.execute(sql: "UPDATE track SET title = 'zzzz' WHERE id = 1") }
+        Self.flakyFails.withLock { $0 = false }
+        let failed = log.drain()
+        #expect(failed.count == 1 && failed.allSatisfy { if case .failure = $0 { true } else { false } }, "\(failed)")
+        // Another process's commit names track 2 alone: re-reading it would leave track 1 where it was.
+        try await ExternalProcess.run("UPDATE track SET title = title || '!' WHERE id = 2;", on: path)
+        try await query.checkForExternalChanges()
+        let updates = log.updates
+        #expect(updates.count == 1 && updates.first?.path == .refetch(reason: .recovering), "\(updates.map(\.path))")
+        let expected = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM track WHERE flaky(id) > 0 ORDER BY title, id") }
+        #expect(query.latestResult.rows(in: 0..<query.latestResult.count).map(\.id) == expected)
+    }
+
     @Test("a row another process moved to a new rowid, touched by this connection before the move is read: no duplicate is reported, the list stays exact",
           arguments: [true, false])
     func ownCommitAfterUnreadExternalRowidChange(followsLog: Bool) async throws {
