@@ -146,6 +146,9 @@ struct MutationOracleTests {
         let operations = names.indices.map { Self.randomOperations(40, client: $0, &random) }
         // A fourth client: livelist.js in node, with its own cuts, through the same restart.
         let script = JSClient.start(url: fixture.url, client: "js-c3", seed: random.next(), count: 40, index: 3)
+        // The lists hold their rows before the first mutation: a pending row is laid over rows held
+        // (on a loaded machine, mutations sent before the first state could all be answered first).
+        try await eventually("every list holds its first state", seconds: 20) { lists.allSatisfy { $0.remote.model.version != nil } }
 
         // Every client's mutations, 4 more each round without waiting for answers (all of them may be
         // in flight), while connections are cut: at random, and surely in rounds 2 and 7.
