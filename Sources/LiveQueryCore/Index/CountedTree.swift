@@ -157,6 +157,9 @@ enum TreeNode<Element: Sendable>: Sendable {
 }
 
 /// An immutable state of a counted tree: what a published result holds. Reads are O(log n).
+///
+/// `@unchecked Sendable`: every node it reaches belongs to an epoch the tree has left (`Epoch`),
+/// so no thread writes them again; reads from any thread need no lock.
 struct FrozenTree<Element: TreeElement>: @unchecked Sendable {
     // Only ever reads nodes of past epochs, which nothing writes (see `Epoch`).
     let root: TreeNode<Element>
