@@ -101,8 +101,7 @@ public final class RemoteLiveQuery {
     private var wanted: Range<Int>
     private var failure: LoadFailure?
     /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
-    private var pendingSyncs: [Int: CheckedContinuation<Void, any Error>] = [:]
-    private var lastSync = 0
+    private var syncs = SyncWaiters<CheckedContinuation<Void, any Error>>()
     private var overlay = PendingOverlay()
     /// What the presenter was last handed.
     private var shown = PendingOverlay.Resolved.plain(RemoteListModel().state)
@@ -280,7 +279,7 @@ public final class RemoteLiveQuery {
 
     /// Asks again for the looks still waiting: a new subscription never hears of the old one's.
     private func resendSyncs(on connection: RemoteConnection) {
-        for id in pendingSyncs.keys.sorted() { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
+        for id in syncs.ids { connection.send(ClientMessage.sync(sub: sub, id: id).encoded()) }
     }
 
     /// Applies one message of the subscription.
@@ -315,7 +314,7 @@ public final class RemoteLiveQuery {
             // Rows now held with their values may give a pending row its place.
             if !overlay.isEmpty { reshow(through: nil) }
             records.onRowsLoaded?(ids)
-        case let .synced(id): pendingSyncs.removeValue(forKey: id)?.resume()
+        case let .synced(id): syncs.answer(id)?.resume()
         case .none: break
         }
         if let requested = model.requestedWindow, requested != wanted { return }
@@ -363,9 +362,7 @@ public final class RemoteLiveQuery {
     }
 
     private func failSyncs(_ error: any Error) {
-        let waiting = pendingSyncs
-        pendingSyncs = [:]
-        for id in waiting.keys.sorted() { waiting[id]?.resume(throwing: error) }
+        for waiter in syncs.takeAll() { waiter.resume(throwing: error) }
     }
 
     private func restart() {
@@ -427,10 +424,8 @@ extension RemoteLiveQuery: ListSource {
         case let .refused(error): throw RemoteListError.server(error)
         case .connecting, .reconnecting, .live: break
         }
-        lastSync += 1
-        let id = lastSync
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            pendingSyncs[id] = continuation
+            let id = syncs.add(continuation)
             // A connection is set once its subscription request is sent: the server answers in order.
             if let connection {
                 connection.send(ClientMessage.sync(sub: sub, id: id).encoded())
