@@ -2,15 +2,16 @@
 /// free, or reads apart the queries a round gave it — each of those, until the lane hands it back,
 /// with what it is to be told then (`Held`: the commits that touched it meanwhile, a lost track, its
 /// close), in order. A query is on one lane at most, a lane is taken only while free and never for
-/// nothing, and something is held only for a query a lane has: anything else is refused.
+/// nothing, and something is held only for a query a lane has: anything else is refused. Once the
+/// runner shuts down the lanes are closed: none is taken again, so no query is read apart after.
 ///
 /// Events in: a round takes a lane for some queries (``take(_:for:)``); something is to be told to
 /// a query (``hold(_:for:)``: told now, or held while a lane has it); the lane hands a query back
-/// once read (``handBack(_:)``); the lane's read finished or failed (``finished(_:)``). Shutting
-/// down is no event of its own: the runner holds `.finish` for each query like any other news, and
-/// each lane hands its queries back once its reads end (its connection closed). Actions out: what to
-/// tell whom. No I/O: `PostgresDatabaseRunner` holds it on its actor, runs the lanes' reads and
-/// tells the queries.
+/// once read (``handBack(_:)``); the lane's read finished or failed (``finished(_:)``); the runner
+/// shuts down (``close()``). The runner then holds `.finish` for each query like any other news,
+/// and each lane hands its queries back once its reads end (its connection closed). Actions out:
+/// what to tell whom. No I/O: `PostgresDatabaseRunner` holds it on its actor, runs the lanes' reads
+/// and tells the queries.
 struct LaneState<Query, Held> {
     /// A query a lane reads apart.
     struct ReadApart {
@@ -38,21 +39,25 @@ struct LaneState<Query, Held> {
 
     /// The lanes, by number.
     private(set) var lanes: [Lane]
+    /// Whether the runner shut down: no lane is taken again (a round that began a lane's
+    /// transaction before it leaves its queries alone), and one reading then is not free after.
+    private(set) var isClosed = false
 
     /// `count` lanes, all free.
     init(count: Int) {
         lanes = Array(repeating: .free, count: max(0, count))
     }
 
-    /// The numbers of the free lanes, in order.
+    /// The numbers of the free lanes, in order: none once closed.
     var free: [Int] {
-        lanes.indices.filter {
+        guard !isClosed else { return [] }
+        return lanes.indices.filter {
             if case .free = lanes[$0] { return true }
             return false
         }
     }
 
-    /// Whether every lane is reading: refetched queries that are due wait for one.
+    /// Whether every lane is reading (or the lanes are closed): refetched queries that are due wait for one.
     var allBusy: Bool { free.isEmpty }
 
     /// The lane that reads `query` apart, if any.
@@ -64,11 +69,11 @@ struct LaneState<Query, Held> {
         }
     }
 
-    /// A round takes lane `number` to read `queries` apart: `false` (nothing changes) when there is
-    /// no such lane, it is reading already, `queries` is empty, or one of them is listed twice or is
-    /// read apart already — the round then leaves them to the rounds.
+    /// A round takes lane `number` to read `queries` apart: `false` (nothing changes) when the lanes
+    /// are closed, there is no such lane, it is reading already, `queries` is empty, or one of them
+    /// is listed twice or is read apart already — the round then leaves them to the rounds.
     mutating func take(_ number: Int, for queries: [(id: ObjectIdentifier, query: Query)]) -> Bool {
-        guard lanes.indices.contains(number), case .free = lanes[number], !queries.isEmpty else { return false }
+        guard !isClosed, lanes.indices.contains(number), case .free = lanes[number], !queries.isEmpty else { return false }
         var reading: [ObjectIdentifier: ReadApart] = [:]
         for (id, query) in queries {
             guard reading[id] == nil, lane(of: id) == nil else { return false }
@@ -96,13 +101,19 @@ struct LaneState<Query, Held> {
         return handed?.held
     }
 
-    /// Lane `number`'s read finished or failed: it is free again. Returns the queries it had not
-    /// handed back (none when each was handed back as it was read), with what was held for them,
-    /// to hand back now; `nil` when the lane was not reading.
+    /// Lane `number`'s read finished or failed: it is free again (though taken by nobody once
+    /// closed). Returns the queries it had not handed back (none when each was handed back as it
+    /// was read), with what was held for them, to hand back now; `nil` when the lane was not reading.
     mutating func finished(_ number: Int) -> [ReadApart]? {
         guard lanes.indices.contains(number), case let .reading(queries) = lanes[number] else { return nil }
         lanes[number] = .free
         return Array(queries.values)
+    }
+
+    /// The runner shuts down: no lane is taken again. A lane reading now goes on holding what is
+    /// told to its queries (their `.finish`) until it hands them back, as its reads end.
+    mutating func close() {
+        isClosed = true
     }
 
     /// Changes the queries of lane `number`, which reads. The lane is set free meanwhile so that

@@ -4,7 +4,8 @@ import Testing
 /// Where the refetch lanes stand, as a value, without PostgreSQL: a lane is taken only while free,
 /// for queries no lane has; what a query read apart is told waits for its lane to hand it back, in
 /// order, and only for it; a query no lane has is told at once; a lane that finishes is free again
-/// and gives back whatever it had not handed back.
+/// and gives back whatever it had not handed back. Once closed (the runner shut down), no lane is
+/// taken again, and a lane reading then still holds for its queries until it hands them back.
 @Suite("Lane state")
 struct LaneStateTests {
     /// A stand-in for a query: only its identity matters.
@@ -109,5 +110,31 @@ struct LaneStateTests {
         #expect(state.hold("commit 2", for: b.id) == .tell("commit 2"), "its lane is gone: told at once")
         let retaken = state.take(0, for: Self.entries(b))
         #expect(retaken, "free for the next round")
+    }
+
+    /// The interleaving this guards: a round awaits a lane's BEGIN; the runner shuts down meanwhile
+    /// and tells the queries to finish; the round then takes the lane. Refused, the queries are
+    /// never read apart after their finish.
+    @Test("closed, no lane is taken again; one reading then holds for its queries until it hands them back")
+    func closedTakesNothing() {
+        var state = State(count: 2)
+        let a = Query("a"), b = Query("b")
+        let took = state.take(0, for: Self.entries(a))
+        #expect(took)
+        state.close()
+        #expect(state.isClosed)
+        #expect(state.free.isEmpty && state.allBusy, "no round detaches once shut down")
+        let late = state.take(1, for: Self.entries(b))
+        #expect(!late, "a round that began lane 1's transaction before the shutdown leaves b alone")
+        #expect(state.lane(of: b.id) == nil)
+        #expect(state.hold("finish", for: b.id) == .tell("finish"), "no lane has b: told at once")
+        #expect(state.hold("finish", for: a.id) == .held, "lane 0 still reads a")
+        let handed = state.handBack(a.id)
+        #expect(handed == ["finish"])
+        let left = state.finished(0)
+        #expect(left?.isEmpty == true)
+        #expect(state.free.isEmpty, "lane 0 finished, and is not taken again")
+        let retaken = state.take(0, for: Self.entries(a))
+        #expect(!retaken)
     }
 }
