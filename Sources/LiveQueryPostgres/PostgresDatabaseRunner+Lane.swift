@@ -32,6 +32,8 @@ extension PostgresDatabaseRunner {
             // Sent together, waited for once.
             let begun = lane.control.submit("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { _ in () }
             let imported = lane.control.submit("SET TRANSACTION SNAPSHOT '\(snapshot)'") { _ in () }
+            // The runner may shut down during this wait (the actor takes other calls): its
+            // queries are told to finish then, and `lanes.take` below refuses them.
             do throws(PostgresLiveQueryError) {
                 _ = try await begun.value()
                 _ = try await imported.value()
@@ -46,8 +48,10 @@ extension PostgresDatabaseRunner {
         for (offset, (number, lane)) in opened.enumerated() {
             let share = runners.enumerated().filter { $0.offset % opened.count == offset }.map(\.element)
             guard lanes.take(number, for: share.map { (ObjectIdentifier($0), $0) }) else {
-                // Refused (the lane reads, or a query is read apart, already): never so while one
-                // round at a time detaches; its queries stay with the rounds.
+                // Refused: the runner shut down while the lane began (its queries were told to
+                // finish; `shutDown` closes the lane's connection), or the lane reads, or a query
+                // is read apart, already (never so while one round at a time detaches): its
+                // queries stay with the rounds.
                 try? await lane.control.execute("ROLLBACK")
                 continue
             }
@@ -56,12 +60,15 @@ extension PostgresDatabaseRunner {
         }
     }
 
-    /// Applies each query on the lane, in its transaction; then hands them back to the rounds.
+    /// Applies each query on the lane, in its transaction; then hands them back to the rounds. Once
+    /// the runner shuts down, the queries not applied yet are not applied (each is handed back and
+    /// told to finish), and none is given to a round again.
     private func readApart(_ runners: [any PostgresQueryFollowing], round through: UInt64, lane number: Int, _ lane: PostgresSession) async {
         var failure: PostgresLiveQueryError?
         var aborted = false
         for runner in runners {
-            if failure == nil, !aborted {
+            // Shut down meanwhile: nothing more is read (`shutDown` closes the lane's connection).
+            if failure == nil, !aborted, !lanes.isClosed {
                 do throws(PostgresLiveQueryError) {
                     // Unguarded, as a round's reads: a read that fails aborts the lane's transaction
                     // (the query says so); the queries after it are read again later.
@@ -77,7 +84,9 @@ extension PostgresDatabaseRunner {
             }
             handBack(runner)
         }
-        if aborted {
+        if lanes.isClosed {
+            // Nothing to end: `shutDown` closes the connection, and with it the transaction.
+        } else if aborted {
             do throws(PostgresLiveQueryError) { try await lane.control.execute("ROLLBACK") } catch { failure = error }
         } else if failure == nil {
             do throws(PostgresLiveQueryError) { try await lane.control.execute("COMMIT") } catch { failure = error }
@@ -93,6 +102,8 @@ extension PostgresDatabaseRunner {
             left.query.reattach()
             for what in left.held { what.tell(left.query) }
         }
+        // Shut down: its queries were told to finish, and `shutDown` emptied the attention.
+        guard !lanes.isClosed else { return }
         for runner in runners where runner.awaitsRound { attend(runner) }
         inbox.signal()
     }

@@ -368,6 +368,8 @@ actor PostgresDatabaseRunner {
     /// refused (the holder, if any, finds its connection closed).
     func shutDown() async {
         let (sessions, refused) = state.close()
+        // Before any wait: a round that began a lane's transaction meanwhile detaches nothing after.
+        lanes.close()
         for runner in runners { deliver(.finish, to: runner) }
         runners = []
         readers = [:]
