@@ -1,7 +1,7 @@
 import ListDiff
 
 /// Which commit positions each delivered result of one query is the query's result at: a value,
-/// fed by the rounds, tested without a database (`ResultPositionsTests`).
+/// fed by the rounds, tested without a database (`RoundDecisionTests`).
 ///
 /// A position `p` stands for the database after exactly the commits whose commit record ends at
 /// or before `p`. A result's own position is the end of the last commit that touched the query's

@@ -2,7 +2,7 @@ import Foundation
 
 /// One message of PostgreSQL's streaming replication protocol in CopyBoth mode, as the server
 /// sends it inside a CopyData message: WAL data (for a logical slot, one `pgoutput` message) or a
-/// keepalive. Parsed and built without I/O (`ReplicationMessageTests`).
+/// keepalive. Parsed and built without I/O (`ReplicationStreamTests`).
 ///
 /// Format: PostgreSQL's documentation, "Streaming Replication Protocol". `package`: the
 /// replication fuzz target reads messages too.
