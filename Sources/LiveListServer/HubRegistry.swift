@@ -7,17 +7,17 @@ import Logging
 /// while subscribed and for an idle timeout after the last one leaves (so a client that
 /// reconnects resumes from the changesets it missed), then closed.
 actor HubRegistry {
-    private var hubs: [HubKey: Hub] = [:]
+    /// The open hubs, their subscribers and idle generations.
+    private var table = HubTable<HubKey, Hub>()
+    /// The hubs being opened: a second subscriber waits for the first one's open.
     private var opening: [HubKey: Task<Hub, any Error>] = [:]
-    private var subscribers: [HubKey: Int] = [:]
-    private var idleGeneration: [HubKey: Int] = [:]
     private var isShutDown = false
     private var connections: [ObjectIdentifier: Outbox] = [:]
     /// Every connection's mutations, taken in turn (server-wide, as the connections are).
     nonisolated let mutationScheduler: MutationScheduler
     /// What health checks and scrapes read without a hop to this actor — on a busy server each hop
     /// waits for a thread of the pool (a scrape beside 10,000 subscribers took a second): kept in
-    /// step with `hubs`, `subscribers` and `connections` by every method that changes them.
+    /// step with `table` and `connections` by every method that changes them.
     private nonisolated let published = Locked(Published())
 
     private struct Published {
@@ -52,10 +52,12 @@ actor HubRegistry {
                    open: @escaping @Sendable () async throws -> Hub) async throws -> Hub {
         guard !isShutDown else { throw CancellationError() }
         let hub: Hub
-        if let existing = hubs[key] {
+        if let existing = table.hub(key) {
             hub = existing
         } else if let task = opening[key] {
             hub = try await task.value
+            // The opener closes it when the server shut down meanwhile.
+            guard !isShutDown else { throw CancellationError() }
         } else {
             let task = Task { try await open() }
             opening[key] = task
@@ -65,12 +67,14 @@ actor HubRegistry {
                 hub.close()
                 throw CancellationError()
             }
-            hubs[key] = hub
             published.withLock { $0.observers[key] = hub.observer }
         }
-        subscribers[key, default: 0] += 1
+        guard table.subscribe(hub, key) else {
+            // Its query stopped while this subscriber waited, and another hub opened for the key:
+            // that one is the key's now.
+            return try await subscribe(key, subscriber, window: window, resume: resume, switching: switching, open: open)
+        }
         published.withLock { $0.subscriptions += 1 }
-        idleGeneration[key, default: 0] += 1
         if let switching {
             hub.send(.switchIn(subscriber, window: window, from: switching))
         } else {
@@ -91,12 +95,10 @@ actor HubRegistry {
     /// Takes `subscriber` off `hub`; the hub closes after `idleTimeout` without subscribers.
     func unsubscribe(_ hub: Hub, _ subscriber: Subscriber, idleTimeout: Duration) {
         hub.send(.unsubscribe(subscriber))
-        guard hubs[hub.key] === hub, let count = subscribers[hub.key] else { return }
-        subscribers[hub.key] = count - 1
+        let departure = table.unsubscribe(hub, hub.key)
+        guard departure != .notOpen else { return }
         published.withLock { $0.subscriptions -= 1 }
-        guard count - 1 == 0 else { return }
-        idleGeneration[hub.key, default: 0] += 1
-        let generation = idleGeneration[hub.key] ?? 0
+        guard case let .idle(generation) = departure else { return }
         Task {
             try? await Task.sleep(for: idleTimeout)
             self.closeIfIdle(hub, generation: generation)
@@ -104,15 +106,14 @@ actor HubRegistry {
     }
 
     private func closeIfIdle(_ hub: Hub, generation: Int) {
-        guard hubs[hub.key] === hub, subscribers[hub.key] == 0, idleGeneration[hub.key] == generation else { return }
-        drop(hub)
+        guard table.idleTimerFired(hub, hub.key, generation: generation) else { return }
+        published.withLock { $0.observers[hub.key] = nil }
+        hub.close()
     }
 
     /// Forgets `hub` (its query stopped, or it idled) and closes it.
     func drop(_ hub: Hub) {
-        guard hubs[hub.key] === hub else { return }
-        hubs[hub.key] = nil
-        let gone = subscribers.removeValue(forKey: hub.key) ?? 0
+        guard let gone = table.remove(hub, hub.key) else { return }
         published.withLock { published in
             published.observers[hub.key] = nil
             published.subscriptions -= gone
@@ -134,6 +135,10 @@ actor HubRegistry {
     /// The WebSocket connections being served (until each ends, shutdown or not).
     var connectionCount: Int { connections.count }
 
+    /// The keys the registry holds anything for: its open hubs and those being opened. Nothing
+    /// stays for a key whose hub closed.
+    var keysHeld: Int { table.count + opening.count }
+
     /// Closes every hub; no more are opened.
     func shutDown() {
         isShutDown = true
@@ -141,9 +146,7 @@ actor HubRegistry {
         for outbox in connections.values {
             outbox.close(code: WireCloseCode.goingAway.rawValue, reason: "the server is shutting down")
         }
-        for hub in hubs.values { hub.close() }
-        hubs = [:]
-        subscribers = [:]
+        for hub in table.removeAll() { hub.close() }
         published.withLock { published in
             published.observers = [:]
             published.subscriptions = 0
