@@ -63,11 +63,9 @@ public final class RemoteLiveQuery {
     public var displayedState: RemoteListState { shown.displayed }
     /// When the list shown was held, while it is a snapshot restored by ``restore(_:)`` that the
     /// server has not brought up to date yet (`nil` once it has: the list is live).
-    public private(set) var staleSince: Date? {
-        didSet { if staleSince != oldValue { records.onStateChanged?() } }
-    }
-    /// When a message from the server was last applied (the list was live then).
-    private var lastLiveAt: Date?
+    public var staleSince: Date? { standing.staleSince }
+    /// The failure shown and how fresh the rows are.
+    private var standing = ListStanding()
     /// Pending changes shown and not withdrawn yet.
     public var pendingChangesCount: Int { overlay.entries.count }
     /// Where the connection stands now; the records' `onStateChanged` hears of every change.
@@ -99,7 +97,6 @@ public final class RemoteLiveQuery {
     private var subscription = RemoteSubscription()
     private var sub: Int { subscription.sub }
     private var wanted: Range<Int>
-    private var failure: LoadFailure?
     /// ``upToDate()`` calls waiting for their `synced`, by `sync` id.
     private var syncs = SyncWaiters<CheckedContinuation<Void, any Error>>()
     private var overlay = PendingOverlay()
@@ -162,7 +159,7 @@ public final class RemoteLiveQuery {
     /// - Complexity: O(w + s) for w rows of the window and s sections.
     public func snapshot() -> RemoteListSnapshot? {
         guard let list = model.heldList() else { return nil }
-        return RemoteListSnapshot(query: query, arguments: arguments, list: list, savedAt: staleSince ?? lastLiveAt ?? Date())
+        return RemoteListSnapshot(query: query, arguments: arguments, list: list, savedAt: standing.savedAt(now: Date()))
     }
 
     /// Shows `snapshot` as the list's first state, stale (``staleSince``), before ``start()``:
@@ -180,7 +177,8 @@ public final class RemoteLiveQuery {
         guard snapshot.arguments == arguments else { throw .otherArguments }
         _ = model.restore(snapshot.list)
         if !model.window.isEmpty { wanted = model.window }
-        staleSince = snapshot.savedAt
+        standing.restored(savedAt: snapshot.savedAt)
+        records.onStateChanged?()
         send(.initial(AnySectionedList(resolveShown().displayed)))
     }
 
@@ -262,7 +260,7 @@ public final class RemoteLiveQuery {
         connectionState = .reconnecting(attempt: attempt, reason: reason)
         if attempt == 1 {
             let failure = LoadFailure(RemoteListError.connection(reason), retry: {})
-            self.failure = failure
+            standing.failed(failure)
             send(.failure(failure))
         }
     }
@@ -293,9 +291,7 @@ public final class RemoteLiveQuery {
             if connectionState != .live { connectionState = .live }
             // The server's messages flow again: whatever failed (the connection, a read of the
             // query) is over, for the placeholders and for subscribers to come.
-            failure = nil
-            staleSince = nil
-            lastLiveAt = Date()
+            if standing.applied(at: Date()) { records.onStateChanged?() }
             deliver(output)
         } catch {
             recover(from: error, on: connection)
@@ -333,7 +329,7 @@ public final class RemoteLiveQuery {
         case let .goOn(restoring, failsSyncs):
             if let restoring { arguments = restoring }
             let failure = LoadFailure(error, retry: {})
-            self.failure = failure
+            standing.failed(failure)
             // A failed read fails the looks waiting (the server answers a failed look so too).
             if failsSyncs { failSyncs(error) }
             send(.failure(failure))
@@ -342,7 +338,9 @@ public final class RemoteLiveQuery {
             connectionState = .refused(wireError)
             session.detach(self)
             failSyncs(error)
-            send(.failure(LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })))
+            let failure = LoadFailure(error, retry: { [weak self] in Task { @MainActor in self?.restart() } })
+            standing.failed(failure)
+            send(.failure(failure))
         case let .resubscribe(startOver):
             // Start the subscription over: a gap resumes from the version held, a contradiction resets.
             if startOver {
@@ -375,7 +373,7 @@ public final class RemoteLiveQuery {
 
     /// The placeholder of rows not yet sent.
     var placeholderState: PlaceholderState {
-        if let failure { return .failed(failure) }
+        if let failure = standing.failure { return .failed(failure) }
         return .loading
     }
 }
@@ -409,7 +407,7 @@ extension RemoteLiveQuery: ListSource {
     /// first message), then what the server's messages make of it.
     public func subscribe(_ receive: @escaping @MainActor (ListSourceEvent<RemoteSection, RemoteRow>) -> Void) -> ListSourceSubscription {
         receive(.initial(AnySectionedList(shown.displayed), isComplete: model.version != nil))
-        if let failure { receive(.failure(failure)) }
+        if let failure = standing.failure { receive(.failure(failure)) }
         return receivers.add(receive)
     }
 

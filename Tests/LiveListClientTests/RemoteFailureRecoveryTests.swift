@@ -63,4 +63,20 @@ struct RemoteFailureRecoveryTests {
         defer { subscription.cancel() }
         #expect(!replayed.contains { if case .failure = $0 { true } else { false } }, "a new subscriber hears of no failure that is over")
     }
+
+    @Test("a refused subscription shows its failure to the placeholders and to every later subscriber")
+    func refusalIsKept() async throws {
+        let transport = ScriptedTransport()
+        let remote = RemoteLiveQuery(url: "ws://127.0.0.1:1/live", query: "nope", window: 0..<4, prefetch: 0, transport: transport)
+        remote.start()
+        defer { remote.stop() }
+        await eventually("the list subscribes") { transport.sent.withLock { $0.contains { $0.contains("\"subscribe\"") } } }
+        transport.server.yield(ServerMessage.error(WireError(sub: 1, code: .unknownQuery, message: "no query nope")).encoded())
+        await eventually("the list is refused") { if case .refused = remote.connectionState { true } else { false } }
+        #expect(remote.placeholderState.isFailed, "not loading forever")
+        var replayed: [ListSourceEvent<RemoteSection, RemoteRow>] = []
+        let subscription = remote.subscribe { replayed.append($0) }
+        defer { subscription.cancel() }
+        #expect(replayed.contains { if case .failure = $0 { true } else { false } }, "a later subscriber hears of the refusal")
+    }
 }
