@@ -62,6 +62,19 @@ struct TrackingStateTests {
         #expect(result8 == .refetch(.schemaChanged))
     }
 
+    @Test("another connection's commit re-reads its rows; after a failure it refetches instead, the lost rows with it")
+    func commitsElsewhere() {
+        var state = TrackingState(isBuilding: false, refetchThreshold: 10)
+        #expect(state.committedElsewhere(touching: [4, 7]) == .reread([4, 7]))
+        #expect(state.committedElsewhere(touching: []) == .none)
+        state.failed()
+        #expect(state.committedElsewhere(touching: [4]) == .refetch(.recovering))
+        state.refetched()
+        #expect(state.committedElsewhere(touching: [4]) == .reread([4]))
+        let building = TrackingState(isBuilding: true, refetchThreshold: 10)
+        #expect(building.committedElsewhere(touching: [4]) == .none, "looks wait for the first fetch")
+    }
+
     @Test("while the first fetch is read, commits are remembered and applied when it completes")
     func building() {
         var state = TrackingState(isBuilding: true, refetchThreshold: 10)

@@ -137,6 +137,15 @@ package struct TrackingState: Sendable {
         return .refetch(.recovering)
     }
 
+    /// A look found other connections' commits that touched `rows` (and nothing that needs a
+    /// refetch): they are re-read — unless a failure left the query behind, when re-reading them
+    /// alone would not bring back the rows the failure lost, and it refetches.
+    package func committedElsewhere(touching rows: Set<Int64>) -> Action {
+        guard case .following = phase else { return .none }
+        if isBehind { return .refetch(.recovering) }
+        return rows.isEmpty ? .none : .reread(rows)
+    }
+
     /// Whether other connections' commits are looked for now (not while the first fetch is read:
     /// they are seen by the first look after it).
     package var looksForOtherCommits: Bool { phase == .following }

@@ -191,12 +191,8 @@ extension SQLiteQueryRunner {
         }
         if let reason {
             try tracker.refetch(reads(db), reason: .anotherConnection(reason), start: start)
-        } else if tracker.state.isBehind {
-            // A failure lost the rows some commit touched: re-reading these alone would not
-            // bring them back.
-            try tracker.refetch(reads(db), reason: .recovering, start: start)
-        } else if !rowids.isEmpty {
-            try tracker.applyTouchedRows(rowids, reads(db), start: start)
+        } else {
+            try carryOut(tracker.state.committedElsewhere(touching: rowids), db, start: start)
         }
     }
 }
