@@ -35,13 +35,28 @@ struct RemoteFailureRecoveryTests {
         #expect(condition(), what)
     }
 
+    /// A list of `query` on a scripted connection, started, once its subscription is sent (as
+    /// number 1).
+    func subscribed(to query: String) async -> (ScriptedTransport, RemoteLiveQuery) {
+        let transport = ScriptedTransport()
+        let remote = RemoteLiveQuery(url: "ws://127.0.0.1:1/live", query: query, window: 0..<4, prefetch: 0, transport: transport)
+        remote.start()
+        await eventually("the list subscribes") { transport.sent.withLock { $0.contains { $0.contains("\"subscribe\"") } } }
+        return (transport, remote)
+    }
+
+    /// Whether a subscriber that comes now is handed a failure.
+    func failureReplayed(by remote: RemoteLiveQuery) -> Bool {
+        var replayed: [ListSourceEvent<RemoteSection, RemoteRow>] = []
+        let subscription = remote.subscribe { replayed.append($0) }
+        subscription.cancel()
+        return replayed.contains { if case .failure = $0 { true } else { false } }
+    }
+
     @Test("a queryFailed while live shows the failure; the next message ends it, for the placeholders and new subscribers")
     func failureEndsWithTheNextMessage() async throws {
-        let transport = ScriptedTransport()
-        let remote = RemoteLiveQuery(url: "ws://127.0.0.1:1/live", query: "q", window: 0..<4, prefetch: 0, transport: transport)
-        remote.start()
+        let (transport, remote) = await subscribed(to: "q")
         defer { remote.stop() }
-        await eventually("the list subscribes") { transport.sent.withLock { $0.contains { $0.contains("\"subscribe\"") } } }
         let reset = WireReset(sub: 1, version: Self.version, reason: .subscribed, columns: ["id"], sections: [WireSection(key: .null, count: 10)],
                               window: WireWindow(0..<4), rows: (0..<4).map { WireRow(position: $0, id: .integer(Int64($0)), values: [.integer(Int64($0))]) })
         transport.server.yield(ServerMessage.reset(reset).encoded())
@@ -59,25 +74,16 @@ struct RemoteFailureRecoveryTests {
                                                                  rows: [])).encoded())
         await eventually("the commit is applied") { remote.model.version == Self.version.next }
         #expect(!remote.placeholderState.isFailed, "rows not sent yet are loading again, not failed")
-        var replayed: [ListSourceEvent<RemoteSection, RemoteRow>] = []
-        let subscription = remote.subscribe { replayed.append($0) }
-        defer { subscription.cancel() }
-        #expect(!replayed.contains { if case .failure = $0 { true } else { false } }, "a new subscriber hears of no failure that is over")
+        #expect(!failureReplayed(by: remote), "a new subscriber hears of no failure that is over")
     }
 
     @Test("a refused subscription shows its failure to the placeholders and to every later subscriber")
     func refusalIsKept() async throws {
-        let transport = ScriptedTransport()
-        let remote = RemoteLiveQuery(url: "ws://127.0.0.1:1/live", query: "nope", window: 0..<4, prefetch: 0, transport: transport)
-        remote.start()
+        let (transport, remote) = await subscribed(to: "nope")
         defer { remote.stop() }
-        await eventually("the list subscribes") { transport.sent.withLock { $0.contains { $0.contains("\"subscribe\"") } } }
         transport.server.yield(ServerMessage.error(WireError(sub: 1, code: .unknownQuery, message: "no query nope")).encoded())
         await eventually("the list is refused") { if case .refused = remote.connectionState { true } else { false } }
         #expect(remote.placeholderState.isFailed, "not loading forever")
-        var replayed: [ListSourceEvent<RemoteSection, RemoteRow>] = []
-        let subscription = remote.subscribe { replayed.append($0) }
-        defer { subscription.cancel() }
-        #expect(replayed.contains { if case .failure = $0 { true } else { false } }, "a later subscriber hears of the refusal")
+        #expect(failureReplayed(by: remote), "a later subscriber hears of the refusal")
     }
 }

@@ -196,17 +196,24 @@ struct LiveTrackerTests {
         #expect(harness.tally.failures.isEmpty)
     }
 
-    @Test("a read that fails is one failure event; the core is behind, and the next commit refetches to the engine's answer")
-    func failedReadRecovers() throws {
+    /// Rows 1…10 followed, then a commit writes `row` of `key` and its read fails: the failure is
+    /// reported (and left in `events`), the engine still failing reads.
+    static func failedRead(of key: Int64, as row: (score: Int64, token: UInt64)) throws -> (MemoryEngine, LiveTracker<Int64>, Events) {
         var engine = MemoryEngine()
         for key in 1...10 { engine.rows[Int64(key)] = (Int64(key), 0) }
         let events = Events()
         let tracker = try Self.tracker(engine, events: events)
-        engine.rows[3] = (100, 1)
+        engine.rows[key] = row
         engine.failsReads = true
-        tracker.state.touched(3)
+        tracker.state.touched(key)
         #expect(throws: LiveQueryError.self) { try tracker.carryOut(tracker.state.committed(), engine, start: .now) }
         tracker.reportFailure(.changeLogUnavailable("the memory engine is failing"))
+        return (engine, tracker, events)
+    }
+
+    @Test("a read that fails is one failure event; the core is behind, and the next commit refetches to the engine's answer")
+    func failedReadRecovers() throws {
+        var (engine, tracker, events) = try Self.failedRead(of: 3, as: (100, 1))
         guard case .failure? = events.drain().first else {
             Issue.record("the failure is delivered")
             return
@@ -227,16 +234,8 @@ struct LiveTrackerTests {
     @Test("a refetch of any reason that brings a failed query back is delivered, even when the rows are as before the failure",
           arguments: [RefetchReason.tableChanged("scores"), .tooManyRowsChanged(threshold: 40), .anotherConnection(.noChangeLog)])
     func recoveryIsToldWhateverItsReason(reason: RefetchReason) throws {
-        var engine = MemoryEngine()
-        for key in 1...10 { engine.rows[Int64(key)] = (Int64(key), 0) }
-        let events = Events()
-        let tracker = try Self.tracker(engine, events: events)
         // A row comes and fails to be read; then it goes again: the rows are those delivered last.
-        engine.rows[11] = (50, 1)
-        engine.failsReads = true
-        tracker.state.touched(11)
-        #expect(throws: LiveQueryError.self) { try tracker.carryOut(tracker.state.committed(), engine, start: .now) }
-        tracker.reportFailure(.changeLogUnavailable("the memory engine is failing"))
+        var (engine, tracker, events) = try Self.failedRead(of: 11, as: (50, 1))
         _ = events.drain()
         engine.rows[11] = nil
         engine.failsReads = false
