@@ -75,7 +75,6 @@ final class HubState {
     private var unresolved: Set<SQLValue> = []
     /// Resuming subscribers that wait for this server to catch up with their version.
     var pendingResumes: Set<ObjectIdentifier> = []
-    /// Clients' `sync`s waiting for the result of their state to be sent.
     /// `sync`s waiting for their state: reached once the hub's result was it or went past it.
     private var pendingSyncs = PendingSyncs<(subscriber: Subscriber, reply: SyncReply)>()
     let payloads: PayloadCache
